@@ -1,0 +1,19 @@
+"""mechdesign: certified design of (ε,𝒫)-PML and LDP privacy mechanisms by linear programming.
+
+    >>> from mechdesign import design
+    >>> result = design({"alphabet": 2, "epsilon": 1, "prior_set": {"kind": "simplex"},
+    ...                  "objective": {"kind": "dobrushin"}})
+    >>> round(result.objective, 6)   # tanh(1/2), Kairouz et al.
+    0.462117
+"""
+from .design import Certificate, ClosedForm, DesignResult, SolveReport, design
+from .errors import InputError, MechdesignError, SolveFailure, SpecError
+from .solve import Status
+from .spec import Spec, load_spec
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "design", "load_spec", "Spec", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "Status",
+    "MechdesignError", "InputError", "SpecError", "SolveFailure", "__version__",
+]

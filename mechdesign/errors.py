@@ -1,0 +1,38 @@
+"""Exceptions that the command line turns into messages and exit statuses.
+
+Exit statuses (DESIGN.md §3): 0 optimal and certified; 1 no certified optimum
+(:class:`SolveFailure` and non-optimal results); 2 bad input (:class:`InputError`).
+"""
+from __future__ import annotations
+
+
+class MechdesignError(Exception):
+    """Base class of the errors mechdesign raises on purpose."""
+
+    exit_status = 1
+
+
+class InputError(MechdesignError, ValueError):
+    """Bad input from the user: exit status 2."""
+
+    exit_status = 2
+
+
+class SpecError(InputError):
+    """A spec breaks one or more rules; each pair names the field and the rule."""
+
+    def __init__(self, pairs: list[tuple[str, str]]):
+        self.pairs = list(pairs)
+        super().__init__(self.message)
+
+    @classmethod
+    def from_pairs(cls, pairs: list[tuple[str, str]]) -> "SpecError":
+        return cls(pairs)
+
+    @property
+    def message(self) -> str:
+        return "; ".join(f"{field}: {rule}" for field, rule in self.pairs)
+
+
+class SolveFailure(MechdesignError):
+    """The solver produced no usable solution: exit status 1."""
