@@ -168,6 +168,35 @@ def _mix(kernel: ExactKernel, q: list[Fraction], w: Fraction) -> np.ndarray:
     return (1 - wf) * kernel.to_float() + wf * np.array([float(v) for v in q])[None, :]
 
 
+NOISE_LEVEL = 1e-9
+"""Columns whose largest entry is below this (solver tolerance) are treated as rounding noise."""
+
+
+def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -> ExactKernel:
+    """Move violating columns whose entries are all below NOISE_LEVEL into the heaviest column.
+
+    A solver leaves outputs with probabilities ~1e−14 that are pure noise; their ratio
+    max/min can be huge, and mixing would then need a large weight. Merging an output
+    into another is post-processing: the receiving column changes by at most the noise,
+    which the mixing step then absorbs with a weight of the same order. Integer
+    arithmetic on the grid keeps every row summing to exactly 1.
+    """
+    nums = kernel.numerators.copy()
+    limit = int(NOISE_LEVEL * kernel.denominator)
+    maxima = nums.max(axis=0)
+    noisy = [y for y, r in enumerate(check.ratios)
+             if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
+    if not noisy:
+        return kernel
+    heaviest = int(np.argmax(nums.sum(axis=0)))
+    for y in noisy:
+        if y == heaviest:
+            continue
+        nums[:, heaviest] = nums[:, heaviest] + nums[:, y]
+        nums[:, y] = 0
+    return ExactKernel(nums, kernel.denominator)
+
+
 def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds: int = 60) -> tuple[ExactKernel, Fraction, PMLCheck]:
     """Mix ``kernel`` with its mean-row constant kernel by the smallest weight that passes.
 
@@ -177,6 +206,7 @@ def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds
     check = check_pml(kernel, prior_set, bound)
     if check.feasible:
         return kernel, Fraction(0), check
+    kernel = merge_noise_columns(kernel, check, bound)
     n, m = kernel.shape
     sums = kernel.numerators.sum(axis=0)
     q = [Fraction(int(s), n * kernel.denominator) for s in sums]
