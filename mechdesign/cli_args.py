@@ -50,14 +50,13 @@ def parse_prior_set(text: str, n: int | None = None):
 
 
 def _check_size(ps, n: int) -> None:
-    from .spec import Spec
+    from .spec import spec_from_dict
 
     try:
-        Spec.model_validate({"alphabet": n, "epsilon": 0, "prior_set": ps.model_dump(), "objective": {"kind": "dobrushin"}})
+        spec_from_dict({"alphabet": n, "epsilon": 0, "prior_set": ps.model_dump(mode="json"),
+                        "objective": {"kind": "dobrushin"}})
     except SpecError as exc:
-        raise InputError("--prior-set: " + "; ".join(rule for _, rule in exc.pairs)) from None
-    except ValidationError as exc:  # pragma: no cover - the pieces were validated already
-        raise InputError(f"--prior-set: {exc.errors()[0]['msg']}") from None
+        raise InputError("--prior-set: " + "; ".join(f"{f.removeprefix('prior_set.')}: {r}" for f, r in exc.pairs)) from None
 
 
 def parse_epsilon(text: str) -> Epsilon:
