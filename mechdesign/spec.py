@@ -36,7 +36,8 @@ from .errors import SpecError
 
 __all__ = [
     "Spec", "MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball", "PriorSet",
-    "Dobrushin", "ExpectedLoss", "Objective", "SolverOptions", "Epsilon",
+    "Dobrushin", "ExpectedLoss", "MutualInformation", "FDivergence", "AlphaF", "BayesVulnerability",
+    "SUBLINEAR_KINDS", "Objective", "SolverOptions", "Epsilon",
     "load_spec", "spec_from_dict",
 ]
 
@@ -260,7 +261,80 @@ class ExpectedLoss(_Model):
         return prior
 
 
-Objective = Annotated[Union[Dobrushin, ExpectedLoss], Field(discriminator="kind")]
+class MutualInformation(_Model):
+    """Maximise I(X;Y) = Σ_y μ(K(:,y)), μ(k) = Σ_x P(x) k_x log(k_x / P·k), under a prior P (nats).
+
+    Convex and sublinear in each column: designed over the extreme rays of the PML cone
+    (DESIGN.md §2; Grosse et al.; envelopes paper, Theorem 4)."""
+
+    kind: Literal["mutual_information"]
+    prior: Union[Literal["uniform"], list[Rational]] = "uniform"
+    """The prior P of X: a list of N masses summing to 1, or uniform."""
+
+    @field_validator("prior")
+    @classmethod
+    def _is_distribution(cls, prior):
+        if isinstance(prior, list):
+            return list(_distribution(prior, "prior"))
+        return prior
+
+
+class AlphaF(_Model):
+    """f_α(t) = 1 − t^α (α < 1), t log t (α = 1), t^α − 1 (α > 1) (f_α paper, eq. 3)."""
+
+    alpha: float = Field(gt=0, le=100)
+    """The order α > 0."""
+
+
+class FDivergence(_Model):
+    """Maximise D_f(K∘P0 ‖ K∘P1) = Σ_y (P1·k_y) f(P0·k_y / P1·k_y): the output laws of two priors
+    (hypothesis testing; Dobrushin paper, Example 3). kl: t log t; tv: |t − 1|/2;
+    hellinger: (√t − 1)² (squared Hellinger, Σ(√p − √q)²); chi2: (t − 1)²; {alpha: a}: f_α."""
+
+    kind: Literal["f_divergence"]
+    f: Union[Literal["kl", "tv", "hellinger", "chi2"], AlphaF] = "kl"
+    """kl, tv, hellinger, chi2, or {alpha: a} for f_α."""
+    priors: list[list[Rational]] = Field(min_length=2, max_length=2)
+    """[P0, P1]: two distributions of N masses each; P1 must have full support where f(0)·P1 matters
+    (kl, chi2 and f_α with α > 1 need P0 absolutely continuous w.r.t. P1)."""
+
+    @field_validator("priors")
+    @classmethod
+    def _are_distributions(cls, priors):
+        priors = [list(_distribution(p, f"priors[{i}]")) for i, p in enumerate(priors)]
+        if len(priors[0]) != len(priors[1]):
+            raise ValueError(f"priors[0] has {len(priors[0])} entries but priors[1] has {len(priors[1])}")
+        return priors
+
+    @model_validator(mode="after")
+    def _finite(self) -> "FDivergence":
+        unbounded = self.f in ("kl", "chi2") or (isinstance(self.f, AlphaF) and self.f.alpha >= 1)
+        if unbounded and any(p0 > 0 and p1 == 0 for p0, p1 in zip(*self.priors)):
+            raise ValueError("priors[0] must be absolutely continuous w.r.t. priors[1] for this f "
+                             "(the divergence is infinite)")
+        return self
+
+
+class BayesVulnerability(_Model):
+    """Maximise the Bayes vulnerability V(K) = Σ_y max_x P(x) K_x(y) (one-guess success probability)."""
+
+    kind: Literal["bayes_vulnerability"]
+    prior: Union[Literal["uniform"], list[Rational]] = "uniform"
+    """The prior P of X: a list of N masses summing to 1, or uniform."""
+
+    @field_validator("prior")
+    @classmethod
+    def _is_distribution(cls, prior):
+        if isinstance(prior, list):
+            return list(_distribution(prior, "prior"))
+        return prior
+
+
+SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
+"""Objectives maximised over the extreme rays of the PML cone (mechdesign.sublinear)."""
+
+Objective = Annotated[Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability],
+                      Field(discriminator="kind")]
 
 
 class SolverOptions(_Model):
@@ -323,6 +397,8 @@ class Spec(_Model):
             return self.output_size
         if isinstance(self.objective, ExpectedLoss):
             return len(self.objective.loss[0]) if isinstance(self.objective.loss, list) else self.n
+        if self.objective.kind in SUBLINEAR_KINDS:
+            return self.n  # a basic solution of the extreme-ray LP uses at most N rays
         return 2
 
     @model_validator(mode="after")
@@ -353,6 +429,13 @@ class Spec(_Model):
                     errors.append(("objective.loss", f"must have M = output_size = {self.output_size} columns, found {cols}"))
             if isinstance(obj.prior, list) and len(obj.prior) != n:
                 errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+        if isinstance(obj, (MutualInformation, BayesVulnerability)) and isinstance(obj.prior, list) \
+                and len(obj.prior) != n:
+            errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+        if isinstance(obj, FDivergence):
+            for i, p in enumerate(obj.priors):
+                if len(p) != n:
+                    errors.append((f"objective.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
         if isinstance(obj, Dobrushin) and self.m < 2:
             errors.append(("output_size", f"must be >= 2 for the dobrushin objective, found {self.m}"))
         if n * self.m > 5_000_000:
@@ -373,7 +456,7 @@ def _format_location(loc: tuple) -> str:
         if isinstance(item, int):
             parts.append(f"[{item}]")
         elif item in {"min_mass", "simplex", "point", "hull", "box", "l1_ball", "dobrushin",
-                      "expected_loss", "int", "list[union[str,int]]", "constrained-int", "literal['auto']",
+                      "expected_loss", "mutual_information", "f_divergence", "bayes_vulnerability", "AlphaF", "int", "list[union[str,int]]", "constrained-int", "literal['auto']",
                       "function-after[_labels(), union[constrained-int,list[union[str,int]]]]"}:
             continue  # union / discriminator branch names are noise for a user
         elif str(item).startswith(("function-", "list[", "literal[", "constrained-", "union[")):
@@ -424,7 +507,7 @@ def spec_from_dict(data: Any) -> Spec:
             loc = _format_location(err["loc"])
             rule = _rule(err)
             # a union of alternatives reports one error per branch; keep one per field
-            if loc in seen and loc in {"alphabet", "output_size", "objective.loss", "objective.prior"}:
+            if loc in seen and loc in {"alphabet", "output_size", "objective.loss", "objective.prior", "objective.f"}:
                 continue
             seen.add(loc)
             pairs.append((loc, rule))
