@@ -12,6 +12,15 @@
    are the mean row q (zero leakage): K' = (1−w)K + w·1qᵀ. For one column the
    smallest weight is w = v / (v + q_y(E − 1)) with v = max_x K_x(y) − E·min_P P·K(:,y);
    the weight is raised a little, re-gridded and re-checked until it passes.
+4. Coarser grids (rational kernels with small denominators): ``to_grid(K, bits)``
+   and ``repair(..., bits=k)`` round to the grid 2^−k (k ≤ 52, so entries stay
+   exact doubles). Rounding moves every entry by < 2^−k, which can break a tight
+   constraint; the repair then mixes the fine kernel with the constant kernel by
+   the smallest weight (found by doubling, then bisection) whose coarse rounding
+   passes the exact check.
+5. :func:`verify_kernel` is the verifier behind ``mechdesign verify``: the same
+   :func:`check_pml` against E ≤ e^ε, plus an upper bound U ≥ e^ε so that a
+   rejection is rigorous too (a ratio in (E, U] is re-checked at higher precision).
 """
 from __future__ import annotations
 
@@ -24,7 +33,8 @@ import numpy as np
 from .priors import min_expectation
 from .spec import PriorSet
 
-__all__ = ["ExactKernel", "PMLCheck", "to_grid", "check_pml", "repair", "GRID_BITS"]
+__all__ = ["ExactKernel", "PMLCheck", "Verification", "to_grid", "check_pml", "repair", "verify_kernel",
+           "grid_bits", "GRID_BITS"]
 
 GRID_BITS = 52
 GRID = 1 << GRID_BITS
@@ -42,8 +52,10 @@ class ExactKernel:
         return self.numerators.shape
 
     def to_float(self) -> np.ndarray:
-        if self.denominator == GRID:
-            return self.numerators.astype(np.float64) / float(GRID)  # exact: entries are on the 2^-52 grid
+        """The kernel as floats (exact when every entry is a double, as on any grid 2^−k, k ≤ 52)."""
+        if grid_bits(self) is not None:
+            # exact: integers < 2^53 convert exactly and dividing by a power of two is exact
+            return self.numerators.astype(np.float64) / float(self.denominator)
         return np.array([[float(Fraction(int(v), self.denominator)) for v in row] for row in self.numerators])
 
     def fractions(self) -> list[list[Fraction]]:
@@ -66,12 +78,26 @@ class ExactKernel:
         return cls(nums, den)
 
 
-def to_grid(K: np.ndarray) -> ExactKernel:
-    """Round a float kernel to the 2^−52 grid with rows summing exactly to 1.
+def grid_bits(kernel: ExactKernel) -> int | None:
+    """k when the kernel's denominator is 2^k with k ≤ 52 (entries on the grid 2^−k), else None."""
+    d = kernel.denominator
+    if d & (d - 1) == 0 and d.bit_length() - 1 <= GRID_BITS:
+        return d.bit_length() - 1
+    return None
 
-    Entries are clipped to [0, 1] and rounded to the nearest multiple of 2^−52;
-    each row's largest entry then absorbs the rounding remainder.
+
+def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
+    """Round a float kernel to the grid 2^−bits (1 ≤ bits ≤ 52) with rows summing exactly to 1.
+
+    At 52 bits, entries are clipped to [0, 1] and rounded to the nearest multiple
+    of 2^−52; each row's largest entry then absorbs the rounding remainder. On a
+    coarser grid each row is normalised and rounded by largest remainders, so that
+    every entry moves by less than 2^−bits.
     """
+    if isinstance(K, ExactKernel):
+        K = K.to_float()
+    if bits != GRID_BITS:
+        return _to_coarse_grid(K, bits)
     K = np.clip(np.nan_to_num(np.asarray(K, float), nan=0.0), 0.0, 1.0)
     nums = np.rint(K * GRID).astype(np.int64)
     rows = nums.sum(axis=1, dtype=object)
@@ -83,6 +109,32 @@ def to_grid(K: np.ndarray) -> ExactKernel:
             row = K[x] / K[x].sum() if K[x].sum() > 0 else np.full(K.shape[1], 1.0 / K.shape[1])
             return to_grid(np.vstack([K[:x], row[None, :], K[x + 1:]]))
     return ExactKernel(out, GRID)
+
+
+def _to_coarse_grid(K: np.ndarray, bits: int) -> ExactKernel:
+    if not 1 <= bits <= GRID_BITS:
+        raise ValueError(f"bits must be in [1, {GRID_BITS}], found {bits}")
+    G = 1 << bits
+    K = np.clip(np.nan_to_num(np.asarray(K, float), nan=0.0), 0.0, 1.0)
+    sums = K.sum(axis=1, keepdims=True)
+    flat = np.full(K.shape[1], 1.0 / K.shape[1])
+    K = np.where(sums > 0, K / np.where(sums > 0, sums, 1.0), flat[None, :])
+    scaled = K * G  # exact: multiplication by a power of two
+    base = np.floor(scaled)
+    frac = scaled - base
+    out = base.astype(np.int64).astype(object)
+    for x in range(out.shape[0]):
+        deficit = G - int(base[x].sum())
+        order = np.argsort(-frac[x], kind="stable")
+        if 0 <= deficit <= len(order):
+            for y in order[:deficit]:
+                out[x, y] += 1
+        else:  # float normalisation far off (cannot happen for finite rows): largest entry absorbs
+            big = int(np.argmax(out[x]))
+            out[x, big] += deficit
+            if out[x, big] < 0:
+                raise ValueError("cannot round a row to the grid")
+    return ExactKernel(out, G)
 
 
 @dataclass(frozen=True)
@@ -197,16 +249,29 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     return ExactKernel(nums, kernel.denominator)
 
 
-def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds: int = 60) -> tuple[ExactKernel, Fraction, PMLCheck]:
+def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds: int = 60,
+           bits: int | None = None) -> tuple[ExactKernel, Fraction, PMLCheck]:
     """Mix ``kernel`` with its mean-row constant kernel by the smallest weight that passes.
 
     Returns (repaired kernel, weight w, its check). w = 0 when the kernel already passes;
     w = 1 (the constant kernel, zero leakage) is the last resort and always passes.
+
+    ``bits``: the emitted kernel lies on the grid 2^−bits (default: the kernel's own
+    grid, or 52). ``kernel`` may be finer (the 52-bit rounding of the LP solution);
+    mixing is done on it and each candidate is rounded to the coarse grid.
     """
-    check = check_pml(kernel, prior_set, bound)
+    if bits is None:
+        bits = grid_bits(kernel) or GRID_BITS
+    on_grid = (1 << bits) % kernel.denominator == 0
+    start = kernel if on_grid else to_grid(kernel, bits)
+    check = check_pml(start, prior_set, bound)
     if check.feasible:
-        return kernel, Fraction(0), check
-    kernel = merge_noise_columns(kernel, check, bound)
+        return start, Fraction(0), check
+    if not on_grid:
+        fine_check = check_pml(kernel, prior_set, bound)
+        kernel = merge_noise_columns(kernel, fine_check, bound) if not fine_check.feasible else kernel
+    else:
+        kernel = merge_noise_columns(kernel, check, bound)
     n, m = kernel.shape
     sums = kernel.numerators.sum(axis=0)
     q = [Fraction(int(s), n * kernel.denominator) for s in sums]
@@ -223,16 +288,79 @@ def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds
             need = Fraction(1)
             break
         need = max(need, v / (v + q[y] * (bound - 1)))
-    extra = Fraction(1, 1 << 50)
+    extra = Fraction(1, 1 << min(50, bits))
+    growth = 4 if bits >= 50 else 2
+    failed = need
     for _ in range(max_rounds):
         w = min(Fraction(1), need * (1 + extra) + extra)
         if w >= 1:
             break
-        candidate = to_grid(_mix(kernel, q, w))
+        candidate = to_grid(_mix(kernel, q, w), bits)
         check = check_pml(candidate, prior_set, bound)
         if check.feasible:
+            if bits < 50:  # coarse grid: bisect the weight down (utility), keeping a passing kernel
+                for _ in range(8):
+                    mid = (failed + w) / 2
+                    trial = to_grid(_mix(kernel, q, mid), bits)
+                    trial_check = check_pml(trial, prior_set, bound)
+                    if trial_check.feasible:
+                        w, candidate, check = mid, trial, trial_check
+                    else:
+                        failed = mid
             return candidate, w, check
-        extra *= 4
-    constant = to_grid(np.array([[float(v) for v in q]] * n))
+        failed = w
+        extra *= growth
+    constant = to_grid(np.array([[float(v) for v in q]] * n), bits)
     constant = ExactKernel(np.array([list(constant.numerators[0])] * n, dtype=object), constant.denominator)
     return constant, Fraction(1), check_pml(constant, prior_set, bound)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Outcome of :func:`verify_kernel`.
+
+    ``private`` is True when the kernel is row-stochastic and every ratio is ≤ E ≤ e^ε;
+    False when it is not stochastic or some ratio exceeds U ≥ e^ε (a rigorous rejection);
+    ``decided`` is False in the (practically empty) case that a ratio lies in (E, U] at
+    every precision tried, which is then reported as not verified.
+    """
+
+    private: bool
+    decided: bool
+    check: PMLCheck
+    upper_bound: Fraction
+    """The rational U ≥ e^ε used to confirm a rejection."""
+    row_sums: list[Fraction]
+    negative: list[tuple[int, int]]
+    """(row, column) of negative entries (at most 10 listed)."""
+
+    @property
+    def bad_rows(self) -> list[int]:
+        return [i for i, s in enumerate(self.row_sums) if s != 1]
+
+
+def verify_kernel(kernel: ExactKernel, prior_set: PriorSet, epsilon) -> Verification:
+    """Check exactly that ``kernel`` is row-stochastic and (ε,𝒫)-PML.
+
+    ``epsilon`` is a :class:`~mechdesign.spec.Epsilon` or its text (``"log(3)"``, ``1``).
+    The check is :func:`check_pml` against E ≤ e^ε (E = e^ε exactly when e^ε is evidently
+    rational, as for ε = log 3, see :func:`mechdesign.expr.exp_exact`), the same function that certifies every kernel :func:`mechdesign.design`
+    emits. A failing ratio in (E, U] is re-checked with tighter interval bounds.
+    """
+    from . import expr
+
+    text = epsilon.text if hasattr(epsilon, "text") else str(epsilon)
+    nums = kernel.numerators
+    row_sums = [Fraction(int(s), kernel.denominator) for s in nums.sum(axis=1)]
+    negative = [(int(i), int(j)) for i, j in zip(*np.nonzero(nums < 0))][:10]
+    exact = expr.exp_exact(text)  # e^ε rational (ε = log 3): no gap at all
+    for bits in (160, 640, 2560):
+        lower = exact if exact is not None else expr.exp_lower_bound(text, bits)
+        upper = exact if exact is not None else expr.exp_upper_bound(text, bits)
+        check = check_pml(kernel, prior_set, lower)
+        if check.feasible or not check.stochastic:
+            return Verification(check.feasible, True, check, upper, row_sums, negative)
+        if any(r is not None and r > upper for r in check.ratios) or any(
+                r is None and int(mx) > 0 for r, mx in zip(check.ratios, nums.max(axis=0))):
+            return Verification(False, True, check, upper, row_sums, negative)
+    return Verification(False, False, check, upper, row_sums, negative)

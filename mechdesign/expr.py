@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import mpmath
 
-__all__ = ["ExpressionError", "evaluate", "exp_lower_bound", "parse"]
+__all__ = ["ExpressionError", "evaluate", "exp_lower_bound", "exp_upper_bound", "exp_exact", "parse"]
 
 _FUNCTIONS = {"log", "exp", "sqrt"}
 _CONSTANTS = {"e", "pi"}
@@ -183,3 +183,123 @@ def exp_lower_bound(text: str, bits: int = 160) -> Fraction:
     if value < 1:  # ε ≥ 0 is checked elsewhere; e^ε ≥ 1 always holds then
         value = Fraction(1)
     return value
+
+
+def exp_upper_bound(text: str, bits: int = 160) -> Fraction:
+    """A rational number ≥ e^ε (the upper end of the interval exponential); exact when e^ε is rational."""
+    exact = exp_exact(text)
+    if exact is not None:
+        return exact
+    iv = mpmath.iv
+    old = iv.prec
+    iv.prec = bits
+    try:
+        upper_raw = iv.exp(_interval(text, bits))._mpi_[1]
+    finally:
+        iv.prec = old
+    p, q = mpmath.libmp.to_rational(upper_raw)
+    return Fraction(int(p), int(q))
+
+
+class _Log:
+    """The exact value log(r) of a positive rational r (for :func:`exp_exact`)."""
+
+    __slots__ = ("r",)
+
+    def __init__(self, r: Fraction):
+        self.r = r
+
+
+class _NotRational(Exception):
+    pass
+
+
+def _exact_op(op: str, a, b=None):
+    lg = isinstance(a, _Log), isinstance(b, _Log)
+    if op in ("add", "sub"):
+        if isinstance(a, Fraction) and a == 0 and lg[1]:
+            return b if op == "add" else _Log(1 / b.r)
+        if isinstance(b, Fraction) and b == 0 and lg[0]:
+            return a
+        if lg == (True, True):
+            return _Log(a.r * b.r if op == "add" else a.r / b.r)
+        if lg == (False, False):
+            return a + b if op == "add" else a - b
+    elif op == "mul":
+        if lg == (False, False):
+            return a * b
+        k, g = (a, b) if lg[1] else (b, a)
+        if isinstance(k, Fraction) and k.denominator == 1 and abs(k) <= 64 and not isinstance(k, _Log):
+            return _Log(g.r ** int(k))
+    elif op == "div":
+        if lg == (False, False):
+            if b == 0:
+                raise _NotRational
+            return a / b
+        if lg == (True, False) and b == 1:
+            return a
+    elif op == "pow":
+        if lg == (False, False) and b.denominator == 1 and abs(b) <= 64 and not (a == 0 and b < 0):
+            return a ** int(b)
+    elif op == "log":
+        if not lg[0] and a > 0:
+            return _Log(a)
+    raise _NotRational
+
+
+def exp_exact(text: str) -> Fraction | None:
+    """e^ε as an exact fraction when it is rational in an evident way, else None.
+
+    ε = 0 gives 1; ε = log(q), sums and differences of such logs and small
+    integer multiples of them (``2*log(2) - log(3)``) give the rational inside.
+    This matters for tight mechanisms: randomized response at ε = log 3 has
+    ratio exactly 3, which no lower bound strictly below e^ε would accept.
+    """
+    def const(v):
+        return Fraction(repr(v)) if isinstance(v, float) else Fraction(v)
+
+    def unsupported(*_):
+        raise _NotRational
+
+    ops = {"const": const, "e": None, "pi": None,
+           "div": lambda a, b: _exact_op("div", a, b), "pow": lambda a, b: _exact_op("pow", a, b),
+           "log": lambda a: _exact_op("log", a), "exp": unsupported, "sqrt": unsupported}
+
+    class _V:  # wraps values so that _walk's + - * and unary minus route through _exact_op
+        __slots__ = ("v",)
+
+        def __init__(self, v):
+            self.v = v
+
+        def __add__(self, o):
+            return _V(_exact_op("add", self.v, o.v))
+
+        def __sub__(self, o):
+            return _V(_exact_op("sub", self.v, o.v))
+
+        def __mul__(self, o):
+            return _V(_exact_op("mul", self.v, o.v))
+
+        def __neg__(self):
+            if isinstance(self.v, _Log):
+                return _V(_Log(1 / self.v.r))
+            return _V(-self.v)
+
+    def lift(f):
+        return lambda *args: _V(f(*(a.v for a in args)))
+
+    wrapped = {"const": lambda v: _V(const(v)), "div": lift(ops["div"]), "pow": lift(ops["pow"]),
+               "log": lift(ops["log"]), "exp": lift(unsupported), "sqrt": lift(unsupported)}
+    try:
+        tree = parse(text)
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - _FUNCTIONS
+        if names:  # e, pi
+            return None
+        value = _walk(tree, wrapped).v
+    except (_NotRational, ExpressionError, OverflowError, ZeroDivisionError):
+        return None
+    if isinstance(value, _Log):
+        return value.r if value.r >= 1 else None
+    if value == 0:
+        return Fraction(1)
+    return None

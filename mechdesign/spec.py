@@ -348,6 +348,11 @@ class SolverOptions(_Model):
     """highs calls HiGHS directly on the compiled sparse LP; cvxpy builds the same LP in cvxpy and solves it with cvxpy's HiGHS interface."""
     presolve: bool = True
     verbose: bool = False
+    denominator_bits: int = Field(default=52, ge=1, le=52)
+    """Emit the kernel on the grid 2^-k (every entry p/2^k, rows summing to exactly 1): k = 52 (default)
+    is the finest grid of exact doubles; a small k gives a rational kernel with small denominators.
+    Either way the kernel is repaired until it is exactly (eps, P)-PML; certificate.rounding_cost
+    reports the utility this cost (with k < 52, status optimal refers to the LP solution)."""
 
 
 # ------------------------------------------------------------------------ spec
