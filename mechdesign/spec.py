@@ -481,7 +481,9 @@ def _rule(err: dict) -> str:
     if err["type"] == "missing":
         return "required key is missing"
     if err["type"] == "union_tag_invalid":
-        return f"unknown kind {err.get('input', {}).get('kind')!r}; {msg.split(': ', 1)[-1]}" if isinstance(err.get("input"), dict) else msg
+        expected = (err.get("ctx") or {}).get("expected_tags", "")
+        found = err["input"].get("kind") if isinstance(err.get("input"), dict) else err.get("input")
+        return f"unknown kind {found!r} (expected one of {expected})"
     if err["type"] == "union_tag_not_found":
         return "needs a 'kind' key"
     found = err.get("input")
