@@ -18,7 +18,7 @@ from .compile import CompiledProblem, compile_problem, loss_matrix, objective_pr
 from .lp import dual_bound
 from .priors import min_expectation
 from .solve import LPSolution, Status, solve_lp
-from .spec import Spec, load_spec
+from .spec import SUBLINEAR_KINDS, Spec, load_spec
 
 __all__ = ["design", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "GAP_TOLERANCE"]
 
@@ -89,6 +89,8 @@ class DesignResult:
     certificate: Certificate | None
     solve: SolveReport
     spec: Spec = field(repr=False)
+    rays: np.ndarray | None = None
+    """Sublinear objectives: the extreme rays (max entry 1) used by the optimum, one per output."""
 
     @property
     def is_ok(self) -> bool:
@@ -106,6 +108,7 @@ class DesignResult:
             "labels": self.spec.labels,
             "epsilon": self.epsilon,
             "epsilon_text": self.spec.epsilon.text,
+            **({} if self.rays is None else {"rays": self.rays.tolist()}),
             "certificate": None if cert is None else {
                 "feasible": cert.feasible,
                 "leakage": _num(cert.leakage),
@@ -143,6 +146,9 @@ def objective_value(spec: Spec, K: np.ndarray) -> float:
     kind = spec.objective.kind
     if kind == "dobrushin":
         return measures.dobrushin(K)
+    if kind in SUBLINEAR_KINDS:
+        from .sublinear import kernel_utility
+        return kernel_utility(spec, K)
     L = loss_matrix(spec)
     prior = objective_prior(spec)
     row_loss = (K * L).sum(axis=1)
@@ -202,6 +208,9 @@ def design(source: Any) -> DesignResult:
     """
     t0 = time.perf_counter()
     spec = load_spec(source)
+    if spec.objective.kind in SUBLINEAR_KINDS:  # extreme-ray LP / column generation (mechdesign.sublinear)
+        from .sublinear import design_sublinear
+        return design_sublinear(spec)
     compiled = compile_problem(spec)
     t1 = time.perf_counter()
 
