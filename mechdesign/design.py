@@ -57,6 +57,8 @@ class Certificate:
     rounding_cost: float | None = None
     """Utility lost by rounding to the exact grid and repairing: sense·(objective − lp_objective)
     (> 0 worse than the LP solution; ≤ 1e−9 relative at the default 52-bit grid)."""
+    bounds: list = field(default_factory=list)
+    """Closed forms of the papers that apply to the emitted kernel (:func:`mechdesign.bounds.applicable_bounds`)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class DesignResult:
                 "closed_form": None if cert.closed_form is None else {
                     "name": cert.closed_form.name, "value": cert.closed_form.value,
                     "difference": cert.closed_form.difference},
+                "bounds": list(cert.bounds),
             },
             "solve": {
                 "solver": self.solve.solver, "backend": self.solve.backend, "method": self.solve.method,
@@ -247,6 +250,7 @@ def design(source: Any) -> DesignResult:
             worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
             dual_bound=dual, gap=gap, repair_weight=weight, lp_objective=chosen.objective,
             closed_form=closed_form(spec, objective),
+            bounds=bounds.applicable_bounds(spec, exact),
             rounding_cost=None if chosen.objective is None else lp.sense * (objective - chosen.objective),
         )
         # a coarse grid (solver.denominator_bits < 52) costs utility on purpose: judge the LP solution's gap
