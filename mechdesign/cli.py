@@ -62,7 +62,7 @@ def _register_core(sub) -> None:
 
 
 # Modules that add sub-commands (each has register(subparsers)).
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["mechdesign.analyze"]
 
 
 class _Parser(argparse.ArgumentParser):
