@@ -14,7 +14,7 @@ N = M = 100 Q_X(c) design: 16 s simplex vs 0.7 s IPM).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
@@ -104,9 +104,15 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget).
     """
     limit = options.time_limit if time_limit is None else time_limit
-    if options.backend == "cvxpy":
-        return _solve_cvxpy(lp, options, limit)
-    return _solve_highs(lp, options, limit)
+    backend = _solve_cvxpy if options.backend == "cvxpy" else _solve_highs
+    solution = backend(lp, options, limit)
+    if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR) and options.presolve:
+        # HiGHS presolve can end in "Unknown" on badly scaled LPs (seen for ε ~ 1e-7, where
+        # every coefficient of the PML rows is 1 − O(ε)); the LP itself solves without it.
+        retry = backend(lp, options.model_copy(update={"presolve": False}), limit)
+        solution = replace(retry, seconds=solution.seconds + retry.seconds,
+                           message=f"{retry.message} (retried without presolve after: {solution.message})")
+    return solution
 
 
 def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mechdesign import design
@@ -42,6 +42,7 @@ def regimes(draw):
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(regimes())
+@example((2, 1.192092896e-07, 5.9605e-08))  # HiGHS presolve ended in 'Unknown' here once
 def test_lp_optimum_equals_xi_in_every_regime(case):
     n, eps, c = case
     result = design(_spec(n, eps, str(c) if isinstance(c, Fraction) else c))
