@@ -65,7 +65,8 @@ def remark2_column(epsilon: float, c: float, n: int, q: int) -> list[float]:
     """First column p of the Remark 2 extremal binary mechanism K* = [p, 1 − p]:
     q entries M = e^ε(1 − cq)/(1 + e^ε(1 − Nc)), then N − q entries m = (1 − e^ε c q)/(1 + e^ε(1 − Nc)).
 
-    Domain: 1 ≤ q ≤ N − 1 and e^ε c q ≤ 1 (so that m ≥ 0; the regime of Theorem 3).
+    Domain: 1 ≤ q ≤ N − 1, e^ε c q ≤ 1 (m ≥ 0) and e^ε c (N − q) ≤ 1 (M ≤ 1); both hold for
+    q = N/2 throughout the regime of Theorem 3 (ε < log(2/(Nc))).
     """
     _check_eps_c_n(epsilon, c, n)
     if not (isinstance(q, int) and 1 <= q <= n - 1):
@@ -73,8 +74,11 @@ def remark2_column(epsilon: float, c: float, n: int, q: int) -> list[float]:
     ee = math.exp(epsilon)
     if ee * c * q > 1 + 1e-12:
         raise ValueError(f"Remark 2 needs e^eps * c * q <= 1, found {ee * c * q:g}")
+    if ee * c * (n - q) > 1 + 1e-12:  # M <= 1, i.e. 1 - M >= 0 in the second column
+        raise ValueError(f"Remark 2 needs e^eps * c * (N - q) <= 1, found {ee * c * (n - q):g}")
     d = 1.0 + ee * (1.0 - n * c)
-    big, small = ee * (1.0 - c * q) / d, (1.0 - ee * c * q) / d
+    big = min(1.0, ee * (1.0 - c * q) / d)  # clip rounding at the tie e^eps c q = 1 (m = 0, M = 1 - 0)
+    small = max(0.0, (1.0 - ee * c * q) / d)
     return [big] * q + [small] * (n - q)
 
 
@@ -165,8 +169,9 @@ def binette_bound(f: Callable[[float], float] | str, gamma_max: float, gamma_min
     fn = F_FUNCTIONS[f] if isinstance(f, str) else f
     if not (0 <= gamma_min <= 1 <= gamma_max):
         raise ValueError(f"need 0 <= gamma_min <= 1 <= gamma_max, found {gamma_min!r}, {gamma_max!r}")
-    if not (0 <= tv <= 1 and 0 <= eta_tv <= 1):
+    if not (0 <= tv <= 1 + 1e-12 and 0 <= eta_tv <= 1 + 1e-12):
         raise ValueError(f"tv and eta_tv must lie in [0, 1], found {tv!r}, {eta_tv!r}")
+    tv, eta_tv = min(tv, 1.0), min(eta_tv, 1.0)
     if gamma_max == 1 or gamma_min == 1 or tv == 0 or eta_tv == 0:
         return 0.0
     if gamma_max == math.inf:
@@ -358,8 +363,9 @@ def rldp_amplification_bound(eps_f: float, alpha: float, gamma_max: float, gamma
     priors, :func:`mechdesign.measures.gamma_extremes`) and η_TV = η_TV(P_{Y|X}) (≤ 1).
     Domain: α > 1, ε_f ≥ 0, 0 ≤ Γ_min ≤ 1 ≤ Γ_max, 0 ≤ η_TV ≤ 1.
     """
-    if not 0 <= eta_tv <= 1:
+    if not 0 <= eta_tv <= 1 + 1e-12:  # a Dobrushin coefficient computed in floats may exceed 1 by an ulp
         raise ValueError(f"eta_tv must lie in [0, 1], found {eta_tv!r}")
+    eta_tv = min(eta_tv, 1.0)
     inner = eta_tv * r_alpha(gamma_max, gamma_min, alpha) * g_alpha_inverse(eps_f, alpha)
     return math.log1p(inner) / (alpha - 1)
 

@@ -366,7 +366,7 @@ def f_alpha_divergence(p, q, alpha: float) -> float:
     if alpha == 1:
         return kl_divergence(p, q)
     s = _power_sum(p, q, alpha)
-    return 1.0 - s if alpha < 1 else s - 1.0
+    return max(0.0, 1.0 - s if alpha < 1 else s - 1.0)  # ≥ 0; clip rounding below 0
 
 
 def renyi_divergence(p, q, alpha: float) -> float:
