@@ -8,8 +8,9 @@
 * ``.npy``: a 2-D float array; every float is read as the rational it is.
 
 :func:`read_kernel` returns an :class:`~mechdesign.certify.ExactKernel` and
-checks shape, finiteness, non-negativity and (unless ``stochastic=False``)
-that every row sums to exactly 1, raising :class:`~mechdesign.errors.InputError`
+checks shape and finiteness and (unless ``stochastic=False``, as the verifier
+reads kernels to report these itself) non-negativity and that every row sums
+to exactly 1, raising :class:`~mechdesign.errors.InputError`
 with the row and rule otherwise.
 """
 from __future__ import annotations
@@ -28,9 +29,15 @@ __all__ = ["read_kernel", "write_kernel", "parse_entry"]
 
 
 def parse_entry(value, where: str) -> Fraction:
-    """An exact fraction from an int, a float (its exact binary value) or a string."""
-    if isinstance(value, bool):
+    """An exact fraction from an int, a Fraction, a float (its exact binary value) or a string."""
+    if isinstance(value, (bool, np.bool_)):
         raise InputError(f"{where}: expected a number, found a boolean")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, np.integer):
+        return Fraction(int(value))
+    if isinstance(value, np.floating):
+        value = float(value)
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
@@ -54,7 +61,7 @@ def _from_rows(rows, source: str, stochastic: bool) -> ExactKernel:
     exact = [[parse_entry(v, f"{source}: row {i}, column {j}") for j, v in enumerate(r)] for i, r in enumerate(rows)]
     for i, r in enumerate(exact):
         for j, v in enumerate(r):
-            if v < 0:
+            if stochastic and v < 0:
                 raise InputError(f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g}")
         if stochastic and sum(r) != 1:
             raise InputError(f"{source}: row {i} sums to {float(sum(r)):.17g}, not exactly 1 "
