@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .colgen import KernelLayout
 from .lp import LinearProgram, LPBuilder
 from .priors import constrain_min_expectation, is_permutation_invariant
 from .spec import Dobrushin, ExpectedLoss, Spec
@@ -49,14 +50,23 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
 
     O(NM) rows with O(1) nonzeros each for the min_mass and simplex sets
     (plus V·M rows of N nonzeros for a hull of V priors).
+
+    For min_mass and simplex, ``b.structure`` records the layout of these rows
+    (:class:`~mechdesign.colgen.KernelLayout`) so that the solver can run
+    column generation when nothing else is added to the LP.
     """
     n = spec.n
     K = b.variables("K", (n, m), lower=0.0, upper=1.0)
     t = b.variables("t", (m,), lower=0.0, upper=1.0)
-    b.rows(K, np.ones((n, m)), 1.0, 1.0)
-    b.rows(np.stack([K, np.broadcast_to(t, (n, m))], -1).reshape(-1, 2), np.array([1.0, -1.0]), -np.inf, 0.0)
+    rows_sum = b.rows(K, np.ones((n, m)), 1.0, 1.0)
+    rows_t = b.rows(np.stack([K, np.broadcast_to(t, (n, m))], -1).reshape(-1, 2), np.array([1.0, -1.0]),
+                    -np.inf, 0.0)
     scale = math.exp(-spec.epsilon.value)
-    constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
+    where = constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
+    if spec.prior_set.kind in ("simplex", "min_mass") and "low" in where:
+        c = float(spec.prior_set.c) if spec.prior_set.kind == "min_mass" else 0.0
+        b.structure = KernelLayout(K=K, t=t, rows_sum=rows_sum, rows_t=rows_t.reshape(n, m), rows_low=where["low"],
+                                   c=c, scale=scale, u=where.get("u"), rows_pml=where.get("column"))
     return K
 
 

@@ -37,6 +37,9 @@ class LinearProgram:
     sense: int = 1
     blocks: dict[str, np.ndarray] = field(default_factory=dict)
     """Named variable blocks: name -> array of variable indices (with the block's shape)."""
+    structure: object | None = None
+    """Optional description of a known structure a solver may exploit (e.g. a
+    :class:`mechdesign.colgen.KernelLayout`); the LP above is always complete without it."""
 
     @property
     def num_cols(self) -> int:
@@ -65,6 +68,7 @@ class LPBuilder:
         self._rup: list[np.ndarray] = []
         self._nrows = 0
         self.blocks: dict[str, np.ndarray] = {}
+        self.structure: object | None = None
 
     def variables(self, name: str, shape, lower=0.0, upper=np.inf) -> np.ndarray:
         """Add a block of variables with the given shape and bounds; return their indices."""
@@ -119,7 +123,7 @@ class LPBuilder:
             c=sense * c, A=A, row_lower=rlo, row_upper=rup,
             col_lower=np.concatenate(self._lower) if self._lower else np.zeros(0),
             col_upper=np.concatenate(self._upper) if self._upper else np.zeros(0),
-            offset=sense * offset, sense=sense, blocks=dict(self.blocks),
+            offset=sense * offset, sense=sense, blocks=dict(self.blocks), structure=self.structure,
         )
 
 

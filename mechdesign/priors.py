@@ -34,10 +34,10 @@ __all__ = ["constrain_min_expectation", "min_expectation", "is_permutation_invar
 Terms = list[tuple[np.ndarray, np.ndarray]]
 
 
-def _column_rows(b: LPBuilder, w: Terms, J: int, blocks: list[tuple[np.ndarray, np.ndarray]]) -> None:
+def _column_rows(b: LPBuilder, w: Terms, J: int, blocks: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """Add one row per column j:  Σ_w coef·x[idx]_j + Σ_blocks Σ_r coef[r, j]·x[idx[r, j]] ≤ 0.
 
-    Each block is an (idx, coef) pair broadcasting to (R, J).
+    Each block is an (idx, coef) pair broadcasting to (R, J). Returns the J row indices.
     """
     cols = [np.broadcast_to(idx, (J,))[None, :] for idx, _ in w]
     coefs = [np.broadcast_to(np.asarray(c, float), (J,))[None, :] for _, c in w]
@@ -46,12 +46,12 @@ def _column_rows(b: LPBuilder, w: Terms, J: int, blocks: list[tuple[np.ndarray, 
         idx, coef = np.broadcast_arrays(idx, np.asarray(coef, float))
         cols.append(np.broadcast_to(idx, (idx.shape[0], J)))
         coefs.append(np.broadcast_to(coef, (idx.shape[0], J)))
-    b.rows(np.vstack(cols).T, np.vstack(coefs).T, -np.inf, 0.0)
+    return b.rows(np.vstack(cols).T, np.vstack(coefs).T, -np.inf, 0.0)
 
 
 # ----------------------------------------------------------------- LP side
 def constrain_min_expectation(b: LPBuilder, prior_set: PriorSet, n: int, k_idx: np.ndarray,
-                              k_coef: float, w: Terms, tag: str, k_range: tuple[float, float] = (0.0, 1.0)) -> None:
+                              k_coef: float, w: Terms, tag: str, k_range: tuple[float, float] = (0.0, 1.0)) -> dict:
     """Add rows enforcing  w_j ≤ min_{P∈𝒫} Σ_x P(x) k_coef·x[k_idx[x, j]]  for every column j.
 
     ``k_idx`` is an (N, J) array of variable indices, ``w`` a list of terms
@@ -67,6 +67,11 @@ def constrain_min_expectation(b: LPBuilder, prior_set: PriorSet, n: int, k_idx: 
     * min_mass Q_X(c): u_j ≤ k_xj  (N rows),  w_j − c Σ_x k_xj − (1−Nc) u_j ≤ 0
       (Lemma 4 of the Dobrushin paper, vertices v_x = c·1 + (1−Nc)e_x)
     * box, l1_ball:   LP duality, see :func:`_dual_rows`.
+
+    Returns where the rows went, for solvers that exploit the structure
+    (:mod:`mechdesign.colgen`): for simplex ``{"low": (N, J) row ids}``, for
+    min_mass ``{"u": u's indices, "low": (N, J) ids of u_j − k_xj ≤ 0,
+    "column": (J,) ids}``; ``{}`` for the other kinds.
     """
     J = k_idx.shape[1]
     kind = prior_set.kind
@@ -82,18 +87,20 @@ def constrain_min_expectation(b: LPBuilder, prior_set: PriorSet, n: int, k_idx: 
         w_coefs = [np.broadcast_to(np.asarray(c, float), (n, J)) for _, c in w]
         cols = np.stack(w_cols + [k_idx], axis=-1).reshape(n * J, -1)
         coefs = np.stack(w_coefs + [np.full((n, J), -k_coef)], axis=-1).reshape(n * J, -1)
-        b.rows(cols, coefs, -np.inf, 0.0)
+        return {"low": b.rows(cols, coefs, -np.inf, 0.0).reshape(n, J)}
     elif kind == "min_mass":
         c = float(prior_set.c)
         u = b.variables(f"u_{tag}", (J,), lower=k_range[0], upper=k_range[1])
         # u_j − k_coef·k_xj ≤ 0
-        b.rows(np.stack([np.broadcast_to(u, (n, J)), k_idx], -1).reshape(n * J, 2),
-               np.array([1.0, -k_coef]), -np.inf, 0.0)
-        _column_rows(b, w, J, [(k_idx, -c * k_coef), (u[None, :], -(1 - n * c))])
+        low = b.rows(np.stack([np.broadcast_to(u, (n, J)), k_idx], -1).reshape(n * J, 2),
+                     np.array([1.0, -k_coef]), -np.inf, 0.0)
+        column = _column_rows(b, w, J, [(k_idx, -c * k_coef), (u[None, :], -(1 - n * c))])
+        return {"u": u, "low": low.reshape(n, J), "column": column}
     elif kind in ("box", "l1_ball"):
         _dual_rows(b, prior_set, n, k_idx, k_coef, w, tag, k_range)
     else:  # pragma: no cover - the spec admits no other kind
         raise ValueError(f"unknown prior set kind {kind!r}")
+    return {}
 
 
 def _dual_rows(b: LPBuilder, ps, n: int, k_idx: np.ndarray, k_coef: float, w: Terms, tag: str,

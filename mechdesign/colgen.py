@@ -1,0 +1,328 @@
+"""Column generation for kernel LPs whose only constraints are the (ε,𝒫)-PML ones.
+
+The LP built by :func:`mechdesign.compile.add_pml_kernel` for 𝒫 = Q_X(c)
+(c = 0: LDP) with an objective on K alone is
+
+    minimise Σ_xy C_xy K_xy   s.t.  Σ_y K_xy = 1 (x),   K(:,y) ∈ 𝒦  (y),
+
+where 𝒦 = {k ∈ [0,1]^N : e^{−ε} max k ≤ c Σ k + (1 − Nc) min k} (the t, u rows
+of the lifted LP). Columns are coupled only by the N row sums, so the LP is a
+*master* over points of 𝒦 (Dantzig–Wolfe):
+
+    minimise Σ_j θ_j C(:,y_j)·r_j   s.t.  Σ_j θ_j r_j = 1,  θ ≥ 0,
+
+with one column per generated point r_j of 𝒦 placed at output y_j. Given the
+master's row duals π, the *pricing* problem of output y is
+p_y = min_{r∈𝒦} (C(:,y) − π)·r, solved exactly by sorting w = C(:,y) − π: a
+minimiser is a vertex of 𝒦 with max r = 1, whose entries at 1 are the q
+smallest w and whose other entries are
+
+    two-level:   u_q = (e^{−ε} − cq)/(1 − cq)      (cq ≤ e^{−ε}; Remark 2's m/M)
+    zero-one:    0                                  (cq ≥ e^{−ε})
+    three-level: f = (e^{−ε} − cq)/c on the next entry, 0 after   (cq < e^{−ε} < c(q+1)).
+
+Lagrangian bound (valid for *any* π): optimum ≥ Σ_x π_x + Σ_y min(0, p_y).
+The loop stops when the master value meets it. The solution handed back is
+the full lifted LP's: x = (K, t = column maxima, u = column minima) and row
+multipliers for *every* row of the lifted LP, built from π and, per column, a
+multiplier λ_y of the PML row (LP duality of the pricing problem), so that
+:func:`mechdesign.lp.dual_bound` re-derives the bound from the lifted LP itself
+without trusting this module.
+
+Dense rays would give the master N nonzeros per column; each ray is stored as
+base·1 + (sparse part) with one aggregate variable s = Σ_j θ_j base_j:
+
+    s + Σ_j θ_j (r_j(x) − base_j) = 1   (x),     s − Σ_j θ_j base_j = 0.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["KernelLayout", "price", "solve_colgen"]
+
+
+@dataclass(frozen=True)
+class KernelLayout:
+    """Where the lifted (ε,Q_X(c))-PML kernel LP keeps its variables and rows.
+
+    ``K``, ``rows_t`` (K_xy − t_y ≤ 0) and ``rows_low`` are (N, M) index
+    arrays; ``rows_sum`` (N,), ``t`` (M,). For c > 0 ``rows_low`` are the rows
+    u_y − K_xy ≤ 0, ``u`` the minima and ``rows_pml`` the rows
+    e^{−ε} t_y − c Σ_x K_xy − (1 − Nc) u_y ≤ 0; for c = 0 (LDP) ``rows_low``
+    are e^{−ε} t_y − K_xy ≤ 0 and ``u``, ``rows_pml`` are None.
+    """
+
+    K: np.ndarray
+    t: np.ndarray
+    rows_sum: np.ndarray
+    rows_t: np.ndarray
+    rows_low: np.ndarray
+    c: float
+    scale: float
+    """e^{−ε} as a float."""
+    u: np.ndarray | None = None
+    rows_pml: np.ndarray | None = None
+
+    @property
+    def num_rows(self) -> int:
+        return self.rows_sum.size + self.rows_t.size + self.rows_low.size + (0 if self.rows_pml is None else self.rows_pml.size)
+
+
+# ------------------------------------------------------------------ pricing
+@dataclass(frozen=True)
+class Priced:
+    """Pricing of every output: value p_y and its minimising ray (sorted order, q ones, level)."""
+
+    value: np.ndarray
+    order: np.ndarray
+    q: np.ndarray
+    base: np.ndarray
+    """The level of the entries after the ones and the fractional entry (u_q or 0)."""
+    frac: np.ndarray
+    """The value of entry q (three-level) or base (otherwise)."""
+
+
+def price(W: np.ndarray, c: float, E: float) -> Priced:
+    """min_{r∈𝒦} w·r for every column w of W (N × M), with its minimiser (see module doc)."""
+    n, m = W.shape
+    order = np.argsort(W, axis=0, kind="stable")
+    Ws = np.take_along_axis(W, order, axis=0)
+    S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])   # S[q] = sum of the q smallest
+    total = S[n]
+    q = np.arange(n)[:, None].astype(float)                    # q = 0 .. N-1 entries at 1
+    cq = c * q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(cq <= E, (E - cq) / (1.0 - cq), np.nan)    # two-level low value
+        f = (E - cq) / c if c > 0 else np.full_like(cq, np.nan)
+    two = np.where(np.isfinite(u), S[:n] + u * (total - S[:n]), np.inf)
+    zero_one = np.where(cq >= E, S[:n], np.inf)
+    three_ok = (cq < E) & (E < c * (q + 1))
+    three = np.where(three_ok, S[:n] + np.where(three_ok, f, 0.0) * Ws, np.inf)
+    # candidates: rows [two(q), zero_one(q), three(q)] for q < N, then all-ones
+    cand = np.vstack([two, zero_one, three, total[None, :]])
+    best = np.argmin(cand, axis=0)
+    value = cand[best, np.arange(m)]
+    kind, qq = np.divmod(best, n)
+    qq = np.where(kind == 3, n, qq)
+    uu = np.broadcast_to(np.nan_to_num(u, nan=0.0), (n, m))[np.minimum(qq, n - 1), np.arange(m)]
+    ff = np.broadcast_to(np.nan_to_num(f, nan=0.0), (n, m))[np.minimum(qq, n - 1), np.arange(m)]
+    base = np.where(kind == 0, uu, 0.0)
+    frac = np.where(kind == 2, ff, base)
+    return Priced(value=value, order=order, q=qq, base=base, frac=frac)
+
+
+def _rays(pr: Priced, ys: np.ndarray, n: int):
+    """Sparse parts (r − base) of the priced rays of outputs ``ys``: (starts, rows, values, base)."""
+    idx, vals, starts = [], [], [0]
+    for y in ys:
+        q = int(pr.q[y])
+        b = float(pr.base[y])
+        rows = pr.order[:q, y]
+        v = np.full(q, 1.0 - b)
+        if q < n and pr.frac[y] != b:
+            rows = np.append(rows, pr.order[q, y])
+            v = np.append(v, float(pr.frac[y]) - b)
+        idx.append(rows)
+        vals.append(v)
+        starts.append(starts[-1] + rows.size)
+    return np.array(starts[:-1]), np.concatenate(idx), np.concatenate(vals), pr.base[ys]
+
+
+def _ray_values(W: np.ndarray, rays, n: int, m: int) -> np.ndarray:
+    """w_y·r_y for one ray per output y (rays as returned by :func:`_rays` for y = 0..M−1)."""
+    starts, rows, vals, base = rays
+    counts = np.diff(np.append(starts, rows.size))
+    ycol = np.repeat(np.arange(m), counts)
+    out = base * W.sum(axis=0)
+    np.add.at(out, ycol, W[rows, ycol] * vals)
+    return out
+
+
+# ------------------------------------------------------------ dual multipliers
+def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
+    """A multiplier λ_y ≥ 0 of the PML row per column that (nearly) maximises the Lagrangian
+
+        g(λ) = min(0, h1(λ), h2(λ)),  h1 = Σ_x min(w_x − λc, 0) + λ e^{−ε},  h2 = Σ_x w_x − λ(1 − e^{−ε}),
+
+    whose maximum is p_y by LP duality. g is concave and piecewise linear, so its
+    maximum is at λ = 0, a breakpoint w_(k)/c of h1, or a crossing h1 = h2.
+    Any λ ≥ 0 gives a valid bound; this one is optimal up to rounding.
+    """
+    n, m = W.shape
+    if c <= 0:
+        return np.zeros(m)
+    Ws = np.sort(W, axis=0)
+    S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])
+    total = S[n]
+    k = np.arange(n + 1)[:, None].astype(float)
+    lo = np.vstack([np.full((1, m), -np.inf), Ws])           # piece k: w_(k−1) ≤ λc ≤ w_(k)
+    hi = np.vstack([Ws, np.full((1, m), np.inf)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = np.where(c * k < 1.0, (total - S) / (1.0 - c * k), np.nan)
+    cross = np.where((cross * c >= lo) & (cross * c <= hi) & (cross >= 0), cross, np.nan)
+    h1_cross = S + cross * (E - c * k)
+    brk = np.maximum(Ws / c, 0.0)                             # λ_k = w_(k)/c, piece k has k entries below
+    kk = k[:n]
+    h1_brk = np.where(Ws > 0, S[:n] - kk * Ws + brk * E, S[:n] + 0.0)
+    h1_brk = np.where(Ws > 0, h1_brk, np.nan)
+    h1_zero = np.sum(np.minimum(Ws, 0.0), axis=0)[None, :]
+    lam = np.vstack([np.zeros((1, m)), brk, np.nan_to_num(cross, nan=0.0)])
+    h1 = np.vstack([h1_zero, h1_brk, np.where(np.isnan(cross), np.nan, h1_cross)])
+    g = np.minimum(np.minimum(h1, total[None, :] - lam * (1.0 - E)), 0.0)
+    g = np.where(np.isnan(g), -np.inf, g)
+    return lam[np.argmax(g, axis=0), np.arange(m)]
+
+
+def full_row_dual(layout: KernelLayout, num_rows: int, C: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """Row multipliers of the whole lifted LP from the row-sum duals π (see module doc).
+
+    Per column, with v = C(:,y) − π − λ c: T rows get −max(−v, 0), the low rows −max(v, 0),
+    so every K has reduced cost 0; the PML row gets −λ. For c > 0 a shift δ on one x moves
+    a negative reduced cost of u onto t (the bound then sees the triangle u ≤ t, not a box).
+    """
+    c, E = layout.c, layout.scale
+    W = C - pi[:, None]
+    lam = pml_multipliers(W, c, E)
+    v = W - lam[None, :] * c
+    alpha = np.maximum(-v, 0.0)
+    beta = np.maximum(v, 0.0)
+    if layout.rows_pml is not None:
+        z_u = beta.sum(axis=0) - lam * (1.0 - W.shape[0] * c)
+        delta = np.maximum(-z_u, 0.0)
+        alpha[0] += delta
+        beta[0] += delta
+    y = np.zeros(num_rows)
+    y[layout.rows_sum] = pi
+    y[layout.rows_t] = -alpha
+    y[layout.rows_low] = -beta
+    if layout.rows_pml is not None:
+        y[layout.rows_pml] = -lam
+    return y
+
+
+# ------------------------------------------------------------------- the loop
+@dataclass(frozen=True)
+class ColgenResult:
+    x: np.ndarray
+    row_dual: np.ndarray
+    value: float
+    bound: float
+    rounds: int
+    iterations: int
+    columns: int
+    seconds: float
+    status: str
+
+
+def solve_colgen(lp, layout: KernelLayout, *, time_limit: float | None = None, tolerance: float = 1e-10,
+                 max_rounds: int = 2000, threads: int = 2, verbose: bool = False,
+                 smoothing: float = 0.8) -> ColgenResult:
+    """Solve the lifted kernel LP ``lp`` (described by ``layout``) by column generation.
+
+    ``tolerance`` is the relative gap (master value − Lagrangian bound) at which to stop.
+    """
+    import highspy
+
+    start = time.perf_counter()
+    n, m = layout.K.shape
+    C = lp.c[layout.K]
+    E, c = layout.scale, layout.c
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("threads", threads)
+    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+    inf = highspy.kHighsInf
+    # rows 0..N-1: s + Σ θ (r − base) = 1;  row N: s − Σ θ base = 0
+    h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+    h.addRows(1, np.zeros(1), np.zeros(1), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+    h.addCols(1, np.zeros(1), np.array([-inf]), np.array([inf]), n + 1,
+              np.zeros(1, np.int32), np.arange(n + 1, dtype=np.int32), np.ones(n + 1))
+    ray_y: list[np.ndarray] = []
+    ray_data: list[tuple] = []
+
+    def add(ys, starts, rows, vals, base):
+        k = ys.size
+        # cost of ray j = C(:,y)·r = base Σ_x C(x,y) + Σ_sparse C(x,y)(r − base)
+        cost = base * C[:, ys].sum(axis=0)
+        ycol = np.repeat(ys, np.diff(np.append(starts, rows.size)))
+        np.add.at(cost, np.repeat(np.arange(k), np.diff(np.append(starts, rows.size))), C[rows, ycol] * vals)
+        # append the base entry (row N) to every column
+        counts = np.diff(np.append(starts, rows.size))
+        new_starts = np.concatenate([[0], np.cumsum(counts + 1)[:-1]])
+        ind = np.empty(rows.size + k, np.int32)
+        val = np.empty(rows.size + k)
+        for j in range(k):  # small loop over the new columns
+            s0, s1 = starts[j], starts[j] + counts[j]
+            d0 = new_starts[j]
+            ind[d0:d0 + counts[j]] = rows[s0:s1]
+            val[d0:d0 + counts[j]] = vals[s0:s1]
+            ind[d0 + counts[j]] = n
+            val[d0 + counts[j]] = -base[j]
+        h.addCols(k, cost, np.zeros(k), np.full(k, inf), ind.size, new_starts.astype(np.int32), ind, val)
+        ray_y.append(ys)
+        ray_data.append((starts, rows, vals, base))
+
+    # start: the all-ones ray (a constant column) at every output
+    ys = np.arange(m)
+    add(ys, np.zeros(m, np.int64), np.zeros(0, np.int64), np.zeros(0), np.ones(m))
+    bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
+    pi = center = np.zeros(n)
+    alpha = smoothing
+    while True:
+        if time_limit is not None:
+            h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - start), 1e-3))
+        h.run()
+        rounds += 1
+        iterations += max(int(h.getInfo().simplex_iteration_count), 0)
+        ms = h.modelStatusToString(h.getModelStatus())
+        if ms != "Optimal":
+            status = "time_limit" if "Time" in ms else "solver_error"
+            break
+        pi = np.asarray(h.getSolution().row_dual[:n], float)
+        value = float(h.getInfo().objective_function_value)
+        scale = max(1.0, abs(value))
+        while True:  # Wentges smoothing: price at a point between the best-bound duals and the master's
+            trial = alpha * center + (1 - alpha) * pi
+            pr = price(C - trial[:, None], c, E)
+            lagrangian = float(trial.sum() + np.minimum(pr.value, 0.0).sum())
+            if lagrangian > bound:
+                bound, center = lagrangian, trial
+            # reduced costs of the priced rays at the master's duals
+            rays = _rays(pr, np.arange(m), n)
+            reduced = _ray_values(C - pi[:, None], rays, n, m)
+            new = np.flatnonzero(reduced < -1e-13 * scale)
+            if new.size or alpha == 0.0 or value - bound <= tolerance * scale:
+                break
+            alpha = 0.0 if alpha < 0.1 else alpha / 2  # mispricing: move towards the master's duals
+        if value - bound <= tolerance * scale:
+            break
+        if rounds >= max_rounds:
+            status = "iteration_limit"
+            break
+        if new.size == 0:
+            break
+        add(new, *_rays(pr, new, n))
+    theta = np.asarray(h.getSolution().col_value, float)[1:]
+    K = np.zeros((n, m))
+    off = 0
+    for ys, (starts, rows, vals, base) in zip(ray_y, ray_data):
+        th = theta[off:off + ys.size]
+        off += ys.size
+        K[:, ys] += th * base
+        counts = np.diff(np.append(starts, rows.size))
+        np.add.at(K, (rows, np.repeat(ys, counts)), np.repeat(th, counts) * vals)
+    x = np.zeros(lp.num_cols)
+    x[layout.K] = K
+    x[layout.t] = K.max(axis=0)
+    if layout.u is not None:
+        x[layout.u] = K.min(axis=0)
+    y_full = full_row_dual(layout, lp.num_rows, C, pi)
+    return ColgenResult(x=x, row_dual=y_full, value=value + lp.offset, bound=bound + lp.offset, rounds=rounds,
+                        iterations=iterations, columns=sum(a.size for a in ray_y),
+                        seconds=time.perf_counter() - start, status=status)
