@@ -8,6 +8,7 @@
 """
 from .design import Certificate, ClosedForm, DesignResult, SolveReport, design
 from .errors import InputError, MechdesignError, SolveFailure, SpecError
+from .mechanism import Mechanism
 from .solve import Status
 from .spec import Spec, load_spec
 
@@ -15,5 +16,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "design", "load_spec", "Spec", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "Status",
-    "MechdesignError", "InputError", "SpecError", "SolveFailure", "__version__",
+    "Mechanism", "MechdesignError", "InputError", "SpecError", "SolveFailure", "__version__",
 ]

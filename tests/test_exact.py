@@ -309,3 +309,31 @@ def test_json_written_by_solve_reads_back_exactly(tmp_path):
     # a JSON with floats only is read as the exact doubles
     path.write_text(json.dumps({"kernel": result.kernel.tolist()}))
     assert read_kernel(path).fractions() == result.exact_kernel.fractions()
+
+
+# ------------------------------------------------------------------ catalogue
+def _catalogue():
+    from pathlib import Path
+
+    return sorted((Path(__file__).parent.parent / "problems").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("bits", [52, 16])
+@pytest.mark.parametrize("path", _catalogue(), ids=lambda p: p.stem)
+def test_every_catalogue_kernel_verifies_exactly(path, bits):
+    import sympy
+    import yaml
+
+    data = yaml.safe_load(path.read_text())
+    data.setdefault("solver", {})["denominator_bits"] = bits
+    result = design(data)
+    if result.exact_kernel is None:
+        pytest.skip(f"no kernel: {result.status.value}")
+    spec = result.spec
+    bound = F(result.to_json()["certificate"]["exp_epsilon_lower_bound"])
+    e_eps = sympy.exp(sympy.sympify(spec.epsilon.text, rational=True)).evalf(200)
+    assert sympy.Rational(bound.numerator, bound.denominator) <= e_eps * (1 + sympy.Rational(1, 10**150))
+    assert independently_private(result.exact_kernel.fractions(), spec.prior_set.model_dump(mode="json"), bound)
+    assert verify_kernel(result.exact_kernel, spec.prior_set, spec.epsilon).private
+    if bits == 52 and result.certificate.rounding_cost is not None:
+        assert abs(result.certificate.rounding_cost) <= 1e-9 * max(1.0, abs(result.certificate.lp_objective))
