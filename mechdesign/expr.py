@@ -229,7 +229,7 @@ def _exact_op(op: str, a, b=None):
         if lg == (False, False):
             return a * b
         k, g = (a, b) if lg[1] else (b, a)
-        if isinstance(k, Fraction) and k.denominator == 1 and abs(k) <= 64 and not isinstance(k, _Log):
+        if isinstance(k, Fraction) and k.denominator == 1 and abs(k) <= 64:
             return _Log(g.r ** int(k))
     elif op == "div":
         if lg == (False, False):
@@ -255,17 +255,7 @@ def exp_exact(text: str) -> Fraction | None:
     This matters for tight mechanisms: randomized response at ε = log 3 has
     ratio exactly 3, which no lower bound strictly below e^ε would accept.
     """
-    def const(v):
-        return Fraction(repr(v)) if isinstance(v, float) else Fraction(v)
-
-    def unsupported(*_):
-        raise _NotRational
-
-    ops = {"const": const, "e": None, "pi": None,
-           "div": lambda a, b: _exact_op("div", a, b), "pow": lambda a, b: _exact_op("pow", a, b),
-           "log": lambda a: _exact_op("log", a), "exp": unsupported, "sqrt": unsupported}
-
-    class _V:  # wraps values so that _walk's + - * and unary minus route through _exact_op
+    class _V:  # routes _walk's + - * and unary minus through _exact_op
         __slots__ = ("v",)
 
         def __init__(self, v):
@@ -281,21 +271,19 @@ def exp_exact(text: str) -> Fraction | None:
             return _V(_exact_op("mul", self.v, o.v))
 
         def __neg__(self):
-            if isinstance(self.v, _Log):
-                return _V(_Log(1 / self.v.r))
-            return _V(-self.v)
+            return _V(_Log(1 / self.v.r) if isinstance(self.v, _Log) else -self.v)
 
-    def lift(f):
-        return lambda *args: _V(f(*(a.v for a in args)))
+    def unsupported(*_):
+        raise _NotRational
 
-    wrapped = {"const": lambda v: _V(const(v)), "div": lift(ops["div"]), "pow": lift(ops["pow"]),
-               "log": lift(ops["log"]), "exp": lift(unsupported), "sqrt": lift(unsupported)}
+    ops = {"const": lambda v: _V(Fraction(repr(v)) if isinstance(v, float) else Fraction(v)),
+           "div": lambda a, b: _V(_exact_op("div", a.v, b.v)), "pow": lambda a, b: _V(_exact_op("pow", a.v, b.v)),
+           "log": lambda a: _V(_exact_op("log", a.v)), "exp": unsupported, "sqrt": unsupported}
     try:
         tree = parse(text)
-        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - _FUNCTIONS
-        if names:  # e, pi
+        if any(isinstance(n, ast.Name) and n.id in _CONSTANTS for n in ast.walk(tree)):  # e, pi
             return None
-        value = _walk(tree, wrapped).v
+        value = _walk(tree, ops).v
     except (_NotRational, ExpressionError, OverflowError, ZeroDivisionError):
         return None
     if isinstance(value, _Log):

@@ -337,3 +337,24 @@ def test_every_catalogue_kernel_verifies_exactly(path, bits):
     assert verify_kernel(result.exact_kernel, spec.prior_set, spec.epsilon).private
     if bits == 52 and result.certificate.rounding_cost is not None:
         assert abs(result.certificate.rounding_cost) <= 1e-9 * max(1.0, abs(result.certificate.lp_objective))
+
+
+# ------------------------------------------------------------ exact e^eps
+@pytest.mark.parametrize("text, value", [
+    ("log(3)", F(3)), ("0", F(1)), ("log(10/3)", F(10, 3)), ("2*log(2) - log(3)", F(4, 3)), ("-log(1/3)", F(3)),
+    ("log(2)*3", F(8)), ("1", None), ("log(2)/2", None), ("log(e)", None), ("sqrt(log(4))", None),
+    ("log(3)*log(3)", None),
+])
+def test_exp_exact_recognises_rational_e_to_the_eps(text, value):
+    from mechdesign.expr import exp_exact, exp_lower_bound, exp_upper_bound
+
+    assert exp_exact(text) == value
+    lo, hi = exp_lower_bound(text), exp_upper_bound(text)
+    assert lo <= hi and (value is None or lo <= value == hi)
+
+
+def test_randomized_response_at_log3_is_exactly_tight_and_verified():
+    K = ExactKernel.from_fractions([[F(3, 4), F(1, 4)], [F(1, 4), F(3, 4)]])
+    v = verify_kernel(K, Simplex(kind="simplex"), "log(3)")
+    assert v.private and v.check.worst_ratio == 3 == v.check.bound
+    assert not verify_kernel(K, Simplex(kind="simplex"), "log(3) - 1/10**30").private
