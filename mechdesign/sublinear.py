@@ -61,6 +61,8 @@ __all__ = ["column_utility", "kernel_utility", "design_sublinear", "design_exact
 EXACT_MAX_RAYS = 120_000
 """Largest number of listed rays for the exact method (above: column generation, when available)."""
 CG_MAX_ITERATIONS = 200
+CG_TIME_LIMIT = 60.0
+"""Seconds of column generation when solver.time_limit is unset (the bound stays valid when it stops early)."""
 
 
 # ------------------------------------------------------------------ utilities μ
@@ -159,13 +161,13 @@ class RayDesign:
 def ray_lp(R: np.ndarray, mu: np.ndarray, options):
     """Solve (P) over the rows of R: returns (θ, λ, objective, LPSolution).
 
-    θ_r ≤ 1 holds at every feasible point (rays have max entry 1), so the
-    column bounds are finite. λ is the dual of Σθ r = 1 in the maximisation
-    sense (λ·r ≥ μ(r) on the rays at optimum).
+    θ has no upper bound (an upper bound would let the solver return row duals
+    that are not dual feasible); λ is the dual of Σθ r = 1 in the maximisation
+    sense, λ·r ≥ μ(r) on the listed rays at optimum.
     """
     r, n = R.shape
     b = LPBuilder()
-    theta = b.variables("theta", (r,), lower=0.0, upper=1.0)
+    theta = b.variables("theta", (r,), lower=0.0)  # no upper bound: the duals must satisfy λ·r ≥ μ(r)
     b.rows(np.broadcast_to(theta, (n, r)), R.T, 1.0, 1.0)
     lp = b.build((theta, mu), sense=-1)
     sol = solve_lp(lp, options)
@@ -266,7 +268,6 @@ def _price_family(P, lam, kind, size, level, j=None):
         m = level
         beta = 1 - m
         norm = size + (n - size) * m
-        lin_slope = -m * math.log(m) if m > 0 else 0.0  # Σ_x P_x r_x log r_x = (1 − U) m log m
 
         def F(U, V):
             s = m + beta * U
@@ -306,9 +307,32 @@ def _price_family(P, lam, kind, size, level, j=None):
         slope = (y2 - y1) / (x2 - x1)
         best = _golden_max(lambda U: F(U, y1 + slope * (U - x1)), x1, x2)
         relaxed = max(relaxed, float(best.max()))
-    del lin_slope
-    sets = np.zeros((len(top), n))
-    np.put_along_axis(sets, free[top], 1.0, axis=1)
+    # improve the best few candidates by single swaps (x in A, x' not in A)
+    extra_sets, extra_vals = [], []
+    if 0 < size < len(free):
+        for i in np.argsort(-vals)[:3]:
+            inside = np.zeros(len(free), bool)
+            inside[top[i]] = True
+            cur = float(vals[i])
+            for _ in range(4 * len(free)):
+                ins, outs = np.flatnonzero(inside), np.flatnonzero(~inside)
+                U = u[inside].sum() - u[ins][:, None] + u[outs][None, :]
+                V = v[inside].sum() - v[ins][:, None] + v[outs][None, :]
+                cand = F(U, V)
+                k = np.unravel_index(np.argmax(cand), cand.shape)
+                if cand[k] <= cur + 1e-15:
+                    break
+                cur = float(cand[k])
+                inside[ins[k[0]]], inside[outs[k[1]]] = False, True
+            if cur > vals[i]:
+                extra_sets.append(np.flatnonzero(inside))
+                extra_vals.append(cur)
+    sets = np.zeros((len(top) + len(extra_sets), n))
+    np.put_along_axis(sets[:len(top)], free[top], 1.0, axis=1)
+    for i, idx in enumerate(extra_sets):
+        sets[len(top) + i, free[idx]] = 1.0
+    vals = np.concatenate([vals, extra_vals])
+    relaxed = max(relaxed, float(vals.max()))
     return sets, vals / norm, relaxed / norm
 
 
@@ -364,7 +388,8 @@ def design_column_generation(spec: Spec, tol: float = 1e-9) -> RayDesign:
                     new.append(_family_rays(sets[good], kind, level, j))
         bound = _pricing_bound(lam, g_relax, n)
         best_bound = min(best_bound, bound)
-        if not new or best_bound - value <= tol * max(1.0, abs(value)) or it >= CG_MAX_ITERATIONS:
+        out_of_time = time.perf_counter() - t0 > (spec.solver.time_limit or CG_TIME_LIMIT)
+        if not new or best_bound - value <= tol * max(1.0, abs(value)) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         before = len(R)
         R = np.unique(np.vstack([R] + new), axis=0)
