@@ -62,7 +62,7 @@ def _register_core(sub) -> None:
 
 
 # Modules that add sub-commands (each has register(subparsers)).
-COMMAND_MODULES: list[str] = ["mechdesign.verify", "mechdesign.privatize", "mechdesign.analyze", "mechdesign.bench"]
+COMMAND_MODULES: list[str] = ["mechdesign.verify", "mechdesign.privatize", "mechdesign.analyze", "mechdesign.bench", "mechdesign.cli_extremes"]
 
 
 class _Parser(argparse.ArgumentParser):
