@@ -1,0 +1,78 @@
+"""Extreme rays of the (eps,P)-PML column cone and extremal binary mechanisms (mechdesign.extremes)."""
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mechdesign import bounds
+from mechdesign.cli import main
+from mechdesign.extremes import binary_extremes, cdd_rays, structured_rays
+from mechdesign.spec import MinMass, Point, Simplex
+
+
+def same_set(A, B, tol=1e-7):
+    if A.shape != B.shape:
+        return False
+    return all(np.abs(B - a).max(axis=1).min() <= tol for a in A)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 6), c_frac=st.sampled_from([0, 1, 2, 5, 7, 10]), eps=st.floats(0.05, 4.0))
+def test_min_mass_structured_rays_match_cdd(n, c_frac, eps):
+    c = Fraction(c_frac, 10 * n)  # c in [0, 1/N]
+    ps = MinMass(kind="min_mass", c=c)
+    S, C = structured_rays(ps, n, eps), cdd_rays(ps, n, eps)
+    assert same_set(S, C) and same_set(C, S)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_both_regimes_two_level_then_zeros(n):
+    c = Fraction(1, 2 * n)
+    ps = MinMass(kind="min_mass", c=c)
+    small = structured_rays(ps, n, 0.2)           # e^eps c (N-1) < 1: no zeros (Lemma 1)
+    assert np.all(small > 0)
+    assert all(len(np.unique(np.round(r, 9))) == 2 for r in small)
+    assert len(small) == 2 ** n - 2                # the two-level vectors of Remark 2
+    large = structured_rays(ps, n, math.log(2 * n / 1.5))   # e^eps c = 2/3 -> rays with levels {0, w, 1}
+    assert np.any(large == 0)
+    assert same_set(large, cdd_rays(ps, n, math.log(2 * n / 1.5)))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_simplex_rays_are_staircases(n):
+    R = structured_rays(Simplex(kind="simplex"), n, 1.0)
+    assert len(R) == 2 ** n - 2
+    assert np.allclose(np.sort(np.unique(np.round(R, 12))), [math.exp(-1), 1.0])
+    assert same_set(R, cdd_rays(Simplex(kind="simplex"), n, 1.0))
+
+
+@pytest.mark.parametrize("n,eps", [(3, 0.3), (4, 1.0), (5, 0.7)])
+def test_point_rays_match_cdd(n, eps):
+    prior = [Fraction(i + 1, n * (n + 1) // 2) for i in range(n)]
+    ps = Point(kind="point", prior=prior)
+    assert same_set(structured_rays(ps, n, eps), cdd_rays(ps, n, eps))
+
+
+@pytest.mark.parametrize("n,c,eps", [(3, 0.1, 1.0), (4, 0.05, 0.5), (5, 0.02, 1.5), (2, 0.2, 0.8)])
+def test_remark2_kernels_are_enumerated_extremes(n, c, eps):
+    ps = MinMass(kind="min_mass", c=Fraction(c).limit_denominator(1000))
+    V = binary_extremes(ps, n, eps)
+    R = structured_rays(ps, n, eps)
+    for q in range(1, n):
+        if math.exp(eps) * c * q >= 1:
+            continue
+        p = np.array(bounds.remark2_column(eps, c, n, q))
+        assert np.abs(V - p).max(axis=1).min() < 1e-9          # a vertex of the binary kernels
+        assert np.abs(R - p / p.max()).max(axis=1).min() < 1e-9  # and an extreme ray of the cone
+
+
+def test_cli_extremes(tmp_path, capsys):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.1}\nobjective: {kind: dobrushin}\n")
+    assert main(["extremes", str(spec)]) == 0
+    out = capsys.readouterr().out
+    assert "8 extremal binary" in out
+    assert main(["extremes", str(spec), "--rays", "--json"]) == 0
+    assert '"kind": "rays"' in capsys.readouterr().out
