@@ -142,6 +142,26 @@ def _ray_values(W: np.ndarray, rays, n: int, m: int) -> np.ndarray:
     return out
 
 
+def _seed_sizes(n: int) -> list[int]:
+    """q = 1, 2, 4, … < N: a logarithmic ladder of support sizes."""
+    return [1 << k for k in range(max(n.bit_length() - 1, 0)) if (1 << k) < n]
+
+
+def seed_rays(C: np.ndarray, c: float, E: float, q: int):
+    """At every output y, the two-level (or zero-one) point of 𝒦 whose q entries at 1 are the
+    q rows with the smallest cost C(x,y) (a neighbourhood of y for a distance loss).
+
+    Starting the master from these instead of constant columns only alone avoids long
+    runs of degenerate pivots; any points of 𝒦 are valid starting columns.
+    """
+    n, m = C.shape
+    order = np.argsort(C, axis=0, kind="stable")[:q]
+    base = max((E - c * q) / (1.0 - c * q), 0.0) if c * q < 1 else 0.0
+    starts = np.arange(m) * q
+    rows = order.T.ravel()
+    return starts, rows, np.full(rows.size, 1.0 - base), np.full(m, base)
+
+
 # ------------------------------------------------------------ dual multipliers
 def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
     """A multiplier λ_y ≥ 0 of the PML row per column that (nearly) maximises the Lagrangian
@@ -234,6 +254,8 @@ def solve_colgen(lp, layout: KernelLayout, *, time_limit: float | None = None, t
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("solver", "simplex")
+    h.setOptionValue("presolve", "off")         # keep the basis between rounds (warm start)
+    h.setOptionValue("simplex_strategy", 4)     # primal simplex: new columns keep the basis primal feasible
     h.setOptionValue("threads", threads)
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
     h.setOptionValue("dual_feasibility_tolerance", 1e-10)
@@ -268,9 +290,11 @@ def solve_colgen(lp, layout: KernelLayout, *, time_limit: float | None = None, t
         ray_y.append(ys)
         ray_data.append((starts, rows, vals, base))
 
-    # start: the all-ones ray (a constant column) at every output
+    # start: the all-ones ray (a constant column) at every output, and the rays of :func:`seed_rays`
     ys = np.arange(m)
     add(ys, np.zeros(m, np.int64), np.zeros(0, np.int64), np.zeros(0), np.ones(m))
+    for q in _seed_sizes(n):
+        add(ys, *seed_rays(C, c, E, q))
     bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
     pi = center = np.zeros(n)
     alpha = smoothing
