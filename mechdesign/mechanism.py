@@ -15,13 +15,15 @@ Randomness (``rng``):
   it, for reproducible runs (identical outputs for one seed);
 * a :class:`random.Random` (or ``SystemRandom``) or a ``numpy.random.Generator``.
 
-Uniform integers come from ``randrange`` (exact for any D) or from
+Uniform integers come from ``randrange`` (exact for any D), from
 ``Generator.integers`` (exact for D ≤ 2^63; larger D by rejection sampling on
-random bits).
+random bits), or, for the default cryptographic source and D ≤ 2^63, from bulk
+``os.urandom`` words by rejection sampling.
 """
 from __future__ import annotations
 
 import bisect
+import os
 import random
 import secrets
 from dataclasses import dataclass, field
@@ -68,7 +70,27 @@ def _randbelow_many(rng, d: int, size: int) -> list[int] | np.ndarray:
                 if v < d:
                     out.append(v)
         return out
+    if isinstance(rng, random.SystemRandom) and d <= _INT63:
+        return _urandom_below(d, size)
     return [rng.randrange(d) for _ in range(size)]
+
+
+def _urandom_below(d: int, size: int) -> np.ndarray:
+    """Uniform integers in [0, d) from os.urandom (the source of SystemRandom), in bulk.
+
+    Each draw takes the top k = bitlength(d − 1) bits of a random 64-bit word and
+    rejects values ≥ d (none when d is a power of two): exact and cryptographic.
+    """
+    k = (d - 1).bit_length()
+    out = np.empty(size, dtype=np.int64)
+    todo = np.arange(size)
+    while todo.size:
+        words = np.frombuffer(os.urandom(8 * todo.size), dtype=np.uint64)
+        vals = (words >> np.uint64(64 - k)) if k > 0 else np.zeros(todo.size, dtype=np.uint64)
+        ok = vals < np.uint64(d)
+        out[todo[ok]] = vals[ok].astype(np.int64)
+        todo = todo[~ok]
+    return out
 
 
 @dataclass(frozen=True)

@@ -110,3 +110,15 @@ def test_from_kernel_accepts_floats_fractions_and_strings():
     assert mech.kernel.fractions() == [[F(1, 4), F(3, 4)], [F(1, 3), F(2, 3)]]
     mech = Mechanism.from_kernel(np.array([[0.5, 0.5], [0.125, 0.875]]))
     assert mech.kernel.fractions()[1] == [F(1, 8), F(7, 8)]
+
+
+def test_cryptographic_bulk_path_is_in_range_and_fits():
+    from mechdesign.mechanism import _urandom_below
+
+    for d in (1, 2, 3, 10, 7 * 2**40, 2**52, 2**63):
+        v = _urandom_below(d, 5000)
+        assert v.min() >= 0 and v.max() < d
+    K = ExactKernel.from_fractions([[F(1, 3), F(2, 3)], [F(1, 10), F(9, 10)]])
+    ys = Mechanism.from_kernel(K).privatize_indices(np.ones(200_000, dtype=int))  # default: os.urandom
+    # unseeded, so a threshold with a one-in-a-million false alarm rate
+    assert _chi_square_p(np.bincount(ys, minlength=2), K.fractions()[1]) > 1e-6
