@@ -23,9 +23,9 @@ polytope C ∩ {1·k = 1} is at a vertex, i.e. a normalised ray). Then
 
 **Exact method** (:func:`design_exact`): all rays listed (:func:`extremes.extreme_rays`),
 (P) solved once, g computed over all of them. Used while the list is at most
-:data:`EXACT_MAX_RAYS` long: N ≤ 16 for min_mass/simplex (≈ 2^N rays), N ≤ 14
-for a point prior (N·2^(N−1)), N ≤ 8 for hull/box/l1_ball (cdd's enumeration
-time explodes past that).
+:data:`EXACT_MAX_RAYS` long: N ≤ 13 for min_mass/simplex (at most 2^N + N·2^(N−1)
+rays), N ≤ 14 for a point prior (N·2^(N−1)); each runs in under a second here.
+N ≤ 8 for hull/box/l1_ball (cdd's double description, whose time explodes past that).
 
 **Scalable method** (:func:`design_column_generation`), mutual information over
 min_mass and simplex: (P) over a growing set of rays. Every ray of those cones
@@ -38,7 +38,12 @@ concave-over-subsets problem. Candidates: the vertices of the lower hull of
 orderings). Certified bound: relax 1_A to a ∈ [0,1]^N with Σa = q; the relaxed
 points are still in C, the formula over-estimates μ there (x log x is convex),
 and its maximum is found on the edges of that lower hull (a 1-D concave
-maximisation per edge). For a uniform P the relaxation is exact.
+maximisation per edge). For a uniform P the relaxation is exact (P(A) = q/N
+is fixed in a family) and the gap closes to ~1e-14 at N = 50. For a non-uniform
+P the pricing problem is NP-hard in general (it contains subset sum) and the
+relaxation leaves a certified gap of about 0.2–0.5 % relative at N = 20–50 (measured),
+so such designs are reported as ``suboptimal`` with that gap. Other objectives
+and prior sets past the exact threshold are refused with a clear error.
 """
 from __future__ import annotations
 
