@@ -61,6 +61,9 @@ def render_result(result: DesignResult, width: int = 110) -> str:
         summary.add_row("optimality gap", _fmt(cert.gap, 3))
         if cert.repair_weight:
             summary.add_row("repair (constant-kernel weight)", _fmt(cert.repair_weight, 3))
+        if spec.solver.denominator_bits < 52 or (cert.rounding_cost or 0) > 1e-12:
+            summary.add_row(f"rounding to the 2^-{spec.solver.denominator_bits} grid",
+                            f"costs {_fmt(cert.rounding_cost, 3)} (LP objective {_fmt(cert.lp_objective, 12)})")
         if cert.closed_form is not None:
             cf = cert.closed_form
             summary.add_row("closed form", f"{cf.name} = {cf.value:.12g} (difference {cf.difference:.2e})")
