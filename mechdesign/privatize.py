@@ -88,7 +88,7 @@ class _NotCertified(Exception):
 def _read_csv(path: str, column: str) -> tuple[list[str], list[list[str]], int, str]:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is not part of the header
     except FileNotFoundError:
         raise InputError(f"--input: file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
