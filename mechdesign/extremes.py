@@ -76,7 +76,7 @@ def unique_rows(R: np.ndarray, digits: int = 10) -> np.ndarray:
 
 def _normalise(R: np.ndarray) -> np.ndarray:
     R = np.asarray(R, float)
-    R = R[R.max(axis=1) > TOL]
+    R = R[R.max(axis=1) > 0]
     return unique_rows(R / R.max(axis=1, keepdims=True))
 
 
@@ -103,11 +103,11 @@ def _simplex_rays(n: int, eps: float) -> np.ndarray:
 
 
 def _min_mass_rays(n: int, eps: float, c: float) -> np.ndarray:
-    e = math.exp(eps)
     if eps == 0:
         return np.ones((1, n))
-    if e * c >= 1 - TOL:
+    if eps > 700 or math.exp(eps) * c >= 1 - TOL:  # e^eps c >= 1: the cone is the orthant
         return np.eye(n)
+    e = math.exp(eps)
     out = []
     for q in range(1, n):
         if e * c * q < 1 - TOL:
@@ -144,6 +144,8 @@ def _point_rays(n: int, eps: float, prior: np.ndarray) -> np.ndarray:
         ok = (w >= -TOL) & (w <= 1 + TOL)
         A = A[ok]
         A[:, j] = np.clip(w[ok], 0.0, 1.0)
+        empty = A.sum(axis=1) == A[:, j]
+        A[empty, j] = 1.0  # A = ∅: the ray w·e_j, i.e. e_j (w may underflow for large eps)
         out.append(A)
     return np.vstack(out)
 
@@ -210,12 +212,12 @@ def prior_vertices(prior_set: PriorSet, n: int) -> np.ndarray:
 
 
 def cone_inequalities(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
-    """Rows g with C(ε,𝒫) = {k : g·k ≥ 0}: k_x ≥ 0 and e^ε v·k − k_x ≥ 0."""
+    """Rows g with C(ε,𝒫) = {k : g·k ≥ 0}: k_x ≥ 0 and v·k − e^−ε k_x ≥ 0 (no overflow for large ε)."""
     V = prior_vertices(prior_set, n)
-    e = math.exp(epsilon)
+    inv = math.exp(-epsilon)
     rows = [np.eye(n)]
     for v in V:
-        rows.append(e * v[None, :] - np.eye(n))
+        rows.append(v[None, :] - inv * np.eye(n))
     return np.vstack(rows)
 
 

@@ -209,7 +209,7 @@ def _families(spec: Spec):
     n, eps = spec.n, spec.epsilon.value
     ps = spec.prior_set
     c = 0.0 if ps.kind == "simplex" else float(ps.c)
-    e = math.exp(eps)
+    e = math.exp(min(eps, 700.0))
     fams = []
     if c * n >= 1 - 1e-15:  # uniform point prior
         t = n * math.exp(-eps)

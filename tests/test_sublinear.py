@@ -156,3 +156,14 @@ def test_too_large_for_exact_is_a_clear_error():
     from mechdesign.errors import InputError
     with pytest.raises(InputError, match="column generation covers"):
         design(spec(30, 1.0, {"kind": "simplex"}, {"kind": "bayes_vulnerability"}))
+
+
+@pytest.mark.parametrize("eps", [0, 30, 800])
+@pytest.mark.parametrize("ps", [{"kind": "simplex"}, {"kind": "min_mass", "c": 0.1}, {"kind": "min_mass", "c": "1/3"},
+                                {"kind": "point", "prior": [0.2, 0.3, 0.5]},
+                                {"kind": "hull", "priors": [[0.2, 0.3, 0.5], [0.3, 0.3, 0.4]]}])
+def test_extreme_epsilons(eps, ps):
+    r = design(spec(3, eps, ps, {"kind": "mutual_information"}))
+    assert r.is_ok
+    assert r.objective == pytest.approx(0.0 if eps == 0 else math.log(3), abs=1e-9)
+    assert_certified(r)
