@@ -169,8 +169,13 @@ def exp_lower_bound(text: str, bits: int = 160) -> Fraction:
 
     ε is enclosed in an interval with ``bits`` of working precision, and the
     lower end of the interval exponential is returned as an exact fraction. It
-    is within a relative 2^-(bits-10) of e^ε for moderate ε.
+    is within a relative 2^-(bits-10) of e^ε for moderate ε. When e^ε is an
+    evident rational (ε = 0, log(10/3), 2*log(2) − log(3)) it is returned
+    exactly (:func:`exp_exact`), so mechanisms that are tight at ε pass.
     """
+    exact = exp_exact(text)
+    if exact is not None:
+        return exact
     iv = mpmath.iv
     old = iv.prec
     iv.prec = bits

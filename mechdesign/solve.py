@@ -163,20 +163,47 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
     return out
 
 
+PRIMAL_CHECK_TOLERANCE = 1e-8
+"""A solution said to be optimal whose rows or bounds are violated by more than this is re-solved."""
+
+
+def primal_violation(lp: LinearProgram, x: np.ndarray) -> float:
+    """Largest violation of a row or column bound by ``x`` (0 when feasible)."""
+    Ax = lp.A @ x
+    parts = [lp.row_lower - Ax, Ax - lp.row_upper, lp.col_lower - x, x - lp.col_upper]
+    return float(max((np.max(p[np.isfinite(p)], initial=0.0) for p in parts), default=0.0))
+
+
+def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
+    if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR):
+        return True
+    return (solution.status is Status.OPTIMAL and solution.x is not None
+            and primal_violation(lp, solution.x) > PRIMAL_CHECK_TOLERANCE)
+
+
+def _fallbacks(options: SolverOptions) -> list[SolverOptions]:
+    tries = [options.model_copy(update={"presolve": False}),
+             options.model_copy(update={"method": "ipm" if options.method != "ipm" else "simplex"}),
+             options.model_copy(update={"backend": "cvxpy" if options.backend == "highs" else "highs"})]
+    return [t for t in tries if t != options]
+
+
 def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None) -> LPSolution:
     """Solve ``lp`` with the back end and method of ``options``.
 
     ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget).
     """
     limit = options.time_limit if time_limit is None else time_limit
-    backend = _solve_cvxpy if options.backend == "cvxpy" else _solve_highs
-    solution = backend(lp, options, limit)
-    if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR) and options.presolve:
-        # HiGHS presolve can end in "Unknown" on badly scaled LPs (seen for ε ~ 1e-7, where
-        # every coefficient of the PML rows is 1 − O(ε)); the LP itself solves without it.
-        retry = backend(lp, options.model_copy(update={"presolve": False}), limit)
+    solution = _BACKENDS[options.backend](lp, options, limit)
+    # HiGHS can end in "Unknown", or in an "Optimal" whose point breaks a row by 1e-7, on badly
+    # scaled LPs (seen for ε ~ 1e-7, where every PML coefficient is 1 − O(ε) and all rows of the
+    # optimum agree to 1e-7). Then retry: without presolve, with interior point, through cvxpy.
+    for fallback in _fallbacks(options):
+        if not _suspicious(lp, solution):
+            break
+        retry = _BACKENDS[fallback.backend](lp, fallback, limit)
         solution = replace(retry, seconds=solution.seconds + retry.seconds,
-                           message=f"{retry.message} (retried without presolve after: {solution.message})")
+                           message=f"{retry.message} (after retrying: {solution.message})")
     return solution
 
 
@@ -289,3 +316,6 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
     iterations = int(stats.num_iters or 0) if stats is not None else 0
     return LPSolution(status=status, x=xv, row_dual=y, objective=obj, seconds=seconds, iterations=iterations,
                       method=method, backend="cvxpy", message=str(problem.status))
+
+
+_BACKENDS = {"highs": _solve_highs, "cvxpy": _solve_cvxpy}
