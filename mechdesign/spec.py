@@ -372,6 +372,16 @@ class Spec(_Model):
     solver: SolverOptions = SolverOptions()
     """Solver options."""
 
+    @field_validator("alphabet", mode="before")
+    @classmethod
+    def _no_booleans(cls, alphabet):
+        # YAML reads unquoted yes/no/true/false as booleans; taking them as 1/0 would silently
+        # rename the labels, so they must be quoted
+        if isinstance(alphabet, bool) or (isinstance(alphabet, list) and any(isinstance(a, bool) for a in alphabet)):
+            raise ValueError("labels must be strings or integers, found a boolean "
+                             "(YAML reads yes/no/true/false as booleans: quote them, e.g. ['no', 'yes'])")
+        return alphabet
+
     @field_validator("alphabet")
     @classmethod
     def _labels(cls, alphabet):

@@ -38,6 +38,7 @@ MALFORMED = [
     ("epsilon log of a negative number", _with(epsilon="log(-2)"), "epsilon", "non-positive"),
     ("epsilon missing", _with(epsilon=None), "epsilon", "missing"),
     ("alphabet of one symbol", _with(alphabet="1"), "alphabet", "2"),
+    ("alphabet labels read as booleans", _with(alphabet="[no, yes, maybe]"), "alphabet", "boolean"),
     ("alphabet labels repeated", _with(alphabet="[a, b, a]"), "alphabet", "distinct"),
     ("prior does not sum to one", _with(prior_set="{kind: point, prior: [0.5, 0.3, 0.1]}"), "prior_set.prior", "sum to 1"),
     ("prior with a negative mass", _with(prior_set="{kind: point, prior: [1.2, -0.1, -0.1]}"), "prior_set.prior", "negative"),
