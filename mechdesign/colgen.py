@@ -350,3 +350,127 @@ def solve_colgen(lp, layout: KernelLayout, *, time_limit: float | None = None, t
     return ColgenResult(x=x, row_dual=y_full, value=value + lp.offset, bound=bound + lp.offset, rounds=rounds,
                         iterations=iterations, columns=sum(a.size for a in ray_y),
                         seconds=time.perf_counter() - start, status=status)
+
+
+# ------------------------------------------------------------ output generation
+def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | None = None,
+                            tolerance: float = 1e-9, initial: int = 2, per_round: int = 1, max_rounds: int = 1000,
+                            threads: int = 1) -> ColgenResult:
+    """Solve the lifted kernel LP by generating *outputs* instead of rays.
+
+    The restricted LP is the lifted LP itself with only the outputs Y' ⊆ {0..M−1}
+    (an unused output is K(:,y) = 0, t_y = u_y = 0, which satisfies all its rows):
+
+        minimise Σ_{x, y∈Y'} C_xy K_xy  s.t.  Σ_{y∈Y'} K_xy = 1,  K(:,y) ∈ 𝒦 (y ∈ Y').
+
+    With its row-sum duals π, every output is priced exactly (:func:`price`):
+    p_y = min_{r∈𝒦} (C(:,y) − π)·r, and Σ_x π_x + Σ_y min(0, p_y) bounds the full
+    optimum from below. Outputs with p_y < 0 join Y' (the most negative first,
+    ``per_round`` at a time) until the bound meets the restricted value. Optimal
+    kernels use few outputs (two for |x − y| at ε = 1, N ≤ 200), so the restricted
+    LPs stay small and are solved by simplex to a vertex. The returned row
+    multipliers are for the full lifted LP (:func:`full_row_dual`).
+    """
+    import highspy
+
+    start = time.perf_counter()
+    n, m = layout.K.shape
+    C = lp.c[layout.K]
+    E, c = layout.scale, layout.c
+    A_rows, A_cols = lp.A.tocsr(), lp.A.tocsc()
+
+    def parts(ys):
+        """Full-LP columns and rows of outputs ``ys`` (K, t, u; T, low, PML rows)."""
+        cols = [layout.K[:, ys].ravel(), layout.t[ys]] + ([layout.u[ys]] if layout.u is not None else [])
+        rows = [layout.rows_t[:, ys].ravel(), layout.rows_low[:, ys].ravel()] + \
+               ([layout.rows_pml[ys]] if layout.rows_pml is not None else [])
+        return np.concatenate(cols), np.concatenate(rows)
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("presolve", "off")       # keep the basis between rounds
+    h.setOptionValue("simplex_strategy", 4)   # primal: new outputs (zero columns, slack rows) keep it feasible
+    h.setOptionValue("threads", threads)
+    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+    sub_rows = np.array(layout.rows_sum)      # full-LP index of each restricted row, in order
+    sub_cols = np.zeros(0, np.int64)          # full-LP index of each restricted column, in order
+    # (±inf bounds pass as they are: HiGHS's infinity is the float inf)
+    h.addRows(n, lp.row_lower[sub_rows], lp.row_upper[sub_rows], 0, np.zeros(0, np.int32),
+              np.zeros(0, np.int32), np.zeros(0))
+
+    def add_outputs(ys):
+        """New columns (entries in the existing rows), then new rows (over all columns): the basis stays valid."""
+        nonlocal sub_rows, sub_cols
+        cols, rows = parts(ys)
+        block = A_cols[:, cols][sub_rows].tocsc()
+        h.addCols(cols.size, lp.c[cols], lp.col_lower[cols], lp.col_upper[cols], block.nnz,
+                  block.indptr[:-1].astype(np.int32), block.indices.astype(np.int32), block.data)
+        sub_cols = np.concatenate([sub_cols, cols])
+        block = A_rows[rows][:, sub_cols].tocsr()
+        h.addRows(rows.size, lp.row_lower[rows], lp.row_upper[rows], block.nnz,
+                  block.indptr[:-1].astype(np.int32), block.indices.astype(np.int32), block.data)
+        sub_rows = np.concatenate([sub_rows, rows])
+
+    mirrored = bool(np.array_equal(C, C[::-1, ::-1]))
+    chosen = np.unique(np.linspace(0, m - 1, min(initial, m)).round().astype(int))
+    add_outputs(chosen)
+    bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
+    x_full = np.zeros(lp.num_cols)
+    pi = np.zeros(n)
+    while True:
+        if time_limit is not None:
+            h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - start), 1e-3))
+        h.run()
+        rounds += 1
+        iterations += max(int(h.getInfo().simplex_iteration_count), 0)
+        ms = h.modelStatusToString(h.getModelStatus())
+        if ms != "Optimal":
+            status = "time_limit" if "Time" in ms else "solver_error"
+            break
+        sol = h.getSolution()
+        pi = np.asarray(sol.row_dual[:n], float)
+        value = float(h.getInfo().objective_function_value)
+        x_full[:] = 0.0
+        x_full[sub_cols] = np.asarray(sol.col_value, float)
+        p = price(C - pi[:, None], c, E).value
+        bound = max(bound, float(pi.sum() + np.minimum(p, 0.0).sum()))
+        scale = max(1.0, abs(value))
+        if value - bound <= tolerance * scale:
+            break
+        p[chosen] = 0.0
+        candidates = np.flatnonzero(p < -1e-12 * scale)
+        if candidates.size == 0 or rounds >= max_rounds:
+            status = "optimal" if candidates.size == 0 else "iteration_limit"
+            break
+        take = candidates[np.argsort(p[candidates])][:per_round]
+        if mirrored:  # reflection-invariant costs: an optimum symmetric under y -> M-1-y exists
+            take = np.setdiff1d(np.union1d(take, m - 1 - take), chosen)
+        chosen = np.union1d(chosen, take)
+        add_outputs(take)
+    y_full = full_row_dual(layout, lp.num_rows, C, pi)
+    return ColgenResult(x=x_full, row_dual=y_full, value=value + lp.offset, bound=bound + lp.offset,
+                        rounds=rounds, iterations=iterations, columns=int(chosen.size),
+                        seconds=time.perf_counter() - start, status=status)
+
+
+def _pass(h, lp) -> None:
+    """Load a :class:`~mechdesign.lp.LinearProgram` into a highspy.Highs object."""
+    import highspy
+
+    inf = highspy.kHighsInf
+    model = highspy.HighsLp()
+    model.num_col_ = lp.num_cols
+    model.num_row_ = lp.num_rows
+    model.col_cost_ = lp.c
+    model.col_lower_ = np.where(np.isfinite(lp.col_lower), lp.col_lower, -inf)
+    model.col_upper_ = np.where(np.isfinite(lp.col_upper), lp.col_upper, inf)
+    model.row_lower_ = np.where(np.isfinite(lp.row_lower), lp.row_lower, -inf)
+    model.row_upper_ = np.where(np.isfinite(lp.row_upper), lp.row_upper, inf)
+    A = lp.A.tocsc()
+    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    model.a_matrix_.start_ = A.indptr.astype(np.int32)
+    model.a_matrix_.index_ = A.indices.astype(np.int32)
+    model.a_matrix_.value_ = A.data
+    h.passModel(model)

@@ -207,14 +207,34 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     return solution
 
 
+def _solve_output_generation(lp: LinearProgram, layout, limit: float | None) -> LPSolution | None:
+    """The kernel LP by output generation (:func:`mechdesign.colgen.solve_output_generation`),
+    or None when it does not reach a certified optimum (the caller then solves the whole LP)."""
+    from .colgen import solve_output_generation
+
+    res = solve_output_generation(lp, layout, time_limit=limit)
+    if res.status != "optimal":
+        return None
+    return LPSolution(status=Status.OPTIMAL, x=res.x, row_dual=res.row_dual, objective=lp.user_objective(res.x),
+                      seconds=res.seconds, iterations=res.iterations, method="output-generation", backend="highs",
+                      message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs")
+
+
 def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
     import highspy
 
     method = _method(lp, options)
+    layout = _kernel_layout(lp)
+    if layout is not None and options.method == "auto" and method == "ipm":
+        began = time.perf_counter()
+        solution = _solve_output_generation(lp, layout, limit)
+        if solution is not None:
+            return solution
+        if limit is not None:  # the whole LP gets what is left of the budget
+            limit = max(limit - (time.perf_counter() - began), 1e-3)
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(options.verbose))
     h.setOptionValue("solver", method)
-    layout = _kernel_layout(lp)
     if method == "ipm":
         h.setOptionValue("run_crossover", "off" if layout is not None else "on")
     h.setOptionValue("presolve", "on" if options.presolve else "off")
