@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["KernelLayout", "price", "solve_colgen"]
+__all__ = ["KernelLayout", "price", "solve_colgen", "solve_output_generation", "full_row_dual"]
 
 
 @dataclass(frozen=True)
@@ -354,14 +354,21 @@ def solve_colgen(lp, layout: KernelLayout, *, time_limit: float | None = None, t
 
 # ------------------------------------------------------------ output generation
 def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | None = None,
-                            tolerance: float = 1e-9, initial: int = 2, per_round: int = 1, max_rounds: int = 1000,
-                            threads: int = 1) -> ColgenResult:
+                            tolerance: float = 1e-9, initial: int = 2, per_round: int = 1, max_rounds: int = 1000) -> ColgenResult:
     """Solve the lifted kernel LP by generating *outputs* instead of rays.
 
-    The restricted LP is the lifted LP itself with only the outputs Y' ⊆ {0..M−1}
+    The restricted LP is the lifted LP with only the outputs Y' ⊆ {0..M−1}
     (an unused output is K(:,y) = 0, t_y = u_y = 0, which satisfies all its rows):
 
-        minimise Σ_{x, y∈Y'} C_xy K_xy  s.t.  Σ_{y∈Y'} K_xy = 1,  K(:,y) ∈ 𝒦 (y ∈ Y').
+        minimise Σ_{x, y∈Y'} C_xy K_xy  s.t.  Σ_{y∈Y'} K_xy = 1,  K(:,y) ∈ 𝒦 (y ∈ Y'),
+
+    written with K_xy = u_y + a_xy and t_y = u_y + d_y (a, u, d ∈ [0, 1]) so that
+    u_y ≤ K_xy becomes the bound a_xy ≥ 0 and each output has N + 1 rows:
+
+        a_xy − d_y ≤ 0,    e^{−ε} d_y − (1 − e^{−ε}) u_y − c Σ_x a_xy ≤ 0
+
+    (the PML row e^{−ε} t ≤ c Σ K + (1 − Nc) u after substitution; for c = 0 it
+    reads e^{−ε} t_y ≤ u_y ≤ min K, the LDP rows).
 
     With its row-sum duals π, every output is priced exactly (:func:`price`):
     p_y = min_{r∈𝒦} (C(:,y) − π)·r, and Σ_x π_x + Σ_y min(0, p_y) bounds the full
@@ -377,41 +384,55 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     n, m = layout.K.shape
     C = lp.c[layout.K]
     E, c = layout.scale, layout.c
-    A_rows, A_cols = lp.A.tocsr(), lp.A.tocsc()
-
-    def parts(ys):
-        """Full-LP columns and rows of outputs ``ys`` (K, t, u; T, low, PML rows)."""
-        cols = [layout.K[:, ys].ravel(), layout.t[ys]] + ([layout.u[ys]] if layout.u is not None else [])
-        rows = [layout.rows_t[:, ys].ravel(), layout.rows_low[:, ys].ravel()] + \
-               ([layout.rows_pml[ys]] if layout.rows_pml is not None else [])
-        return np.concatenate(cols), np.concatenate(rows)
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("presolve", "off")       # keep the basis between rounds
     h.setOptionValue("simplex_strategy", 4)   # primal: new outputs (zero columns, slack rows) keep it feasible
-    h.setOptionValue("threads", threads)
     h.setOptionValue("primal_feasibility_tolerance", 1e-9)
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    sub_rows = np.array(layout.rows_sum)      # full-LP index of each restricted row, in order
-    sub_cols = np.zeros(0, np.int64)          # full-LP index of each restricted column, in order
-    # (±inf bounds pass as they are: HiGHS's infinity is the float inf)
-    h.addRows(n, lp.row_lower[sub_rows], lp.row_upper[sub_rows], 0, np.zeros(0, np.int32),
-              np.zeros(0, np.int32), np.zeros(0))
+    h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+    offsets: dict[int, int] = {}              # output y -> its first restricted column (a_0y)
+    width = n + 2                              # a_0y .. a_{N-1}y, u_y, d_y
 
     def add_outputs(ys):
-        """New columns (entries in the existing rows), then new rows (over all columns): the basis stays valid."""
-        nonlocal sub_rows, sub_cols
-        cols, rows = parts(ys)
-        block = A_cols[:, cols][sub_rows].tocsc()
-        h.addCols(cols.size, lp.c[cols], lp.col_lower[cols], lp.col_upper[cols], block.nnz,
-                  block.indptr[:-1].astype(np.int32), block.indices.astype(np.int32), block.data)
-        sub_cols = np.concatenate([sub_cols, cols])
-        block = A_rows[rows][:, sub_cols].tocsr()
-        h.addRows(rows.size, lp.row_lower[rows], lp.row_upper[rows], block.nnz,
-                  block.indptr[:-1].astype(np.int32), block.indices.astype(np.int32), block.data)
-        sub_rows = np.concatenate([sub_rows, rows])
+        """Columns of the new outputs (entries in the row sums), then their rows: the basis stays valid."""
+        k, first = ys.size, h.getNumCol()
+        cost = np.vstack([C[:, ys], C[:, ys].sum(axis=0)[None, :], np.zeros((1, k))])   # (N+2, k)
+        idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)            # a: row x; u: all rows
+        per = np.concatenate([np.arange(n), [n, 2 * n]])                                # starts within one output
+        starts = (np.arange(k)[:, None] * 2 * n + per[None, :]).ravel().astype(np.int32)
+        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), 2 * n * k, starts,
+                  np.tile(idx, k), np.ones(2 * n * k))
+        rows_idx, rows_val = [], []
+        for j, y in enumerate(ys):
+            a0 = first + j * width
+            offsets[int(y)] = a0
+            u, d = a0 + n, a0 + n + 1
+            # a_xy − d_y ≤ 0  (K ≤ t)
+            rows_idx.append(np.stack([np.arange(a0, a0 + n), np.full(n, d)], 1).ravel())
+            rows_val.append(np.tile([1.0, -1.0], n))
+            # e^{−ε} d_y − (1 − e^{−ε}) u_y − c Σ_x a_xy ≤ 0  (the PML row)
+            rows_idx.append(np.concatenate([np.arange(a0, a0 + n), [u, d]]))
+            rows_val.append(np.concatenate([np.full(n, -c), [-(1.0 - E), E]]))
+        sizes = [v.size for v in rows_val]
+        # row starts: N rows of 2 entries then one row of N + 2 entries, per output
+        one = np.concatenate([np.arange(n) * 2, [2 * n]])
+        rstarts = (np.arange(k)[:, None] * (3 * n + 2) + one[None, :]).ravel().astype(np.int32)
+        h.addRows(k * (n + 1), np.full(k * (n + 1), -np.inf), np.zeros(k * (n + 1)), int(sum(sizes)), rstarts,
+                  np.concatenate(rows_idx).astype(np.int32), np.concatenate(rows_val))
+
+    def kernel_columns(xs):
+        """K(:,y), t_y, u_y of the restricted solution, written into a full-LP vector."""
+        out = np.zeros(lp.num_cols)
+        for y, a0 in offsets.items():
+            a, u, d = xs[a0:a0 + n], xs[a0 + n], xs[a0 + n + 1]
+            out[layout.K[:, y]] = u + a
+            out[layout.t[y]] = u + d
+            if layout.u is not None:
+                out[layout.u[y]] = u
+        return out
 
     mirrored = bool(np.array_equal(C, C[::-1, ::-1]))
     chosen = np.unique(np.linspace(0, m - 1, min(initial, m)).round().astype(int))
@@ -432,8 +453,7 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
         sol = h.getSolution()
         pi = np.asarray(sol.row_dual[:n], float)
         value = float(h.getInfo().objective_function_value)
-        x_full[:] = 0.0
-        x_full[sub_cols] = np.asarray(sol.col_value, float)
+        x_full = kernel_columns(np.asarray(sol.col_value, float))
         p = price(C - pi[:, None], c, E).value
         bound = max(bound, float(pi.sum() + np.minimum(p, 0.0).sum()))
         scale = max(1.0, abs(value))
@@ -454,23 +474,3 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
                         rounds=rounds, iterations=iterations, columns=int(chosen.size),
                         seconds=time.perf_counter() - start, status=status)
 
-
-def _pass(h, lp) -> None:
-    """Load a :class:`~mechdesign.lp.LinearProgram` into a highspy.Highs object."""
-    import highspy
-
-    inf = highspy.kHighsInf
-    model = highspy.HighsLp()
-    model.num_col_ = lp.num_cols
-    model.num_row_ = lp.num_rows
-    model.col_cost_ = lp.c
-    model.col_lower_ = np.where(np.isfinite(lp.col_lower), lp.col_lower, -inf)
-    model.col_upper_ = np.where(np.isfinite(lp.col_upper), lp.col_upper, inf)
-    model.row_lower_ = np.where(np.isfinite(lp.row_lower), lp.row_lower, -inf)
-    model.row_upper_ = np.where(np.isfinite(lp.row_upper), lp.row_upper, inf)
-    A = lp.A.tocsc()
-    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_ = A.indptr.astype(np.int32)
-    model.a_matrix_.index_ = A.indices.astype(np.int32)
-    model.a_matrix_.value_ = A.data
-    h.passModel(model)

@@ -7,22 +7,28 @@ cvxpy and solves it with cvxpy's HiGHS interface. Both return primal values
 and row multipliers in one sign convention (c = Aᵀy + z), from which
 :func:`mechdesign.lp.dual_bound` computes a bound of its own.
 
-Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals),
-interior point for large ones. For the plain kernel LP (the PML rows of
-Q_X(c) or LDP and an objective on K alone, recognised by its
-:class:`~mechdesign.colgen.KernelLayout`) the IPM runs *without* crossover and
-:func:`polish_kernel` drops the ~1e−9 noise the interior point leaves on
-unused outputs; the certificate needs no vertex (exact repair, and a dual
-bound recomputed from the multipliers). If the polished kernel would need
-more than a tiny repair, crossover finishes the solve as for every other LP.
-Measured on 2 cores (shared machine), N = M = 100 expected-loss design,
-uniform prior, |x − y|, ε = 1: Q_X(0.5/N) 7.5 s → 4.2 s, LDP 7.1 s → 2.9 s,
-same objective to 1e−8; N = 200 stays IPM-bound (91 s and 26 s: the t_y, u_y
-columns of the lifted LP make N-cliques in the normal equations).
+Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals);
+for large ones, interior point with crossover, except for the plain kernel LP
+(the PML rows of Q_X(c) or LDP and an objective on K alone, recognised by its
+:class:`~mechdesign.colgen.KernelLayout`), which is solved by *output
+generation* (:func:`mechdesign.colgen.solve_output_generation`): a restricted
+LP over the few outputs an optimum uses, every other output priced exactly,
+and multipliers for the whole lifted LP so that the certificate's dual bound
+is recomputed from the full LP. Measured on 2 cores, expected loss, uniform
+prior, |x − y|, ε = 1, M = N, end to end (``design``):
 
-Column generation (:mod:`mechdesign.colgen`) solves the same kernel LPs
-exactly and certifiably, but measured slower here (N = 100: 14–35 s, 100–200
-rounds of a degenerate master), so ``auto`` does not pick it.
+    N       Q_X(0.5/N)  IPM+crossover → output generation     LDP
+    100     7.5 s → 0.37 s                                     7.1 s → 0.33 s
+    200     91 s  → 1.6 s                                      26 s  → 2.3 s
+    1000    (IPM: out of reach) → 42 s, 0.7 GB                 14 s, 0.6 GB
+
+If output generation stops short of a certified optimum, the whole LP is
+solved as usual. For the whole LP by IPM, crossover stays on: without it the
+interior kernel spreads ~1e−9 mass over unused outputs; :func:`polish_kernel`
+removes that noise when the exact repair would stay tiny, else crossover runs.
+
+Column generation over rays (:func:`mechdesign.colgen.solve_colgen`) is exact
+too but tails off (100–200 rounds at N = 100), so ``auto`` does not use it.
 """
 from __future__ import annotations
 
