@@ -73,4 +73,12 @@ def render_result(result: DesignResult, width: int = 110) -> str:
     summary.add_row("time", f"{s.total_seconds:.3f} s (compile {s.compile_seconds:.3f}, solve {s.seconds:.3f}, "
                             f"certify {s.certify_seconds:.3f})")
     console.print(summary)
+    if cert is not None and getattr(cert, "bounds", None):
+        table = Table(title="bounds of the papers that apply to this kernel")
+        for col, just in [("bound", "left"), ("value", "right"), ("measured", "right"), ("holds", "center")]:
+            table.add_column(col, justify=just)
+        for b in cert.bounds:
+            table.add_row(str(b.get("name")), _fmt(b.get("value"), 8), _fmt(b.get("measured"), 8),
+                          "yes" if b.get("holds") else "NO")
+        console.print(table)
     return buf.getvalue()
