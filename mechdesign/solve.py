@@ -8,7 +8,7 @@ and row multipliers in one sign convention (c = Aᵀy + z), from which
 :func:`mechdesign.lp.dual_bound` computes a bound of its own.
 
 Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals);
-for large ones, interior point with crossover, except for the plain kernel LP
+for large ones, interior point with crossover; but at any size the plain kernel LP
 (the PML rows of Q_X(c) or LDP and an objective on K alone, recognised by its
 :class:`~mechdesign.colgen.KernelLayout`), which is solved by *output
 generation* (:func:`mechdesign.colgen.solve_output_generation`): a restricted
@@ -231,7 +231,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
 
     method = _method(lp, options)
     layout = _kernel_layout(lp)
-    if layout is not None and options.method == "auto" and method == "ipm":
+    if layout is not None and options.method == "auto":
         began = time.perf_counter()
         solution = _solve_output_generation(lp, layout, limit)
         if solution is not None:
