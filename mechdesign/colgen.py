@@ -1,4 +1,4 @@
-"""Column generation for kernel LPs whose only constraints are the (ε,𝒫)-PML ones.
+"""Column (and output) generation for kernel LPs whose only constraints are the (ε,𝒫)-PML ones.
 
 The LP built by :func:`mechdesign.compile.add_pml_kernel` for 𝒫 = Q_X(c)
 (c = 0: LDP) with an objective on K alone is
@@ -29,7 +29,13 @@ multiplier λ_y of the PML row (LP duality of the pricing problem), so that
 :func:`mechdesign.lp.dual_bound` re-derives the bound from the lifted LP itself
 without trusting this module.
 
-Dense rays would give the master N nonzeros per column; each ray is stored as
+Two loops use this. :func:`solve_output_generation` (what ``solve`` runs) keeps
+the lifted LP but only for a few outputs, adding the output with the most
+negative p_y each round: optimal kernels use few outputs, so this converges in
+a handful of rounds. :func:`solve_colgen` generates rays instead (a master with
+one column per ray); it is exact as well but tails off over hundreds of rounds.
+
+Dense rays would give the ray master N nonzeros per column; each ray is stored as
 base·1 + (sparse part) with one aggregate variable s = Σ_j θ_j base_j:
 
     s + Σ_j θ_j (r_j(x) − base_j) = 1   (x),     s − Σ_j θ_j base_j = 0.
