@@ -319,7 +319,7 @@ def run_bench(quick: bool = False, out: Path | str | None = None, config: Path |
         cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"--config: cannot read {cfg_path}: {exc.strerror or exc}") from None
-    out = Path(out) if out else ROOT / "benchmarks" / "results"
+    out = Path(out) if out else ROOT / "benchmarks" / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     t1, t2, t3 = cfg["t1"], cfg["t2"], cfg["t3"]
     steps = (len(t1["n"]) * len(t1["c_fractions"]) * len(t1["epsilons"]) + len(t2["n"]) + 2 * len(t3["n"])
@@ -383,6 +383,7 @@ def _cmd_bench(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("bench", help="regenerate the benchmark tables and figures (benchmarks/results/)")
     p.add_argument("--quick", action="store_true", help="small grids (configs/bench-quick.yaml), under 2 minutes")
-    p.add_argument("--out", metavar="DIR", help="output directory (default benchmarks/results/)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default benchmarks/results/, with --quick benchmarks/results/quick/)")
     p.add_argument("--config", metavar="FILE", help="grid file (default configs/bench.yaml)")
     p.set_defaults(func=_cmd_bench)
