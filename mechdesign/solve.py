@@ -312,7 +312,8 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
     problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
     method = _method(lp, options)
-    highs_opts = {"solver": method, "primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9,
+    highs_opts = {"threads": 2,  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+                  "solver": method, "primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9,
                   "presolve": "on" if options.presolve else "off"}
     if method == "ipm":
         highs_opts["run_crossover"] = "on"
