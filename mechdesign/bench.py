@@ -238,27 +238,37 @@ def figures(out: Path) -> list[str]:
     from . import bounds
 
     made = []
-    # F1: Corollaries 1-2 against sampled prior pairs in Q_X(c), Remark 2 extremal binary kernels.
+    # F1: the Dobrushin paper's Figure 1: Corollaries 1-2 against sampled prior pairs in Q_X(c) for the
+    # Example 2 kernels. (a) K1, N = 10, c = 0.05, eps = log(10/3): five rows (15/16, 1/16) and five rows
+    # (1/16, 15/16) (the printed 1/15 is a typo for 1/16); K1 is also log(15)-LDP, so Duchi et al.'s bound
+    # applies. (b) K2, N = 5, c = 0.1: the circulant kernel with three entries 1/3 per row.
     rng = np.random.default_rng(0)
-    n, eps, c = 4, 1.0, 0.1
+    K1 = np.array([[15 / 16, 1 / 16]] * 5 + [[1 / 16, 15 / 16]] * 5)
+    K2 = np.array([[1 / 3 if (j - i) % 5 in (0, 1, 2) else 0.0 for j in range(5)] for i in range(5)])
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for q in (1, 2):
-        K = np.array(bounds.remark2_kernel(eps, c, n, q))
-        tvs, kls, hs = [], [], []
-        for _ in range(400):
-            P, Q = (c + (1 - n * c) * rng.dirichlet(np.ones(n)) for _ in range(2))
+    panels = [(axes[0], K1, math.log(10 / 3), 0.05, "KL"), (axes[1], K2, math.log(10 / 3), 0.1, "H2")]
+    for ax, K, eps, c, what in panels:
+        n = K.shape[0]
+        tvs, vals = [], []
+        for _ in range(1000):
+            P, Q = (c + (1 - n * c) * rng.dirichlet(np.ones(n) * 0.3) for _ in range(2))
             a, b = P @ K, Q @ K
             tvs.append(0.5 * np.abs(P - Q).sum())
-            kls.append(float(np.sum(a * np.log(a / b))))
-            hs.append(float(np.sum((np.sqrt(a) - np.sqrt(b)) ** 2)))
-        axes[0].scatter(tvs, kls, s=4, label=f"Remark 2 kernel, q={q}")
-        axes[1].scatter(tvs, hs, s=4, label=f"Remark 2 kernel, q={q}")
-    tv = np.linspace(0, 1 - n * c, 50)
-    axes[0].plot(tv, [bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 1")
-    axes[1].plot(tv, [bounds.corollary2_hellinger_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 2")
-    axes[0].set(xlabel="TV(P, Q)", ylabel="KL(KP || KQ)", title=f"F1 KL, N={n}, eps={eps}, c={c}")
-    axes[1].set(xlabel="TV(P, Q)", ylabel="H^2(KP || KQ)", title="F1 squared Hellinger")
-    for ax in axes:
+            if what == "KL":
+                vals.append(float(np.sum(a * np.log(a / b))))
+            else:
+                vals.append(float(np.sum((np.sqrt(a) - np.sqrt(b)) ** 2)))
+        ax.scatter(tvs, vals, s=4, color="tab:blue", label="sampled P, Q in Q_X(c)")
+        tv = np.linspace(0, 1 - n * c, 50)
+        if what == "KL":
+            ax.plot(tv, [bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 1")
+            duchi = [bounds.duchi_kl_bound(math.log(15), t) for t in tv]
+            ax.plot(tv, duchi, "r--", label="Duchi et al. (log 15-LDP)")
+            ax.set_ylim(0, 1.3 * bounds.corollary1_kl_bound(eps, c, n, float(tv[-1])))
+            ax.set(xlabel="TV(P, Q)", ylabel="D(KP || KQ)", title="F1(a) K1, N=10, c=0.05, eps=log(10/3)")
+        else:
+            ax.plot(tv, [bounds.corollary2_hellinger_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 2")
+            ax.set(xlabel="TV(P, Q)", ylabel="H^2(KP || KQ)", title="F1(b) K2, N=5, c=0.1, eps=log(10/3)")
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "f1_corollaries.png", dpi=120)
@@ -367,7 +377,7 @@ def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: 
     lines += ["", "Figures: " + ", ".join(f"[{f}]({f})" for f in figs), "",
               "Times are wall clock on a machine shared with other jobs; `certified` is the exact check of "
               "the kernel as emitted (mechdesign: after its repair step; qif: as returned, no repair).", "",
-              "F1 uses the Remark 2 extremal binary kernels (N = 4) with prior pairs sampled in Q_X(c); "
+              "F1 uses the Example 2 kernels K1 and K2 of the Dobrushin paper with prior pairs sampled in Q_X(c); "
               "F2 takes Γ_min = 1/Γ_max for Example 12's Γ_max values; F3 plots Theorem 5's bounds for k-RR."]
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
