@@ -176,15 +176,7 @@ def exp_lower_bound(text: str, bits: int = 160) -> Fraction:
     exact = exp_exact(text)
     if exact is not None:
         return exact
-    iv = mpmath.iv
-    old = iv.prec
-    iv.prec = bits
-    try:
-        lower_raw = iv.exp(_interval(text, bits))._mpi_[0]  # exact lower endpoint
-    finally:
-        iv.prec = old
-    p, q = mpmath.libmp.to_rational(lower_raw)
-    value = Fraction(int(p), int(q))
+    value = _exp_endpoint(text, bits, 0)
     if value < 1:  # ε ≥ 0 is checked elsewhere; e^ε ≥ 1 always holds then
         value = Fraction(1)
     return value
@@ -195,14 +187,19 @@ def exp_upper_bound(text: str, bits: int = 160) -> Fraction:
     exact = exp_exact(text)
     if exact is not None:
         return exact
+    return _exp_endpoint(text, bits, 1)
+
+
+def _exp_endpoint(text: str, bits: int, end: int) -> Fraction:
+    """The lower (end = 0) or upper (end = 1) endpoint of the interval e^[ε], exactly."""
     iv = mpmath.iv
     old = iv.prec
     iv.prec = bits
     try:
-        upper_raw = iv.exp(_interval(text, bits))._mpi_[1]
+        raw = iv.exp(_interval(text, bits))._mpi_[end]
     finally:
         iv.prec = old
-    p, q = mpmath.libmp.to_rational(upper_raw)
+    p, q = mpmath.libmp.to_rational(raw)
     return Fraction(int(p), int(q))
 
 

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -122,6 +123,11 @@ def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
     if abs(total - 1) > SUM_TOLERANCE:
         raise ValueError(f"{what} must sum to 1 (within {SUM_TOLERANCE:g}), found sum {float(total):.12g}")
     return tuple(v / total for v in values)
+
+
+def _prior_choice(value):
+    """A prior given as a list is checked and divided by its exact sum; names pass through."""
+    return list(_distribution(value, "prior")) if isinstance(value, list) else value
 
 
 # ------------------------------------------------------------------ prior sets
@@ -237,7 +243,7 @@ class ExpectedLoss(_Model):
     kind: Literal["expected_loss"]
     loss: Union[NamedLoss, list[list[float]]] = "hamming"
     """hamming 1[x != y], absolute |x - y|, squared (x - y)^2 (x, y are indices), or an N x M matrix."""
-    prior: Union[Literal["uniform", "worst_case"], list[Rational]] = "uniform"
+    prior: Annotated[Union[Literal["uniform", "worst_case"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
     """The prior the loss is averaged under: a list of N masses, uniform, or worst_case over the prior set."""
 
     @field_validator("loss")
@@ -253,13 +259,6 @@ class ExpectedLoss(_Model):
                 raise ValueError("loss matrix entries must be finite")
         return loss
 
-    @field_validator("prior")
-    @classmethod
-    def _is_distribution(cls, prior):
-        if isinstance(prior, list):
-            return list(_distribution(prior, "prior"))
-        return prior
-
 
 class MutualInformation(_Model):
     """Maximise I(X;Y) = Σ_y μ(K(:,y)), μ(k) = Σ_x P(x) k_x log(k_x / P·k), under a prior P (nats).
@@ -268,15 +267,8 @@ class MutualInformation(_Model):
     (DESIGN.md §2; Grosse et al.; envelopes paper, Theorem 4)."""
 
     kind: Literal["mutual_information"]
-    prior: Union[Literal["uniform"], list[Rational]] = "uniform"
+    prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
     """The prior P of X: a list of N masses summing to 1, or uniform."""
-
-    @field_validator("prior")
-    @classmethod
-    def _is_distribution(cls, prior):
-        if isinstance(prior, list):
-            return list(_distribution(prior, "prior"))
-        return prior
 
 
 class AlphaF(_Model):
@@ -319,15 +311,8 @@ class BayesVulnerability(_Model):
     """Maximise the Bayes vulnerability V(K) = Σ_y max_x P(x) K_x(y) (one-guess success probability)."""
 
     kind: Literal["bayes_vulnerability"]
-    prior: Union[Literal["uniform"], list[Rational]] = "uniform"
+    prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
     """The prior P of X: a list of N masses summing to 1, or uniform."""
-
-    @field_validator("prior")
-    @classmethod
-    def _is_distribution(cls, prior):
-        if isinstance(prior, list):
-            return list(_distribution(prior, "prior"))
-        return prior
 
 
 SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
