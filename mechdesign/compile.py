@@ -154,7 +154,30 @@ def compile_dobrushin(spec: Spec) -> CompiledProblem:
     return CompiledProblem(lps=lps, kernel=K, labels=[f"{a},{c}" for a, c in pairs], note=note)
 
 
-COMPILERS = {"expected_loss": compile_expected_loss, "dobrushin": compile_dobrushin}
+def compile_bayes_vulnerability(spec: Spec) -> CompiledProblem:
+    """Maximise Bayes vulnerability V(K) = Σ_y max_x P(x) K_x(y) with M ≥ N outputs, as one LP.
+
+    Give each output y the guess g(y) = argmax_x P(x) K_x(y). Merging the outputs with the
+    same guess is post-processing (it keeps (ε,𝒫)-PML) and keeps V, so some optimal kernel has
+    N outputs, output x guessing symbol x, and then V(K) ≥ Σ_x P(x) K_xx with equality at the
+    optimum. Conversely any kernel's V equals Σ_x P(x) K'_xx for its merged kernel K'. Hence
+
+        max V(K) = max Σ_x P(x) K_xx   over (ε,𝒫)-PML kernels with M = N columns,
+
+    an LP (the complement of the Hamming-loss design under P), solved on the first N outputs;
+    outputs beyond N stay unused. The emitted kernel's V is evaluated directly.
+    """
+    n, m = spec.n, spec.m
+    prior = np.full(n, 1.0 / n) if spec.objective.prior == "uniform" else \
+        np.array([float(p) for p in spec.objective.prior])
+    b = LPBuilder()
+    K = add_pml_kernel(b, spec, n)
+    lp = b.build((np.diag(K), prior), sense=-1)
+    return CompiledProblem(lps=[lp], kernel=K, note="Bayes vulnerability as the LP max sum_x P(x) K_xx")
+
+
+COMPILERS = {"expected_loss": compile_expected_loss, "dobrushin": compile_dobrushin,
+             "bayes_vulnerability": compile_bayes_vulnerability}
 
 
 def compile_problem(spec: Spec) -> CompiledProblem:

@@ -211,7 +211,8 @@ def design(source: Any) -> DesignResult:
     """
     t0 = time.perf_counter()
     spec = load_spec(source)
-    if spec.objective.kind in SUBLINEAR_KINDS:  # extreme-ray LP / column generation (mechdesign.sublinear)
+    bayes_as_lp = spec.objective.kind == "bayes_vulnerability" and spec.m >= spec.n  # compile.py: exact LP
+    if spec.objective.kind in SUBLINEAR_KINDS and not bayes_as_lp:  # extreme-ray LP / column generation
         from .sublinear import design_sublinear
         return design_sublinear(spec)
     compiled = compile_problem(spec)

@@ -160,7 +160,8 @@ def test_spec_validation():
 def test_too_large_for_exact_is_a_clear_error():
     from mechdesign.errors import InputError
     with pytest.raises(InputError, match="column generation covers"):
-        design(spec(30, 1.0, {"kind": "simplex"}, {"kind": "bayes_vulnerability"}))
+        design(spec(30, 1.0, {"kind": "simplex"}, {"kind": "f_divergence", "f": "tv",
+                                                   "priors": [[1 / 30] * 30, [0.5] + [0.5 / 29] * 29]}))
 
 
 @pytest.mark.parametrize("eps", [0, 30, 800])
