@@ -35,6 +35,16 @@ def _cmd_solve(args) -> int:
     from .design import design
     from .report import render_result
 
+    if args.write_lp:
+        from .compile import compile_problem
+        from .solve import write_lp
+        from .spec import load_spec
+
+        compiled = compile_problem(load_spec(Path(args.spec)))
+        write_lp(compiled.lps[0], args.write_lp)
+        print(f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
+              + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
+        return EXIT_OK
     result = design(Path(args.spec))
     if args.json:
         _write(json.dumps(result.to_json(), indent=2) + "\n", args.output)
@@ -55,6 +65,7 @@ def _register_core(sub) -> None:
     p.add_argument("spec", help="path to a YAML spec (see problems/)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
     p.set_defaults(func=_cmd_solve)
     p = sub.add_parser("schema", help="print the JSON schema of a spec")
     p.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")

@@ -226,6 +226,43 @@ def _solve_output_generation(lp: LinearProgram, layout, limit: float | None) -> 
                       message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs")
 
 
+def _highs_model(lp: LinearProgram):
+    """The LP as a highspy ``HighsLp`` (column-wise matrix, infinite bounds as kHighsInf)."""
+    import highspy
+
+    model = highspy.HighsLp()
+    model.num_col_ = lp.num_cols
+    model.num_row_ = lp.num_rows
+    inf = highspy.kHighsInf
+    model.col_cost_ = lp.c
+    model.col_lower_ = np.where(np.isfinite(lp.col_lower), lp.col_lower, -inf)
+    model.col_upper_ = np.where(np.isfinite(lp.col_upper), lp.col_upper, inf)
+    model.row_lower_ = np.where(np.isfinite(lp.row_lower), lp.row_lower, -inf)
+    model.row_upper_ = np.where(np.isfinite(lp.row_upper), lp.row_upper, inf)
+    model.offset_ = lp.offset
+    A = lp.A.tocsc()
+    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    model.a_matrix_.start_ = A.indptr.astype(np.int32)
+    model.a_matrix_.index_ = A.indices.astype(np.int32)
+    model.a_matrix_.value_ = A.data
+    return model
+
+
+def write_lp(lp: LinearProgram, path: str) -> None:
+    """Write the LP without solving it, in the format the file name asks for (.lp or .mps)."""
+    import highspy
+
+    from .errors import InputError
+
+    if not str(path).lower().endswith((".lp", ".mps")):
+        raise InputError(f"--write-lp: the file name must end in .lp or .mps, found {path}")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(_highs_model(lp))
+    if h.writeModel(str(path)) == highspy.HighsStatus.kError:  # kWarning: written, e.g. without names
+        raise InputError(f"--write-lp: HiGHS could not write {path}")
+
+
 def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
     import highspy
 
@@ -249,21 +286,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     h.setOptionValue("threads", 2)
     if limit is not None:
         h.setOptionValue("time_limit", float(limit))
-    model = highspy.HighsLp()
-    model.num_col_ = lp.num_cols
-    model.num_row_ = lp.num_rows
-    inf = highspy.kHighsInf
-    model.col_cost_ = lp.c
-    model.col_lower_ = np.where(np.isfinite(lp.col_lower), lp.col_lower, -inf)
-    model.col_upper_ = np.where(np.isfinite(lp.col_upper), lp.col_upper, inf)
-    model.row_lower_ = np.where(np.isfinite(lp.row_lower), lp.row_lower, -inf)
-    model.row_upper_ = np.where(np.isfinite(lp.row_upper), lp.row_upper, inf)
-    model.offset_ = lp.offset
-    A = lp.A.tocsc()
-    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_ = A.indptr.astype(np.int32)
-    model.a_matrix_.index_ = A.indices.astype(np.int32)
-    model.a_matrix_.value_ = A.data
+    model = _highs_model(lp)
     start = time.perf_counter()
     h.passModel(model)
     h.run()

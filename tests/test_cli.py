@@ -66,3 +66,19 @@ def test_bad_spec_via_subprocess_exits_2_with_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "prior_set.c" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_write_lp_writes_the_compiled_lp_without_solving(tmp_path, capsys):
+    import highspy
+
+    path = tmp_path / "theorem1.mps"
+    assert main(["solve", str(THEOREM1), "--write-lp", str(path)]) == 0
+    assert capsys.readouterr().out == ""
+    # an independent solve of the written file gives Theorem 1's value (the file minimises -eta)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 2)  # one HiGHS thread count per process (mechdesign.solve uses 2)
+    h.readModel(str(path))
+    h.run()
+    assert -h.getInfo().objective_function_value == pytest.approx(0.875, abs=1e-9)
+    assert main(["solve", str(THEOREM1), "--write-lp", str(tmp_path / "x.txt")]) == 2
