@@ -33,16 +33,21 @@ belongs to a family indexed by a set A: two-level r = m_q + (1 − m_q)1_A with
 |A| = q, or r = 1_A + w e_j with |A| = a, j ∉ A. On a family μ(r) − λ·r is
 F(P(A)) − β λ(A) + const with F concave (MI = Σ P_x r_x log r_x − s log s,
 s = P·r, and the first term is linear in 1_A), so pricing is a
-concave-over-subsets problem. Candidates: the vertices of the lower hull of
-{(P(A), λ(A))}, which are the top-q sets of s·P_x − λ_x over all s (O(N²)
-orderings). Certified bound: relax 1_A to a ∈ [0,1]^N with Σa = q; the relaxed
-points are still in C, the formula over-estimates μ there (x log x is convex),
-and its maximum is found on the edges of that lower hull (a 1-D concave
-maximisation per edge). For a uniform P the relaxation is exact (P(A) = q/N
-is fixed in a family) and the gap closes to ~1e-14 at N = 50. For a non-uniform
-P the pricing problem is NP-hard in general (it contains subset sum) and the
-relaxation leaves a certified gap of about 0.2–0.5 % relative at N = 20–50 (measured),
-so such designs are reported as ``suboptimal`` with that gap. Other objectives
+concave-over-subsets problem, solved by branch and bound (:func:`_price_exact`):
+nodes fix items in or out of A; a node's bound is the Lagrangian relaxation of
+U = P(A) (for every slope s: sup_X[F − βs X] + β·(top-k of s·P_x − λ_x)), which equals
+the maximum over the convex hull of the node and is valid at every s evaluated;
+branching splits the hull edge holding the relaxed optimum; items with equal
+(P_x, λ_x) are interchangeable ("out" drops the whole class). Each round prices
+the hull vertices met at the roots first; only when none improves are the families
+searched, in order of their root bound, for rays above max(floor, ½·best so far),
+with floor = tol·|value|/N, so the certificate is g ≤ max(best, cut, open nodes' bounds).
+Past :data:`PRICE_NODE_LIMIT` nodes a family keeps the bounds of its open nodes
+(the relaxation at worst): the bound stays valid, only looser. For a uniform P the
+root relaxation is already exact. For a non-uniform P the pricing is NP-hard in
+general (subset sum): measured at N = 50 (Dirichlet prior) the gap closes to
+1e-7 relative in some settings (ε = 3, c = 0.9/N: 6 s) but the 60 s budget still
+ends others at 1e-6–1e-3 relative, reported as ``suboptimal``. Other objectives
 and prior sets past the exact threshold are refused with a clear error.
 """
 from __future__ import annotations
@@ -68,6 +73,10 @@ EXACT_MAX_RAYS = 120_000
 CG_MAX_ITERATIONS = 200
 CG_TIME_LIMIT = 60.0
 """Seconds of column generation when solver.time_limit is unset (the bound stays valid when it stops early)."""
+PRICE_NODE_LIMIT = 300
+"""Branch-and-bound nodes per ray family and pricing round; past it the relaxation bound of the open nodes is used."""
+PRICE_SHARE = 0.5
+"""A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
 
 
 # ------------------------------------------------------------------ utilities μ
@@ -175,6 +184,8 @@ def ray_lp(R: np.ndarray, mu: np.ndarray, options):
     theta = b.variables("theta", (r,), lower=0.0)  # no upper bound: the duals must satisfy λ·r ≥ μ(r)
     b.rows(np.broadcast_to(theta, (n, r)), R.T, 1.0, 1.0)
     lp = b.build((theta, mu), sense=-1)
+    if options.method == "auto":   # N rows, many columns: simplex (interior point is far slower here)
+        options = options.model_copy(update={"method": "simplex"})
     sol = solve_lp(lp, options)
     if sol.x is None or sol.row_dual is None or sol.status is not Status.OPTIMAL:
         return None, None, None, sol, lp
@@ -228,117 +239,218 @@ def _families(spec: Spec):
     return fams
 
 
-def _orderings(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Orderings of the indices by decreasing s·u − v, one per cell of s ∈ R (plus s = ±∞)."""
-    du = u[:, None] - u[None, :]
-    dv = v[:, None] - v[None, :]
-    iu = np.triu_indices(len(u), 1)
-    mask = np.abs(du[iu]) > 1e-15
-    s = np.unique(dv[iu][mask] / du[iu][mask])
-    if s.size:
-        mids = np.concatenate([[s[0] - 1.0 - abs(s[0])], (s[:-1] + s[1:]) / 2, [s[-1] + 1.0 + abs(s[-1])]])
-    else:
-        mids = np.array([0.0])
-    scores = mids[:, None] * u[None, :] - v[None, :]
-    big = 1e6 * (1 + np.abs(v).max())
-    extra = np.vstack([big * u - v, -big * u - v])  # s = ±∞ with ties broken by −v
-    scores = np.vstack([scores, extra])
-    return np.unique(np.argsort(-scores, axis=1, kind="stable"), axis=0)
+class _Family:
+    """One ray family as a subset problem: over sets A of the free items with |A| = k, maximise
+
+        F(A) = C + D·U − h(α + γ·U) − β·V,   U = P(A),  V = λ(A),  h(s) = s log s,
+
+    concave in U and linear in V; the reduced value (μ(r) − λ·r)/(1·r) of the ray is F(A)/norm.
+
+    * 'two'  (r = m + (1 − m)1_A, |A| = q):  C = m log m − mΣλ, D = −m log m, α = m, γ = β = 1 − m,
+      norm = q + (N − q)m;
+    * 'zero' (r = 1_A + w e_j, j ∉ A):       C = P_j w log w − wλ_j, D = 0, α = wP_j, γ = β = 1,
+      norm = |A| + w (items: all x ≠ j).
+    """
+
+    def __init__(self, P, lam, kind, size, level, j=None):
+        n = len(P)
+        self.kind, self.size, self.level, self.j = kind, size, level, j
+        self.free = np.arange(n) if j is None else np.delete(np.arange(n), j)
+        self.u, self.v = P[self.free], lam[self.free]
+        self.k = size
+        if kind == "two":
+            m = level
+            mlogm = m * math.log(m) if m > 0 else 0.0
+            self.C, self.D, self.alpha, self.gamma, self.beta = mlogm - m * float(lam.sum()), -mlogm, m, 1 - m, 1 - m
+            self.norm = size + (n - size) * m
+        else:
+            w = level
+            self.C = (P[j] * w * math.log(w) if w > 0 else 0.0) - w * float(lam[j])
+            self.D, self.alpha, self.gamma, self.beta = 0.0, w * float(P[j]), 1.0, 1.0
+            self.norm = size + w
+
+    def value(self, U, V):
+        s = self.alpha + self.gamma * U
+        h = s * math.log(s) if s > 0 else 0.0
+        return self.C + self.D * U - h - self.beta * V
+
+    def s_root(self, X):
+        """The slope s whose tangent problem sup_X' [φ(X') − βsX'] is solved at X' = X."""
+        sh = max(self.alpha + self.gamma * X, 1e-300)
+        return (self.D - self.gamma * (math.log(sh) + 1.0)) / self.beta
+
+    def x_star(self, s):
+        """The maximiser of φ(X) − βsX, φ(X) = C + D·X − h(α + γX)."""
+        t = (self.D - self.beta * s) / self.gamma - 1.0
+        return (math.exp(min(t, 700.0)) - self.alpha) / self.gamma
+
+    def conj(self, s, U0):
+        """sup over X of φ(X) − βs(X − U0) (+∞ on overflow: still a valid upper bound)."""
+        t = (self.D - self.beta * s) / self.gamma - 1.0
+        if t > 700:
+            return math.inf
+        sh = math.exp(t)
+        X = (sh - self.alpha) / self.gamma
+        return self.C + (self.D - self.beta * s) * X - sh * t + self.beta * s * U0
 
 
-def _golden_max(fun, lo: np.ndarray, hi: np.ndarray, iters: int = 80) -> np.ndarray:
-    """Vectorised golden-section maximisation of concave 1-D functions on [lo, hi]."""
-    g = (math.sqrt(5) - 1) / 2
-    a, b = lo.copy(), hi.copy()
-    x1, x2 = b - g * (b - a), a + g * (b - a)
-    f1, f2 = fun(x1), fun(x2)
-    for _ in range(iters):
-        left = f1 >= f2
-        b = np.where(left, x2, b)
-        a = np.where(left, a, x1)
-        nx1, nx2 = b - g * (b - a), a + g * (b - a)
-        x1, x2 = np.where(left, nx1, x2), np.where(left, x1, nx2)
-        f1n, f2n = fun(x1), fun(x2)
-        f1, f2 = np.where(left, f1n, f2), np.where(left, f1, f2n)
-    return np.maximum(np.maximum(fun(lo), fun(hi)), np.maximum(f1, f2))
+def _node_bound(fam: _Family, u, v, k, U0, V0, found):
+    """Upper bound of F over a node: items with sums U0, V0 fixed in, choose k more of (u, v).
 
+    Lagrangian relaxation of U = u·t: for EVERY slope s,
+        F ≤ L(s) = sup_X[φ(X) − βs(X − U0)] − βV0 + β·(sum of the k largest s·u_x − v_x),
+    and min_s L(s) is the maximum of F over the convex hull of the node (|A| = k relaxed to
+    t ∈ [0,1], Σt = k). The returned bound is the smallest L evaluated, so it is valid whatever the
+    search does; s is driven to the minimiser by Newton steps from both ends of a bracket
+    [s_a, s_b] (L' ≤ 0 at s_a, ≥ 0 at s_b) and by the breakpoint of the last single swap.
 
-def _price_family(P, lam, kind, size, level, j=None):
-    """Candidate sets (rows of 0/1 over the free indices) and the relaxed upper bound of
-    (μ(r) − λ·r)/(1·r) over the family. ``j`` is the w-index of a 'zero' family."""
-    n = len(P)
-    free = np.arange(n) if j is None else np.delete(np.arange(n), j)
-    u, v = P[free], lam[free]
-    if kind == "two":
-        m = level
-        beta = 1 - m
-        norm = size + (n - size) * m
+    Returns (ub, branch, theta, integral): ``integral`` when the relaxed optimum is a set (then
+    ub is its value up to rounding); otherwise ``branch`` is an item (index into u) that splits the
+    hull edge containing it and theta its relaxed weight. Each top-k set met is passed to
+    ``found(mask, F value)``.
+    """
+    nf = len(u)
+    if k <= 0 or k >= nf:
+        mask = np.full(nf, k >= nf)
+        val = fam.value(U0 + float(u[mask].sum()), V0 + float(v[mask].sum()))
+        found(mask, val)
+        return val, None, 0.0, True
+    beta = fam.beta
+    base = -beta * V0
 
-        def F(U, V):
-            s = m + beta * U
-            return (1 - U) * m * math.log(m) - s * np.log(s) - beta * V - m * lam.sum()
-    else:
-        w = level
-        norm = size + w
-        Pj, lj = P[j], lam[j]
+    def topk(s):
+        sc = s * u - v
+        idx = np.argpartition(-sc, k - 1)[:k]
+        mask = np.zeros(nf, bool)
+        mask[idx] = True
+        Us, Vs = float(u[idx].sum()), float(v[idx].sum())
+        found(mask, fam.value(U0 + Us, V0 + Vs))
+        return mask, Us, Vs, float(sc[idx].sum())
 
-        def F(U, V):
-            s = U + w * Pj
-            pj = Pj * w * math.log(w) if w > 0 else 0.0
-            return pj - np.where(s > 0, s * np.log(np.where(s > 0, s, 1.0)), 0.0) - V - w * lj
-    orders = _orderings(u, v)
-    top = orders[:, :size]
-    Us, Vs = u[top].sum(axis=1), v[top].sum(axis=1)
-    vals = F(Us, Vs)
-    # lower hull of {(U, V)}: vertices sorted by U; relax along its edges
-    order = np.lexsort((Vs, Us))
-    Us_s, Vs_s = Us[order], Vs[order]
-    hull = []
-    for i in range(len(Us_s)):
-        p = (Us_s[i], Vs_s[i])
-        while len(hull) >= 2:
-            (x1, y1), (x2, y2) = hull[-2], hull[-1]
-            if (x2 - x1) * (p[1] - y1) - (y2 - y1) * (p[0] - x1) <= 0:
-                hull.pop()
-            else:
-                break
-        if hull and abs(hull[-1][0] - p[0]) < 1e-15:
+    def L(s, top):
+        return fam.conj(s, U0) + base + beta * top
+
+    us = np.sort(u)
+    s_a = fam.s_root(U0 + float(us[-k:].sum()))   # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
+    s_b = fam.s_root(U0 + float(us[:k].sum()))    # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
+    A, B = topk(s_a), topk(s_b)
+    best = min(L(s_a, A[3]), L(s_b, B[3]))
+    for _ in range(80):
+        if np.array_equal(A[0], B[0]):
+            s = fam.s_root(U0 + A[1])
+            C = topk(s)
+            return min(best, L(s, C[3])), None, 0.0, True
+        moved = False
+        tA = fam.s_root(U0 + A[1])   # the root of L' if the set stayed A (s* ≤ tA)
+        if s_a < tA < s_b:
+            C = topk(tA)
+            best = min(best, L(tA, C[3]))
+            if np.array_equal(C[0], A[0]):
+                return best, None, 0.0, True
+            s_b, B, moved = tA, C, True
+        tB = fam.s_root(U0 + B[1])   # s* ≥ tB
+        if s_a < tB < s_b:
+            C = topk(tB)
+            best = min(best, L(tB, C[3]))
+            if np.array_equal(C[0], B[0]):
+                return best, None, 0.0, True
+            s_a, A, moved = tB, C, True
+        if np.array_equal(A[0], B[0]):
             continue
-        hull.append(p)
-    H = np.array(hull)
-    relaxed = float(vals.max())
-    if len(H) >= 2:
-        x1, y1, x2, y2 = H[:-1, 0], H[:-1, 1], H[1:, 0], H[1:, 1]
-        slope = (y2 - y1) / (x2 - x1)
-        best = _golden_max(lambda U: F(U, y1 + slope * (U - x1)), x1, x2)
-        relaxed = max(relaxed, float(best.max()))
-    # improve the best few candidates by single swaps (x in A, x' not in A)
-    extra_sets, extra_vals = [], []
-    if 0 < size < len(free):
-        for i in np.argsort(-vals)[:3]:
-            inside = np.zeros(len(free), bool)
-            inside[top[i]] = True
-            cur = float(vals[i])
-            for _ in range(4 * len(free)):
-                ins, outs = np.flatnonzero(inside), np.flatnonzero(~inside)
-                U = u[inside].sum() - u[ins][:, None] + u[outs][None, :]
-                V = v[inside].sum() - v[ins][:, None] + v[outs][None, :]
-                cand = F(U, V)
-                k = np.unravel_index(np.argmax(cand), cand.shape)
-                if cand[k] <= cur + 1e-15:
-                    break
-                cur = float(cand[k])
-                inside[ins[k[0]]], inside[outs[k[1]]] = False, True
-            if cur > vals[i]:
-                extra_sets.append(np.flatnonzero(inside))
-                extra_vals.append(cur)
-    sets = np.zeros((len(top) + len(extra_sets), n))
-    np.put_along_axis(sets[:len(top)], free[top], 1.0, axis=1)
-    for i, idx in enumerate(extra_sets):
-        sets[len(top) + i, free[idx]] = 1.0
-    vals = np.concatenate([vals, extra_vals])
-    relaxed = max(relaxed, float(vals.max()))
-    return sets, vals / norm, relaxed / norm
+        diff = np.flatnonzero(A[0] != B[0])
+        if len(diff) == 2:
+            i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])   # i ∈ B∖A, jj ∈ A∖B
+            if u[i] != u[jj]:
+                s_x = float((v[i] - v[jj]) / (u[i] - u[jj]))
+                if s_a <= s_x <= s_b:
+                    C = topk(s_x)
+                    top = max(C[3], s_x * A[1] - A[2], s_x * B[1] - B[2])
+                    best = min(best, L(s_x, top))
+                    X = fam.x_star(s_x) - U0
+                    if A[1] <= X <= B[1]:   # L' changes sign at the breakpoint: fractional optimum
+                        return best, int(i), (X - A[1]) / (B[1] - A[1]), False
+                    continue   # the root is inside A's or B's piece: the Newton steps find it next
+        if not moved:
+            s = 0.5 * (s_a + s_b)
+            if not (s_a < s < s_b):
+                break
+            C = topk(s)
+            best = min(best, L(s, C[3]))
+            if C[1] >= fam.x_star(s) - U0:
+                s_b, B = s, C
+            else:
+                s_a, A = s, C
+    diff = np.flatnonzero(A[0] != B[0])
+    if len(diff) == 0:
+        return best, None, 0.0, True
+    i = next((int(d) for d in diff if B[0][d]), int(diff[0]))
+    return best, i, 0.5, False
+
+
+def _price_exact(fam: _Family, prune: float, node_limit: int, keep: int = 3):
+    """Branch and bound for max_A F(A)/norm over the family (exact up to rounding).
+
+    Nodes fix items in or out; the bound of a node is :func:`_node_bound`; branching is on an item
+    of the hull edge holding the relaxed optimum, depth first toward the larger relaxed weight;
+    nodes with bound ≤ max(prune, incumbent) are cut. Returns (sets, values, certified, root, nodes):
+    up to ``keep`` best sets (index arrays) with value > prune, and ``certified`` ≥ max_A F(A)/norm,
+    namely max(incumbent, prune, bounds of nodes found integral) when the search finishes, else
+    also the bounds of the nodes left open (the relaxation bound at worst).
+    """
+    norm = fam.norm
+    prune_f = prune * norm
+    best = {"val": -math.inf}
+    pool: dict = {}
+    ctx = {"idx": None, "fixed": None}
+
+    def found(mask, val):
+        if val > best["val"]:
+            best["val"] = val
+        if val > prune_f:
+            key = tuple(sorted(ctx["fixed"] + fam.free[ctx["idx"][mask]].tolist()))
+            if key not in pool:
+                pool[key] = val
+                if len(pool) > 4 * keep:
+                    for kk in sorted(pool, key=pool.get)[:len(pool) - 2 * keep]:
+                        del pool[kk]
+
+    nf = len(fam.u)
+    group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
+    stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [])]
+    cert = -math.inf
+    nodes = 0
+    root = None
+    while stack:
+        parent_ub, idx, k, U0, V0, fixed = stack.pop()
+        if root is not None and parent_ub <= max(prune_f, best["val"]):
+            continue
+        if root is not None and nodes >= node_limit:
+            stack.append((parent_ub, idx, k, U0, V0, fixed))
+            cert = max(cert, max(s[0] for s in stack))
+            break
+        nodes += 1
+        ctx["idx"], ctx["fixed"] = idx, fixed
+        ub, br, theta, integral = _node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found)
+        if root is None:
+            root = ub
+        if ub <= max(prune_f, best["val"]):
+            continue
+        if integral or br is None:
+            cert = max(cert, ub)
+            continue
+        item = int(idx[br])
+        rest = np.delete(idx, br)
+        child_in = (ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])])
+        # items with the same (P_x, λ_x) are interchangeable: "item out" drops its whole class
+        child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed)
+        if theta >= 0.5:
+            stack += [child_out, child_in]
+        else:
+            stack += [child_in, child_out]
+    certified = max(cert, best["val"], prune_f) / norm
+    keys = sorted(pool, key=pool.get, reverse=True)[:keep]
+    sets = [np.array(kk, int) for kk in keys]
+    return sets, np.array([pool[kk] / norm for kk in keys]), certified, root / norm, nodes
 
 
 def _family_rays(sets: np.ndarray, kind: str, level: float, j=None) -> np.ndarray:
@@ -349,11 +461,18 @@ def _family_rays(sets: np.ndarray, kind: str, level: float, j=None) -> np.ndarra
     return R / R.max(axis=1, keepdims=True)
 
 
+def _indicator(sets, n: int) -> np.ndarray:
+    S = np.zeros((len(sets), n))
+    for i, idx in enumerate(sets):
+        S[i, idx] = 1.0
+    return S
+
+
 def _cyclic(n: int, pattern: np.ndarray) -> np.ndarray:
     return np.array([np.roll(pattern, s) for s in range(n)])
 
 
-def design_column_generation(spec: Spec, tol: float = 1e-9) -> RayDesign:
+def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
     """(P) by column generation for mutual information over min_mass / simplex (module docstring)."""
     t0 = time.perf_counter()
     n = spec.n
@@ -375,32 +494,58 @@ def design_column_generation(spec: Spec, tol: float = 1e-9) -> RayDesign:
     R = np.unique(np.vstack(start), axis=0)
     it = 0
     best_bound = math.inf
+    nodes_total, open_families = 0, 0
     while True:
         it += 1
         mu = mu_fn(R)
         theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
         if theta is None:
             return RayDesign(R, None, None, None, None, "column generation", it, time.perf_counter() - t0)
-        new, g_relax, g_exact = [], -math.inf, -math.inf
-        for kind, size, level in fams:
-            for j in ([None] if kind == "two" else range(n)):
-                sets, vals, relaxed = _price_family(P, lam, kind, size, level, j)
-                g_relax = max(g_relax, relaxed)
-                g_exact = max(g_exact, float(vals.max()))
-                good = np.argsort(-vals)[:5]
-                good = good[vals[good] > tol]
-                if good.size:
-                    new.append(_family_rays(sets[good], kind, level, j))
-        bound = _pricing_bound(lam, g_relax, n)
-        best_bound = min(best_bound, bound)
+        # exact pricing: families in decreasing order of their relaxation bound; a family is searched
+        # only for values above max(tol, PRICE_SHARE · best value found so far), which keeps the
+        # certificate valid (g ≤ max(best, cut)) and spends the search on the most violated rays
+        items = [_Family(P, lam, kind, size, level, j)
+                 for kind, size, level in fams for j in ([None] if kind == "two" else range(n))]
+        new, g_cert, g_best = [], -math.inf, -math.inf
+        floor = tol * max(abs(value), 1e-6) / n   # N·floor: the gap left when no ray prices above it
         out_of_time = time.perf_counter() - t0 > (spec.solver.time_limit or CG_TIME_LIMIT)
+        roots, cheap = [], []
+        for fam in items:   # root bounds, and the sets met computing them (vertices of the hull)
+            sets, vals, cert, root, nodes = _price_exact(fam, floor, 1)
+            roots.append(root)
+            if len(vals):
+                cheap.append(_family_rays(_indicator(sets, n), fam.kind, fam.level, fam.j))
+        if cheap and not out_of_time:   # improving rays without search: certify with the root bounds
+            g_cert = max(roots)
+            items = []
+            new = cheap
+        open_families = 0
+        for f in (np.argsort(roots)[::-1] if items else []):
+            fam = items[f]
+            cut = max(floor, PRICE_SHARE * g_best)
+            if roots[f] <= cut:
+                g_cert = max(g_cert, roots[f])
+                continue
+            limit = 1 if out_of_time else PRICE_NODE_LIMIT
+            sets, vals, cert, root, nodes = _price_exact(fam, cut, limit)
+            nodes_total += nodes
+            open_families += cert > max(cut, vals.max() if len(vals) else -math.inf) * (1 + 1e-12) + 1e-15
+            g_cert = max(g_cert, cert)
+            if len(vals):
+                g_best = max(g_best, float(vals.max()))
+                new.append(_family_rays(_indicator(sets, n), fam.kind, fam.level, fam.j))
+        bound = _pricing_bound(lam, g_cert, n)
+        best_bound = min(best_bound, bound)
         if not new or best_bound - value <= tol * max(1.0, abs(value)) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         before = len(R)
         R = np.unique(np.vstack([R] + new), axis=0)
         if len(R) == before:
             break
-    return RayDesign(R, theta, lam, value, best_bound, "column generation (relaxation-certified pricing)", it,
+    method = "column generation (exact pricing by branch and bound)"
+    if open_families:
+        method += f"; node limit hit in {open_families} families (relaxation bound used there)"
+    return RayDesign(R, theta, lam, value, best_bound, method, it,
                      time.perf_counter() - t0, (lp.num_rows, lp.num_cols, lp.A.nnz))
 
 

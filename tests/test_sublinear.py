@@ -131,6 +131,35 @@ def test_column_generation_agrees_with_exact(n, c_num, eps, seed):
     assert cg.value >= ex.value * (1 - 1e-2)
 
 
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(3, 8), c_num=st.integers(0, 9), eps=st.floats(0.2, 3.0), seed=st.integers(0, 1000),
+       dirichlet=st.booleans())
+def test_column_generation_nonuniform_prior_is_exact(n, c_num, eps, seed, dirichlet):
+    # exact pricing (branch and bound over the items of each ray family): column generation reaches
+    # the optimum of the extreme-ray LP and certifies it (value and bound both within 1e-6 relative)
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(n)) + 0.01 if dirichlet else rng.integers(1, 10, n).astype(float)
+    P = (P / P.sum()).round(6)
+    P[-1] = 1 - P[:-1].sum()
+    c = Fraction(c_num, 10 * n)
+    s = spec_from_dict(spec(n, eps, {"kind": "min_mass", "c": str(c)}, {"kind": "mutual_information", "prior": P.tolist()}))
+    ex, cg = design_exact(s), design_column_generation(s)
+    assert cg.value <= ex.value + 1e-9
+    assert cg.value >= ex.value * (1 - 1e-6)
+    assert ex.value - 1e-9 <= cg.bound <= ex.value * (1 + 1e-6) + 1e-12
+
+
+def test_column_generation_nonuniform_prior_n50_gap():
+    n = 50
+    P = np.random.default_rng(0).dirichlet(np.full(n, 2.0)).round(8)
+    P[-1] = 1 - P[:-1].sum()
+    r = design(spec(n, 3.0, {"kind": "min_mass", "c": 0.9 / n}, {"kind": "mutual_information", "prior": P.tolist()}))
+    assert "column generation" in r.solve.method
+    assert r.status.value == "optimal"
+    assert r.certificate.gap <= 1e-6 * r.objective
+    assert_certified(r)
+
+
 def test_column_generation_uniform_prior_n50_gap():
     r = design(spec(50, 1.0, {"kind": "min_mass", "c": 0.01}, {"kind": "mutual_information"}))
     assert r.status.value == "optimal"
