@@ -29,16 +29,11 @@ multiplier λ_y of the PML row (LP duality of the pricing problem), so that
 :func:`mechdesign.lp.dual_bound` re-derives the bound from the lifted LP itself
 without trusting this module.
 
-Two loops use this. :func:`solve_output_generation` (what ``solve`` runs) keeps
-the lifted LP but only for a few outputs, adding the output with the most
-negative p_y each round: optimal kernels use few outputs, so this converges in
-a handful of rounds. :func:`solve_colgen` generates rays instead (a master with
-one column per ray); it is exact as well but tails off over hundreds of rounds.
-
-Dense rays would give the ray master N nonzeros per column; each ray is stored as
-base·1 + (sparse part) with one aggregate variable s = Σ_j θ_j base_j:
-
-    s + Σ_j θ_j (r_j(x) − base_j) = 1   (x),     s − Σ_j θ_j base_j = 0.
+:func:`solve_output_generation` (what ``solve`` runs) keeps the lifted LP but
+only for a few outputs, adding the output with the most negative p_y each
+round: optimal kernels use few outputs, so this converges in a handful of
+rounds. (Generating rays instead, a master with one column per ray, was tried:
+exact as well, but it tails off over hundreds of rounds, 14–35 s at N = 100.)
 """
 from __future__ import annotations
 
@@ -48,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["KernelLayout", "price", "solve_colgen", "solve_output_generation", "full_row_dual"]
+__all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
 
 @dataclass(frozen=True)
@@ -121,54 +116,6 @@ def price(W: np.ndarray, c: float, E: float) -> Priced:
     return Priced(value=value, order=order, q=qq, base=base, frac=frac)
 
 
-def _rays(pr: Priced, ys: np.ndarray, n: int):
-    """Sparse parts (r − base) of the priced rays of outputs ``ys``: (starts, rows, values, base)."""
-    idx, vals, starts = [], [], [0]
-    for y in ys:
-        q = int(pr.q[y])
-        b = float(pr.base[y])
-        rows = pr.order[:q, y]
-        v = np.full(q, 1.0 - b)
-        if q < n and pr.frac[y] != b:
-            rows = np.append(rows, pr.order[q, y])
-            v = np.append(v, float(pr.frac[y]) - b)
-        idx.append(rows)
-        vals.append(v)
-        starts.append(starts[-1] + rows.size)
-    return np.array(starts[:-1]), np.concatenate(idx), np.concatenate(vals), pr.base[ys]
-
-
-def _ray_values(W: np.ndarray, rays, n: int, m: int) -> np.ndarray:
-    """w_y·r_y for one ray per output y (rays as returned by :func:`_rays` for y = 0..M−1)."""
-    starts, rows, vals, base = rays
-    counts = np.diff(np.append(starts, rows.size))
-    ycol = np.repeat(np.arange(m), counts)
-    out = base * W.sum(axis=0)
-    np.add.at(out, ycol, W[rows, ycol] * vals)
-    return out
-
-
-def _seed_sizes(n: int) -> list[int]:
-    """q = 1, 2, 4, … < N: a logarithmic ladder of support sizes."""
-    return [1 << k for k in range(max(n.bit_length() - 1, 0)) if (1 << k) < n]
-
-
-def seed_rays(C: np.ndarray, c: float, E: float, q: int):
-    """At every output y, the two-level (or zero-one) point of 𝒦 whose q entries at 1 are the
-    q rows with the smallest cost C(x,y) (a neighbourhood of y for a distance loss).
-
-    Starting the master from these instead of constant columns only alone avoids long
-    runs of degenerate pivots; any points of 𝒦 are valid starting columns.
-    """
-    n, m = C.shape
-    order = np.argsort(C, axis=0, kind="stable")[:q]
-    base = max((E - c * q) / (1.0 - c * q), 0.0) if c * q < 1 else 0.0
-    starts = np.arange(m) * q
-    rows = order.T.ravel()
-    return starts, rows, np.full(rows.size, 1.0 - base), np.full(m, base)
-
-
-# ------------------------------------------------------------ dual multipliers
 def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
     """A multiplier λ_y ≥ 0 of the PML row per column that (nearly) maximises the Lagrangian
 
@@ -244,121 +191,6 @@ class ColgenResult:
     status: str
 
 
-def solve_colgen(lp, layout: KernelLayout, *, time_limit: float | None = None, tolerance: float = 1e-10,
-                 max_rounds: int = 2000, threads: int = 2, verbose: bool = False,
-                 smoothing: float = 0.8) -> ColgenResult:
-    """Solve the lifted kernel LP ``lp`` (described by ``layout``) by column generation.
-
-    ``tolerance`` is the relative gap (master value − Lagrangian bound) at which to stop.
-    """
-    import highspy
-
-    start = time.perf_counter()
-    n, m = layout.K.shape
-    C = lp.c[layout.K]
-    E, c = layout.scale, layout.c
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")         # keep the basis between rounds (warm start)
-    h.setOptionValue("simplex_strategy", 4)     # primal simplex: new columns keep the basis primal feasible
-    h.setOptionValue("threads", threads)
-    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
-    inf = highspy.kHighsInf
-    # rows 0..N-1: s + Σ θ (r − base) = 1;  row N: s − Σ θ base = 0
-    h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-    h.addRows(1, np.zeros(1), np.zeros(1), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-    h.addCols(1, np.zeros(1), np.array([-inf]), np.array([inf]), n + 1,
-              np.zeros(1, np.int32), np.arange(n + 1, dtype=np.int32), np.ones(n + 1))
-    ray_y: list[np.ndarray] = []
-    ray_data: list[tuple] = []
-
-    def add(ys, starts, rows, vals, base):
-        k = ys.size
-        # cost of ray j = C(:,y)·r = base Σ_x C(x,y) + Σ_sparse C(x,y)(r − base)
-        cost = base * C[:, ys].sum(axis=0)
-        ycol = np.repeat(ys, np.diff(np.append(starts, rows.size)))
-        np.add.at(cost, np.repeat(np.arange(k), np.diff(np.append(starts, rows.size))), C[rows, ycol] * vals)
-        # append the base entry (row N) to every column
-        counts = np.diff(np.append(starts, rows.size))
-        new_starts = np.concatenate([[0], np.cumsum(counts + 1)[:-1]])
-        ind = np.empty(rows.size + k, np.int32)
-        val = np.empty(rows.size + k)
-        for j in range(k):  # small loop over the new columns
-            s0, s1 = starts[j], starts[j] + counts[j]
-            d0 = new_starts[j]
-            ind[d0:d0 + counts[j]] = rows[s0:s1]
-            val[d0:d0 + counts[j]] = vals[s0:s1]
-            ind[d0 + counts[j]] = n
-            val[d0 + counts[j]] = -base[j]
-        h.addCols(k, cost, np.zeros(k), np.full(k, inf), ind.size, new_starts.astype(np.int32), ind, val)
-        ray_y.append(ys)
-        ray_data.append((starts, rows, vals, base))
-
-    # start: the all-ones ray (a constant column) at every output, and the rays of :func:`seed_rays`
-    ys = np.arange(m)
-    add(ys, np.zeros(m, np.int64), np.zeros(0, np.int64), np.zeros(0), np.ones(m))
-    for q in _seed_sizes(n):
-        add(ys, *seed_rays(C, c, E, q))
-    bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
-    pi = center = np.zeros(n)
-    alpha = smoothing
-    while True:
-        if time_limit is not None:
-            h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - start), 1e-3))
-        h.run()
-        rounds += 1
-        iterations += max(int(h.getInfo().simplex_iteration_count), 0)
-        ms = h.modelStatusToString(h.getModelStatus())
-        if ms != "Optimal":
-            status = "time_limit" if "Time" in ms else "solver_error"
-            break
-        pi = np.asarray(h.getSolution().row_dual[:n], float)
-        value = float(h.getInfo().objective_function_value)
-        scale = max(1.0, abs(value))
-        while True:  # Wentges smoothing: price at a point between the best-bound duals and the master's
-            trial = alpha * center + (1 - alpha) * pi
-            pr = price(C - trial[:, None], c, E)
-            lagrangian = float(trial.sum() + np.minimum(pr.value, 0.0).sum())
-            if lagrangian > bound:
-                bound, center = lagrangian, trial
-            # reduced costs of the priced rays at the master's duals
-            rays = _rays(pr, np.arange(m), n)
-            reduced = _ray_values(C - pi[:, None], rays, n, m)
-            new = np.flatnonzero(reduced < -1e-13 * scale)
-            if new.size or alpha == 0.0 or value - bound <= tolerance * scale:
-                break
-            alpha = 0.0 if alpha < 0.1 else alpha / 2  # mispricing: move towards the master's duals
-        if value - bound <= tolerance * scale:
-            break
-        if rounds >= max_rounds:
-            status = "iteration_limit"
-            break
-        if new.size == 0:
-            break
-        add(new, *_rays(pr, new, n))
-    theta = np.asarray(h.getSolution().col_value, float)[1:]
-    K = np.zeros((n, m))
-    off = 0
-    for ys, (starts, rows, vals, base) in zip(ray_y, ray_data):
-        th = theta[off:off + ys.size]
-        off += ys.size
-        K[:, ys] += th * base
-        counts = np.diff(np.append(starts, rows.size))
-        np.add.at(K, (rows, np.repeat(ys, counts)), np.repeat(th, counts) * vals)
-    x = np.zeros(lp.num_cols)
-    x[layout.K] = K
-    x[layout.t] = K.max(axis=0)
-    if layout.u is not None:
-        x[layout.u] = K.min(axis=0)
-    y_full = full_row_dual(layout, lp.num_rows, C, pi)
-    return ColgenResult(x=x, row_dual=y_full, value=value + lp.offset, bound=bound + lp.offset, rounds=rounds,
-                        iterations=iterations, columns=sum(a.size for a in ray_y),
-                        seconds=time.perf_counter() - start, status=status)
-
-
-# ------------------------------------------------------------ output generation
 def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | None = None,
                             tolerance: float = 1e-9, initial: int = 2, per_round: int = 1, max_rounds: int = 1000,
                             threads: int = 2) -> ColgenResult:

@@ -22,7 +22,7 @@ import numpy as np
 from .colgen import KernelLayout
 from .lp import LinearProgram, LPBuilder
 from .priors import constrain_min_expectation, is_permutation_invariant
-from .spec import Dobrushin, ExpectedLoss, Spec
+from .spec import Spec
 
 __all__ = ["CompiledProblem", "compile_problem", "add_pml_kernel", "loss_matrix", "objective_prior"]
 
@@ -167,7 +167,7 @@ def compile_bayes_vulnerability(spec: Spec) -> CompiledProblem:
     an LP (the complement of the Hamming-loss design under P), solved on the first N outputs;
     outputs beyond N stay unused. The emitted kernel's V is evaluated directly.
     """
-    n, m = spec.n, spec.m
+    n = spec.n
     prior = np.full(n, 1.0 / n) if spec.objective.prior == "uniform" else \
         np.array([float(p) for p in spec.objective.prior])
     b = LPBuilder()

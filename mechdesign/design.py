@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import bounds, measures
-from .certify import ExactKernel, PMLCheck, repair, to_grid
+from .certify import ExactKernel, repair, to_grid
 from .compile import CompiledProblem, compile_problem, loss_matrix, objective_prior
 from .lp import dual_bound
 from .priors import min_expectation

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .lp import LPBuilder
-from .spec import Box, Hull, L1Ball, MinMass, Point, PriorSet, Simplex
+from .spec import Box, Hull, L1Ball, MinMass, Point, PriorSet
 
 __all__ = ["constrain_min_expectation", "min_expectation", "is_permutation_invariant", "vertices",
            "contains_uniform"]

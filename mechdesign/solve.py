@@ -27,8 +27,8 @@ solved as usual. For the whole LP by IPM, crossover stays on: without it the
 interior kernel spreads ~1e−9 mass over unused outputs; :func:`polish_kernel`
 removes that noise when the exact repair would stay tiny, else crossover runs.
 
-Column generation over rays (:func:`mechdesign.colgen.solve_colgen`) is exact
-too but tails off (100–200 rounds at N = 100), so ``auto`` does not use it.
+Column generation over rays was tried too: exact, but it tails off (100–200
+rounds at N = 100), so it was dropped.
 """
 from __future__ import annotations
 

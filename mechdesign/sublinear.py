@@ -63,7 +63,7 @@ from .errors import InputError
 from .extremes import count_structured_rays, extreme_rays
 from .lp import LPBuilder
 from .solve import Status, solve_lp
-from .spec import AlphaF, Spec
+from .spec import Spec
 
 __all__ = ["column_utility", "kernel_utility", "design_sublinear", "design_exact", "design_column_generation",
            "RayDesign", "EXACT_MAX_RAYS", "ray_lp", "corollary1_bound"]
