@@ -163,6 +163,13 @@ def objective_value(spec: Spec, K: np.ndarray) -> float:
 
 def closed_form(spec: Spec, objective: float) -> ClosedForm | None:
     """The paper's closed form for this problem, when one applies."""
+    if spec.objective.kind in SUBLINEAR_KINDS:
+        from .sublinear import corollary1_bound
+
+        bound = corollary1_bound(spec)
+        return None if bound is None else ClosedForm(
+            name="Corollary 1 (Dobrushin paper): Xi(eps,c) log((1-Nc)e^eps + 1) TV(P0,P1), an upper bound",
+            value=bound, difference=objective - bound)
     if spec.objective.kind != "dobrushin":
         return None
     ps, n, eps = spec.prior_set, spec.n, spec.epsilon.value
@@ -184,6 +191,33 @@ def closed_form(spec: Spec, objective: float) -> ClosedForm | None:
 
 
 # ------------------------------------------------------------------- pipeline
+def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dual: float | None, sense: int):
+    """The certify stage shared by every design path: exact grid, exact check (repair if needed),
+    the emitted kernel's own objective, gap to the dual bound, closed forms and bounds.
+
+    Returns (exact kernel, float kernel, objective, certificate, ok); ``ok`` means private and
+    the gap within GAP_TOLERANCE·max(1, |objective|). On a coarse grid (solver.denominator_bits
+    < 52) the utility lost by rounding is deliberate, so the LP solution's gap is judged instead.
+    """
+    bound_e = spec.epsilon.exp_lower_bound()
+    exact, weight, check = repair(to_grid(K), spec.prior_set, bound_e, bits=spec.solver.denominator_bits)
+    kernel = exact.to_float()
+    objective = objective_value(spec, kernel)
+    gap = None if dual is None else abs(objective - dual)
+    cert = Certificate(
+        feasible=check.feasible, leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
+        worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
+        dual_bound=dual, gap=gap, repair_weight=weight, lp_objective=lp_objective,
+        closed_form=closed_form(spec, objective),
+        bounds=bounds.applicable_bounds(spec, exact),
+        rounding_cost=None if lp_objective is None else sense * (objective - lp_objective),
+    )
+    judged = gap if spec.solver.denominator_bits == 52 or gap is None or lp_objective is None \
+        else abs(lp_objective - dual)
+    ok = check.feasible and judged is not None and judged <= GAP_TOLERANCE * max(1.0, abs(objective))
+    return exact, kernel, objective, cert, ok
+
+
 def _pick(compiled: CompiledProblem, solutions: list[LPSolution]) -> int:
     best, best_val = 0, None
     sense = compiled.lps[0].sense
@@ -236,28 +270,13 @@ def design(source: Any) -> DesignResult:
 
     kernel = exact = cert = objective = None
     if chosen.x is not None:
-        bound_e = spec.epsilon.exp_lower_bound()
-        exact, weight, check = repair(to_grid(_emit_kernel(spec, compiled, chosen.x)), spec.prior_set, bound_e,
-                                      bits=spec.solver.denominator_bits)
-        kernel = exact.to_float()
-        objective = objective_value(spec, kernel)
         dual = None
         if status is Status.OPTIMAL and all(s.row_dual is not None for s in solutions):
             duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.lps, solutions)]
             dual = max(duals) if lp.sense < 0 else duals[0]
-        gap = None if dual is None else abs(objective - dual)
-        cert = Certificate(
-            feasible=check.feasible, leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
-            worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
-            dual_bound=dual, gap=gap, repair_weight=weight, lp_objective=chosen.objective,
-            closed_form=closed_form(spec, objective),
-            bounds=bounds.applicable_bounds(spec, exact),
-            rounding_cost=None if chosen.objective is None else lp.sense * (objective - chosen.objective),
-        )
-        # a coarse grid (solver.denominator_bits < 52) costs utility on purpose: judge the LP solution's gap
-        judged = gap if spec.solver.denominator_bits == 52 or gap is None or chosen.objective is None \
-            else abs(chosen.objective - dual)
-        if status is Status.OPTIMAL and (not check.feasible or judged is None or judged > GAP_TOLERANCE * max(1.0, abs(objective))):
+        exact, kernel, objective, cert, ok = certify_design(
+            spec, _emit_kernel(spec, compiled, chosen.x), lp_objective=chosen.objective, dual=dual, sense=lp.sense)
+        if status is Status.OPTIMAL and not ok:
             status = Status.SUBOPTIMAL
     t3 = time.perf_counter()
 

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -616,33 +615,18 @@ def design_sublinear(spec: Spec):
     Returns a :class:`mechdesign.design.DesignResult` whose ``rays`` are the
     extreme rays used by the optimum (normalised to max entry 1).
     """
-    from .certify import repair, to_grid
-    from .design import Certificate, ClosedForm, DesignResult, GAP_TOLERANCE, SolveReport
+    from .design import DesignResult, SolveReport, certify_design
 
     t0 = time.perf_counter()
     method = choose_method(spec)
     rd = design_exact(spec) if method == "exact" else design_column_generation(spec)
     t1 = time.perf_counter()
-    mu_fn = column_utility(spec)
     kernel = exact = cert = objective = rays = None
     status = Status.SOLVER_ERROR
     if rd.theta is not None:
         m = None if spec.output_size == "auto" else spec.output_size
-        K, rays = rays_to_kernel(rd, mu_fn, m)
-        bound_e = spec.epsilon.exp_lower_bound()
-        exact, weight, check = repair(to_grid(K), spec.prior_set, bound_e)
-        kernel = exact.to_float()
-        objective = kernel_utility(spec, kernel)
-        gap = max(rd.bound - objective, 0.0)
-        cf = corollary1_bound(spec)
-        closed = None if cf is None else ClosedForm(
-            name="Corollary 1 (Dobrushin paper): Xi(eps,c) log((1-Nc)e^eps + 1) TV(P0,P1), an upper bound",
-            value=cf, difference=objective - cf)
-        cert = Certificate(feasible=check.feasible, leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
-                           worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
-                           dual_bound=rd.bound, gap=gap, repair_weight=weight, lp_objective=rd.value,
-                           closed_form=closed)
-        ok = check.feasible and gap <= GAP_TOLERANCE * max(1.0, abs(objective))
+        K, rays = rays_to_kernel(rd, column_utility(spec), m)
+        exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=rd.value, dual=rd.bound, sense=-1)
         status = Status.OPTIMAL if ok else Status.SUBOPTIMAL
     t2 = time.perf_counter()
     rows, cols, nnz = rd.lp_size
