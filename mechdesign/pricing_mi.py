@@ -1,0 +1,235 @@
+"""Exact pricing for mutual information column generation (see :mod:`mechdesign.sublinear`).
+
+On a ray family of the min_mass/simplex cone (two-level rays r = m + (1 − m)1_A, or
+r = 1_A + w e_j) the reduced value (μ(r) − λ·r)/(1·r) of mutual information is
+
+    F(A)/norm,  F(A) = C + D·U − h(α + γ·U) − β·V,   U = P(A),  V = λ(A),  h(s) = s log s,
+
+concave in U and linear in V, maximised over sets A of a fixed size: a concave-over-subsets
+problem (subset sum when λ ∝ P), solved by branch and bound (:func:`price_family`) whose node
+bound is the Lagrangian relaxation of U = P(A) (:func:`node_bound`), exact over the convex hull
+of the node.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["MIFamily", "node_bound", "price_family", "PRICE_NODE_LIMIT"]
+
+PRICE_NODE_LIMIT = 300
+"""Branch-and-bound nodes per ray family and pricing round; past it the relaxation bound of the open nodes is used."""
+
+class MIFamily:
+    """One ray family as a subset problem: over sets A of the free items with |A| = k, maximise
+
+        F(A) = C + D·U − h(α + γ·U) − β·V,   U = P(A),  V = λ(A),  h(s) = s log s,
+
+    concave in U and linear in V; the reduced value (μ(r) − λ·r)/(1·r) of the ray is F(A)/norm.
+
+    * 'two'  (r = m + (1 − m)1_A, |A| = q):  C = m log m − mΣλ, D = −m log m, α = m, γ = β = 1 − m,
+      norm = q + (N − q)m;
+    * 'zero' (r = 1_A + w e_j, j ∉ A):       C = P_j w log w − wλ_j, D = 0, α = wP_j, γ = β = 1,
+      norm = |A| + w (items: all x ≠ j).
+    """
+
+    def __init__(self, P, lam, kind, size, level, j=None):
+        n = len(P)
+        self.kind, self.size, self.level, self.j = kind, size, level, j
+        self.free = np.arange(n) if j is None else np.delete(np.arange(n), j)
+        self.u, self.v = P[self.free], lam[self.free]
+        self.k = size
+        if kind == "two":
+            m = level
+            mlogm = m * math.log(m) if m > 0 else 0.0
+            self.C, self.D, self.alpha, self.gamma, self.beta = mlogm - m * float(lam.sum()), -mlogm, m, 1 - m, 1 - m
+            self.norm = size + (n - size) * m
+        else:
+            w = level
+            self.C = (P[j] * w * math.log(w) if w > 0 else 0.0) - w * float(lam[j])
+            self.D, self.alpha, self.gamma, self.beta = 0.0, w * float(P[j]), 1.0, 1.0
+            self.norm = size + w
+
+    def value(self, U, V):
+        s = self.alpha + self.gamma * U
+        h = s * math.log(s) if s > 0 else 0.0
+        return self.C + self.D * U - h - self.beta * V
+
+    def s_root(self, X):
+        """The slope s whose tangent problem sup_X' [φ(X') − βsX'] is solved at X' = X."""
+        sh = max(self.alpha + self.gamma * X, 1e-300)
+        return (self.D - self.gamma * (math.log(sh) + 1.0)) / self.beta
+
+    def x_star(self, s):
+        """The maximiser of φ(X) − βsX, φ(X) = C + D·X − h(α + γX)."""
+        t = (self.D - self.beta * s) / self.gamma - 1.0
+        return (math.exp(min(t, 700.0)) - self.alpha) / self.gamma
+
+    def conj(self, s, U0):
+        """sup over X of φ(X) − βs(X − U0) (+∞ on overflow: still a valid upper bound)."""
+        t = (self.D - self.beta * s) / self.gamma - 1.0
+        if t > 700:
+            return math.inf
+        sh = math.exp(t)
+        X = (sh - self.alpha) / self.gamma
+        return self.C + (self.D - self.beta * s) * X - sh * t + self.beta * s * U0
+
+
+def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
+    """Upper bound of F over a node: items with sums U0, V0 fixed in, choose k more of (u, v).
+
+    Lagrangian relaxation of U = u·t: for EVERY slope s,
+        F ≤ L(s) = sup_X[φ(X) − βs(X − U0)] − βV0 + β·(sum of the k largest s·u_x − v_x),
+    and min_s L(s) is the maximum of F over the convex hull of the node (|A| = k relaxed to
+    t ∈ [0,1], Σt = k). The returned bound is the smallest L evaluated, so it is valid whatever the
+    search does; s is driven to the minimiser by Newton steps from both ends of a bracket
+    [s_a, s_b] (L' ≤ 0 at s_a, ≥ 0 at s_b) and by the breakpoint of the last single swap.
+
+    Returns (ub, branch, theta, integral): ``integral`` when the relaxed optimum is a set (then
+    ub is its value up to rounding); otherwise ``branch`` is an item (index into u) that splits the
+    hull edge containing it and theta its relaxed weight. Each top-k set met is passed to
+    ``found(mask, F value)``.
+    """
+    nf = len(u)
+    if k <= 0 or k >= nf:
+        mask = np.full(nf, k >= nf)
+        val = fam.value(U0 + float(u[mask].sum()), V0 + float(v[mask].sum()))
+        found(mask, val)
+        return val, None, 0.0, True
+    beta = fam.beta
+    base = -beta * V0
+
+    def topk(s):
+        sc = s * u - v
+        idx = np.argpartition(-sc, k - 1)[:k]
+        mask = np.zeros(nf, bool)
+        mask[idx] = True
+        Us, Vs = float(u[idx].sum()), float(v[idx].sum())
+        found(mask, fam.value(U0 + Us, V0 + Vs))
+        return mask, Us, Vs, float(sc[idx].sum())
+
+    def L(s, top):
+        return fam.conj(s, U0) + base + beta * top
+
+    us = np.sort(u)
+    s_a = fam.s_root(U0 + float(us[-k:].sum()))   # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
+    s_b = fam.s_root(U0 + float(us[:k].sum()))    # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
+    A, B = topk(s_a), topk(s_b)
+    best = min(L(s_a, A[3]), L(s_b, B[3]))
+    for _ in range(80):
+        if np.array_equal(A[0], B[0]):
+            s = fam.s_root(U0 + A[1])
+            C = topk(s)
+            return min(best, L(s, C[3])), None, 0.0, True
+        moved = False
+        tA = fam.s_root(U0 + A[1])   # the root of L' if the set stayed A (s* ≤ tA)
+        if s_a < tA < s_b:
+            C = topk(tA)
+            best = min(best, L(tA, C[3]))
+            if np.array_equal(C[0], A[0]):
+                return best, None, 0.0, True
+            s_b, B, moved = tA, C, True
+        tB = fam.s_root(U0 + B[1])   # s* ≥ tB
+        if s_a < tB < s_b:
+            C = topk(tB)
+            best = min(best, L(tB, C[3]))
+            if np.array_equal(C[0], B[0]):
+                return best, None, 0.0, True
+            s_a, A, moved = tB, C, True
+        if np.array_equal(A[0], B[0]):
+            continue
+        diff = np.flatnonzero(A[0] != B[0])
+        if len(diff) == 2:
+            i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])   # i ∈ B∖A, jj ∈ A∖B
+            if u[i] != u[jj]:
+                s_x = float((v[i] - v[jj]) / (u[i] - u[jj]))
+                if s_a <= s_x <= s_b:
+                    C = topk(s_x)
+                    top = max(C[3], s_x * A[1] - A[2], s_x * B[1] - B[2])
+                    best = min(best, L(s_x, top))
+                    X = fam.x_star(s_x) - U0
+                    if A[1] <= X <= B[1]:   # L' changes sign at the breakpoint: fractional optimum
+                        return best, int(i), (X - A[1]) / (B[1] - A[1]), False
+                    continue   # the root is inside A's or B's piece: the Newton steps find it next
+        if not moved:
+            s = 0.5 * (s_a + s_b)
+            if not (s_a < s < s_b):
+                break
+            C = topk(s)
+            best = min(best, L(s, C[3]))
+            if C[1] >= fam.x_star(s) - U0:
+                s_b, B = s, C
+            else:
+                s_a, A = s, C
+    diff = np.flatnonzero(A[0] != B[0])
+    if len(diff) == 0:
+        return best, None, 0.0, True
+    i = next((int(d) for d in diff if B[0][d]), int(diff[0]))
+    return best, i, 0.5, False
+
+
+def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
+    """Branch and bound for max_A F(A)/norm over the family (exact up to rounding).
+
+    Nodes fix items in or out; the bound of a node is :func:`node_bound`; branching is on an item
+    of the hull edge holding the relaxed optimum, depth first toward the larger relaxed weight;
+    nodes with bound ≤ max(prune, incumbent) are cut. Returns (sets, values, certified, root, nodes):
+    up to ``keep`` best sets (index arrays) with value > prune, and ``certified`` ≥ max_A F(A)/norm,
+    namely max(incumbent, prune, bounds of nodes found integral) when the search finishes, else
+    also the bounds of the nodes left open (the relaxation bound at worst).
+    """
+    norm = fam.norm
+    prune_f = prune * norm
+    best = {"val": -math.inf}
+    pool: dict = {}
+    ctx = {"idx": None, "fixed": None}
+
+    def found(mask, val):
+        if val > best["val"]:
+            best["val"] = val
+        if val > prune_f:
+            key = tuple(sorted(ctx["fixed"] + fam.free[ctx["idx"][mask]].tolist()))
+            if key not in pool:
+                pool[key] = val
+                if len(pool) > 4 * keep:
+                    for kk in sorted(pool, key=pool.get)[:len(pool) - 2 * keep]:
+                        del pool[kk]
+
+    nf = len(fam.u)
+    group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
+    stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [])]
+    cert = -math.inf
+    nodes = 0
+    root = None
+    while stack:
+        parent_ub, idx, k, U0, V0, fixed = stack.pop()
+        if root is not None and parent_ub <= max(prune_f, best["val"]):
+            continue
+        if root is not None and nodes >= node_limit:
+            stack.append((parent_ub, idx, k, U0, V0, fixed))
+            cert = max(cert, max(s[0] for s in stack))
+            break
+        nodes += 1
+        ctx["idx"], ctx["fixed"] = idx, fixed
+        ub, br, theta, integral = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found)
+        if root is None:
+            root = ub
+        if ub <= max(prune_f, best["val"]):
+            continue
+        if integral or br is None:
+            cert = max(cert, ub)
+            continue
+        item = int(idx[br])
+        rest = np.delete(idx, br)
+        child_in = (ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])])
+        # items with the same (P_x, λ_x) are interchangeable: "item out" drops its whole class
+        child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed)
+        if theta >= 0.5:
+            stack += [child_out, child_in]
+        else:
+            stack += [child_in, child_out]
+    certified = max(cert, best["val"], prune_f) / norm
+    keys = sorted(pool, key=pool.get, reverse=True)[:keep]
+    sets = [np.array(kk, int) for kk in keys]
+    return sets, np.array([pool[kk] / norm for kk in keys]), certified, root / norm, nodes
