@@ -16,10 +16,14 @@ import math
 
 import numpy as np
 
-__all__ = ["MIFamily", "node_bound", "price_family", "PRICE_NODE_LIMIT"]
+from .ray_families import family_rays, indicator
+
+__all__ = ["MIPricer", "MIFamily", "node_bound", "price_family", "PRICE_NODE_LIMIT", "PRICE_SHARE"]
 
 PRICE_NODE_LIMIT = 300
 """Branch-and-bound nodes per ray family and pricing round; past it the relaxation bound of the open nodes is used."""
+PRICE_SHARE = 0.5
+"""A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
 
 class MIFamily:
     """One ray family as a subset problem: over sets A of the free items with |A| = k, maximise
@@ -233,3 +237,50 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
     keys = sorted(pool, key=pool.get, reverse=True)[:keep]
     sets = [np.array(kk, int) for kk in keys]
     return sets, np.array([pool[kk] / norm for kk in keys]), certified, root / norm, nodes
+
+
+class MIPricer:
+    """One pricing round of mutual-information column generation over the ray families.
+
+    Exact pricing: families in decreasing order of their relaxation bound; a family is searched
+    only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
+    certificate valid (g ≤ max(best, cut)) and spends the search on the most violated rays.
+    The hull vertices met computing the root bounds are tried first: when one improves, the
+    round returns them, certified by the root bounds, without searching.
+    """
+
+    method = "exact pricing by branch and bound"
+
+    def __init__(self, P: np.ndarray, fams):
+        self.P, self.fams, self.n = P, fams, len(P)
+
+    def price(self, lam: np.ndarray, floor: float, out_of_time: bool):
+        """(new rays as a list of arrays, certified g, note)."""
+        n = self.n
+        items = [MIFamily(self.P, lam, kind, size, level, j)
+                 for kind, size, level in self.fams for j in ([None] if kind == "two" else range(n))]
+        new, g_cert, g_best = [], -math.inf, -math.inf
+        roots, cheap = [], []
+        for fam in items:   # root bounds, and the sets met computing them (vertices of the hull)
+            sets, vals, cert, root, nodes = price_family(fam, floor, 1)
+            roots.append(root)
+            if len(vals):
+                cheap.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+        if cheap and not out_of_time:
+            return cheap, max(roots), ""
+        open_families = 0
+        for f in np.argsort(roots)[::-1]:
+            fam = items[f]
+            cut = max(floor, PRICE_SHARE * g_best)
+            if roots[f] <= cut:
+                g_cert = max(g_cert, roots[f])
+                continue
+            limit = 1 if out_of_time else PRICE_NODE_LIMIT
+            sets, vals, cert, root, nodes = price_family(fam, cut, limit)
+            open_families += cert > max(cut, vals.max() if len(vals) else -math.inf) * (1 + 1e-12) + 1e-15
+            g_cert = max(g_cert, cert)
+            if len(vals):
+                g_best = max(g_best, float(vals.max()))
+                new.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+        note = f"node limit hit in {open_families} families (relaxation bound used there)" if open_families else ""
+        return new, g_cert, note

@@ -61,7 +61,7 @@ import numpy as np
 from .errors import InputError
 from .extremes import count_structured_rays, extreme_rays
 from .lp import LPBuilder
-from .pricing_mi import PRICE_NODE_LIMIT, MIFamily, price_family
+from .ray_families import families, start_rays
 from .solve import Status, solve_lp
 from .spec import Spec
 
@@ -73,8 +73,6 @@ EXACT_MAX_RAYS = 120_000
 CG_MAX_ITERATIONS = 200
 CG_TIME_LIMIT = 60.0
 """Seconds of column generation when solver.time_limit is unset (the bound stays valid when it stops early)."""
-PRICE_SHARE = 0.5
-"""A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
 
 
 # ------------------------------------------------------------------ utilities μ
@@ -211,124 +209,55 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
                      seconds=time.perf_counter() - t0, lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
 
 
-# ------------------------------------------------------------------ column generation (MI)
-def _families(spec: Spec):
-    """Ray families of the min_mass/simplex cone: (kind, size, level) with kind 'two' (r = m + (1−m)1_A,
-    |A| = size, m = level) or 'zero' (r = 1_A + w e_j, |A| = size, w = level)."""
-    n, eps = spec.n, spec.epsilon.value
-    ps = spec.prior_set
-    c = 0.0 if ps.kind == "simplex" else float(ps.c)
-    e = math.exp(min(eps, 700.0))
-    fams = []
-    if c * n >= 1 - 1e-15:  # uniform point prior
-        t = n * math.exp(-eps)
-        a = math.ceil(t - 1e-12) - 1
-        if 0 <= a <= n - 1:
-            fams.append(("zero", a, min(t - a, 1.0)))
-        return fams
-    for q in range(1, n):
-        if e * c * q < 1 - 1e-12:
-            fams.append(("two", q, (1 - e * c * q) / (e * (1 - c * q))))
-    if c > 0:
-        t = math.exp(-eps) / c
-        a = math.ceil(t - 1e-12) - 1
-        if 1 <= a and a + 1 <= n - 1:
-            fams.append(("zero", a, min(t - a, 1.0)))
-    return fams
-
-
-def _family_rays(sets: np.ndarray, kind: str, level: float, j=None) -> np.ndarray:
-    if kind == "two":
-        return level + (1 - level) * sets
-    R = sets.copy()
-    R[:, j] = level
-    return R / R.max(axis=1, keepdims=True)
-
-
-def _indicator(sets, n: int) -> np.ndarray:
-    S = np.zeros((len(sets), n))
-    for i, idx in enumerate(sets):
-        S[i, idx] = 1.0
-    return S
-
-
-def _cyclic(n: int, pattern: np.ndarray) -> np.ndarray:
-    return np.array([np.roll(pattern, s) for s in range(n)])
+# ------------------------------------------------------------------ column generation
+def _pricer(spec: Spec, fams):
+    """The pricing oracle of the objective (None when there is none)."""
+    kind = spec.objective.kind
+    if kind == "mutual_information":
+        from .pricing_mi import MIPricer
+        return MIPricer(_prior(spec, spec.objective.prior), fams)
+    if kind == "f_divergence":
+        from .pricing_fdiv import FDivPricer
+        return FDivPricer(spec, fams)
+    return None
 
 
 def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
-    """(P) by column generation for mutual information over min_mass / simplex (module docstring)."""
+    """(P) by column generation over the min_mass / simplex ray families (module docstring).
+
+    Each round solves (P) over the rays found so far, giving λ; the pricer returns new rays and a
+    certified g ≥ max over ALL rays of (μ(r) − λ·r)/(1·r), so Σλ + N·max(g, 0) bounds the optimum
+    (the smallest bound over the rounds is kept). Stops when the gap is ≤ tol relative, when no
+    ray improves, or at the time limit (solver.time_limit, else :data:`CG_TIME_LIMIT` s).
+    """
     t0 = time.perf_counter()
     n = spec.n
-    P = _prior(spec, spec.objective.prior)
     mu_fn = column_utility(spec)
-    fams = _families(spec)
+    fams = families(spec)
     if spec.epsilon.value == 0 or not fams:
         return design_exact(spec, np.ones((1, n)) if spec.epsilon.value == 0 else np.eye(n))
-    start = []
-    for kind, size, level in fams:
-        pat = np.zeros(n)
-        if kind == "two":
-            pat[:] = level
-            pat[:size] = 1.0
-        else:
-            pat[:size] = 1.0
-            pat[size] = level
-        start.append(_cyclic(n, pat / pat.max()))
-    R = np.unique(np.vstack(start), axis=0)
+    pricer = _pricer(spec, fams)
+    R = start_rays(spec, fams)
     it = 0
     best_bound = math.inf
-    nodes_total, open_families = 0, 0
+    note = ""
     while True:
         it += 1
         mu = mu_fn(R)
         theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
         if theta is None:
             return RayDesign(R, None, None, None, None, "column generation", it, time.perf_counter() - t0)
-        # exact pricing: families in decreasing order of their relaxation bound; a family is searched
-        # only for values above max(tol, PRICE_SHARE · best value found so far), which keeps the
-        # certificate valid (g ≤ max(best, cut)) and spends the search on the most violated rays
-        items = [MIFamily(P, lam, kind, size, level, j)
-                 for kind, size, level in fams for j in ([None] if kind == "two" else range(n))]
-        new, g_cert, g_best = [], -math.inf, -math.inf
         floor = tol * max(abs(value), 1e-6) / n   # N·floor: the gap left when no ray prices above it
         out_of_time = time.perf_counter() - t0 > (spec.solver.time_limit or CG_TIME_LIMIT)
-        roots, cheap = [], []
-        for fam in items:   # root bounds, and the sets met computing them (vertices of the hull)
-            sets, vals, cert, root, nodes = price_family(fam, floor, 1)
-            roots.append(root)
-            if len(vals):
-                cheap.append(_family_rays(_indicator(sets, n), fam.kind, fam.level, fam.j))
-        if cheap and not out_of_time:   # improving rays without search: certify with the root bounds
-            g_cert = max(roots)
-            items = []
-            new = cheap
-        open_families = 0
-        for f in (np.argsort(roots)[::-1] if items else []):
-            fam = items[f]
-            cut = max(floor, PRICE_SHARE * g_best)
-            if roots[f] <= cut:
-                g_cert = max(g_cert, roots[f])
-                continue
-            limit = 1 if out_of_time else PRICE_NODE_LIMIT
-            sets, vals, cert, root, nodes = price_family(fam, cut, limit)
-            nodes_total += nodes
-            open_families += cert > max(cut, vals.max() if len(vals) else -math.inf) * (1 + 1e-12) + 1e-15
-            g_cert = max(g_cert, cert)
-            if len(vals):
-                g_best = max(g_best, float(vals.max()))
-                new.append(_family_rays(_indicator(sets, n), fam.kind, fam.level, fam.j))
-        bound = _pricing_bound(lam, g_cert, n)
-        best_bound = min(best_bound, bound)
+        new, g_cert, note = pricer.price(lam, floor, out_of_time)
+        best_bound = min(best_bound, _pricing_bound(lam, g_cert, n))
         if not new or best_bound - value <= tol * max(1.0, abs(value)) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         before = len(R)
         R = np.unique(np.vstack([R] + new), axis=0)
         if len(R) == before:
             break
-    method = "column generation (exact pricing by branch and bound)"
-    if open_families:
-        method += f"; node limit hit in {open_families} families (relaxation bound used there)"
+    method = f"column generation ({pricer.method})" + (f"; {note}" if note else "")
     return RayDesign(R, theta, lam, value, best_bound, method, it,
                      time.perf_counter() - t0, (lp.num_rows, lp.num_cols, lp.A.nnz))
 
