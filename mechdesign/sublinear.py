@@ -269,12 +269,12 @@ def choose_method(spec: Spec) -> str:
         return "exact"
     if count is None:
         return "exact"  # cdd path; extreme_rays raises a clear error past CDD_MAX_N
-    if spec.objective.kind == "mutual_information" and spec.prior_set.kind in ("min_mass", "simplex"):
+    if spec.objective.kind in ("mutual_information", "f_divergence") and spec.prior_set.kind in ("min_mass", "simplex"):
         return "column_generation"
     raise InputError(f"objective: {spec.objective.kind} over a {spec.prior_set.kind} prior set is designed by "
                      f"listing all extreme rays, which is limited to about {EXACT_MAX_RAYS} rays "
-                     f"(N = {spec.n} needs ~{count}); column generation covers mutual_information over "
-                     "min_mass and simplex")
+                     f"(N = {spec.n} needs ~{count}); column generation covers mutual_information and "
+                     "f_divergence over min_mass and simplex")
 
 
 # ------------------------------------------------------------------ kernel from rays
