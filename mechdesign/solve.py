@@ -345,8 +345,12 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
     start = time.perf_counter()
     try:
         problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
-    except cp.error.SolverError as exc:
-        return LPSolution(Status.SOLVER_ERROR, None, None, None, time.perf_counter() - start, 0, method,
+    except (cp.error.SolverError, ValueError) as exc:
+        # cvxpy raises ValueError ("Cannot unpack invalid solution") when HiGHS stops without a point,
+        # e.g. at the time limit
+        seconds = time.perf_counter() - start
+        status = Status.TIME_LIMIT if limit is not None and seconds >= 0.9 * float(limit) else Status.SOLVER_ERROR
+        return LPSolution(status, None, None, None, seconds, 0, method,
                           "cvxpy", str(exc).splitlines()[0] if str(exc) else "solver error")
     seconds = time.perf_counter() - start
     status = {
