@@ -59,7 +59,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import InputError
-from .extremes import count_structured_rays, extreme_rays
+from .extremes import CDD_MAX_N, count_structured_rays, extreme_rays
 from .lp import LPBuilder
 from .ray_families import families, start_rays
 from .solve import Status, solve_lp
@@ -216,9 +216,6 @@ def _pricer(spec: Spec, fams):
     if kind == "mutual_information":
         from .pricing_mi import MIPricer
         return MIPricer(_prior(spec, spec.objective.prior), fams)
-    if kind == "f_divergence":
-        from .pricing_fdiv import FDivPricer
-        return FDivPricer(spec, fams)
     return None
 
 
@@ -263,18 +260,22 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
 
 
 def choose_method(spec: Spec) -> str:
-    """'exact' or 'column_generation' (see the module docstring for the thresholds)."""
+    """'exact' while all extreme rays can be listed (module docstring), else 'tangent_secant' for
+    f-divergences (any prior set, :mod:`mechdesign.fdiv_lines`) and 'column_generation' for mutual
+    information over min_mass / simplex; anything else is refused with a clear error."""
     count = count_structured_rays(spec.prior_set, spec.n)
-    if count is not None and count <= EXACT_MAX_RAYS:
+    if (count is not None and count <= EXACT_MAX_RAYS) or (count is None and spec.n <= CDD_MAX_N):
         return "exact"
-    if count is None:
-        return "exact"  # cdd path; extreme_rays raises a clear error past CDD_MAX_N
-    if spec.objective.kind in ("mutual_information", "f_divergence") and spec.prior_set.kind in ("min_mass", "simplex"):
+    if spec.objective.kind == "f_divergence":
+        return "tangent_secant"
+    if spec.objective.kind == "mutual_information" and spec.prior_set.kind in ("min_mass", "simplex"):
         return "column_generation"
+    if count is None:
+        return "exact"  # cdd path: extreme_rays raises a clear error past CDD_MAX_N
     raise InputError(f"objective: {spec.objective.kind} over a {spec.prior_set.kind} prior set is designed by "
                      f"listing all extreme rays, which is limited to about {EXACT_MAX_RAYS} rays "
-                     f"(N = {spec.n} needs ~{count}); column generation covers mutual_information and "
-                     "f_divergence over min_mass and simplex")
+                     f"(N = {spec.n} needs ~{count}); past that, f_divergence is designed by tangent/secant "
+                     "LPs and mutual_information by column generation over min_mass and simplex")
 
 
 # ------------------------------------------------------------------ kernel from rays
@@ -333,7 +334,13 @@ def design_sublinear(spec: Spec):
 
     t0 = time.perf_counter()
     method = choose_method(spec)
-    rd = design_exact(spec) if method == "exact" else design_column_generation(spec)
+    if method == "exact":
+        rd = design_exact(spec)
+    elif method == "tangent_secant":
+        from .fdiv_lines import design_tangent_secant
+        rd = design_tangent_secant(spec)
+    else:
+        rd = design_column_generation(spec)
     t1 = time.perf_counter()
     kernel = exact = cert = objective = rays = None
     status = Status.SOLVER_ERROR
