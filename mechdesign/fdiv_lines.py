@@ -20,11 +20,13 @@ min_mass and simplex, :mod:`mechdesign.colgen`); the columns of (L)'s kernel joi
 ray LP (P) gives the design (utility computed from μ; a basic solution uses at most N rays); the upper
 bound is weak duality on (S) (:func:`mechdesign.lp.dual_bound`, valid for any multipliers). The grid
 is refined at the ratios of the columns that (S) and (L) use (the secant error there shrinks
-quadratically), until the gap is ≤ tol relative or the time limit. Works for every prior set that
+quadratically), until the gap is ≤ tol relative to the value (1e-12 absolute at least) or the time
+limit. Works for every prior set that
 compile.py supports, at any N the kernel LP reaches.
 
 Measured (2 cores, shared): N = 50, 54 random cases (six f, three prior sets, ε ∈ {0.25, 1, 3}) all
-reach gap ≤ 1e-7 relative, the slowest in 5.5 s; N = 100 KL cases in 16–30 s. Tried first and dropped:
+reach gap ≤ 1e-7 relative to the value, the slowest in 3.7 s (benchmarks/fdiv_n50.py); N = 100 KL cases
+in 16–30 s. Tried first and dropped:
 column generation over rays with an exact (polynomial) pricing by a likelihood-ratio sweep — exact, but
 the master LP tails off (gap 1e-1 after 30 s at N = 50), and the exact pricing did not improve the
 secant bound here while tripling the time.
@@ -183,7 +185,7 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
         if th is None:
             break
         theta, lam, value, rlp = th, lm, val, rl
-        if best_bound - value <= tol * max(1.0, abs(value)) or time.perf_counter() - t0 > limit \
+        if best_bound - value <= max(tol * abs(value), 1e-12) or time.perf_counter() - t0 > limit \
                 or rounds >= MAX_ROUNDS:
             break
         grown = _refine(grid, np.concatenate([_ratios(c, P0, P1) for c in cols.values()]), hi)
