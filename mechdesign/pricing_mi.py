@@ -18,12 +18,19 @@ import numpy as np
 
 from .ray_families import family_rays, indicator
 
-__all__ = ["MIPricer", "MIFamily", "node_bound", "price_family", "PRICE_NODE_LIMIT", "PRICE_SHARE"]
+__all__ = ["MIPricer", "MIFamily", "node_bound", "price_family", "reduced_cost_fixing", "PRICE_NODE_LIMIT",
+           "PRICE_SHARE", "QUICK_NODES", "PRICE_KEEP"]
 
-PRICE_NODE_LIMIT = 300
-"""Branch-and-bound nodes per ray family and pricing round; past it the relaxation bound of the open nodes is used."""
+PRICE_NODE_LIMIT = 3000
+"""Branch-and-bound nodes per ray family and pricing round; past it the relaxation bound of the open nodes is used
+(a round that finds no ray but leaves families open retries them once with 10× the limit)."""
 PRICE_SHARE = 0.5
 """A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
+QUICK_NODES = 20
+"""Nodes per family of the quick pass that opens every round (its rays are returned when any improves)."""
+PRICE_KEEP = 10
+"""Rays returned per family and round (the best sets met above the cut)."""
+
 
 class MIFamily:
     """One ray family as a subset problem: over sets A of the free items with |A| = k, maximise
@@ -96,11 +103,13 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
     ``found(mask, F value)``.
     """
     nf = len(u)
-    if k <= 0 or k >= nf:
+    if k < 0 or k > nf:   # no set of the node has the family's size
+        return -math.inf, None, 0.0, True, None
+    if k == 0 or k == nf:
         mask = np.full(nf, k >= nf)
         val = fam.value(U0 + float(u[mask].sum()), V0 + float(v[mask].sum()))
         found(mask, val)
-        return val, None, 0.0, True
+        return val, None, 0.0, True, None
     beta = fam.beta
     base = -beta * V0
 
@@ -120,26 +129,33 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
     s_a = fam.s_root(U0 + float(us[-k:].sum()))   # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
     s_b = fam.s_root(U0 + float(us[:k].sum()))    # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
     A, B = topk(s_a), topk(s_b)
-    best = min(L(s_a, A[3]), L(s_b, B[3]))
+    sb = [math.inf, None]
+
+    def upd(s, val):
+        if val < sb[0]:
+            sb[0], sb[1] = val, s
+        return sb[0]
+    upd(s_a, L(s_a, A[3]))
+    best = upd(s_b, L(s_b, B[3]))
     for _ in range(80):
         if np.array_equal(A[0], B[0]):
             s = fam.s_root(U0 + A[1])
             C = topk(s)
-            return min(best, L(s, C[3])), None, 0.0, True
+            return upd(s, L(s, C[3])), None, 0.0, True, sb[1]
         moved = False
         tA = fam.s_root(U0 + A[1])   # the root of L' if the set stayed A (s* ≤ tA)
         if s_a < tA < s_b:
             C = topk(tA)
-            best = min(best, L(tA, C[3]))
+            best = upd(tA, L(tA, C[3]))
             if np.array_equal(C[0], A[0]):
-                return best, None, 0.0, True
+                return best, None, 0.0, True, sb[1]
             s_b, B, moved = tA, C, True
         tB = fam.s_root(U0 + B[1])   # s* ≥ tB
         if s_a < tB < s_b:
             C = topk(tB)
-            best = min(best, L(tB, C[3]))
+            best = upd(tB, L(tB, C[3]))
             if np.array_equal(C[0], B[0]):
-                return best, None, 0.0, True
+                return best, None, 0.0, True, sb[1]
             s_a, A, moved = tB, C, True
         if np.array_equal(A[0], B[0]):
             continue
@@ -151,26 +167,53 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
                 if s_a <= s_x <= s_b:
                     C = topk(s_x)
                     top = max(C[3], s_x * A[1] - A[2], s_x * B[1] - B[2])
-                    best = min(best, L(s_x, top))
+                    best = upd(s_x, L(s_x, top))
                     X = fam.x_star(s_x) - U0
                     if A[1] <= X <= B[1]:   # L' changes sign at the breakpoint: fractional optimum
-                        return best, int(i), (X - A[1]) / (B[1] - A[1]), False
+                        return best, int(i), (X - A[1]) / (B[1] - A[1]), False, sb[1]
                     continue   # the root is inside A's or B's piece: the Newton steps find it next
         if not moved:
             s = 0.5 * (s_a + s_b)
             if not (s_a < s < s_b):
                 break
             C = topk(s)
-            best = min(best, L(s, C[3]))
+            best = upd(s, L(s, C[3]))
             if C[1] >= fam.x_star(s) - U0:
                 s_b, B = s, C
             else:
                 s_a, A = s, C
     diff = np.flatnonzero(A[0] != B[0])
     if len(diff) == 0:
-        return best, None, 0.0, True
+        return best, None, 0.0, True, sb[1]
     i = next((int(d) for d in diff if B[0][d]), int(diff[0]))
-    return best, i, 0.5, False
+    return best, i, 0.5, False, sb[1]
+
+
+FIXING = True
+
+
+def reduced_cost_fixing(fam: MIFamily, idx, k, U0, V0, s, target):
+    """Items of the node (positions in idx) that every set of value > target must contain (fin) or
+    avoid (fout), by the Lagrangian bound at slope s: forcing an item x of the top-k set T out costs
+    at least β(sc_x − sc_(k+1)), forcing x ∉ T in costs β(sc_(k) − sc_x) (sc = s·u − v), and
+    L(s) minus that cost bounds every set of the child.  Kept only with a margin over rounding."""
+    u, v = fam.u[idx], fam.v[idx]
+    nf = len(u)
+    if not (0 < k < nf):
+        return np.zeros(0, int), np.zeros(0, int)
+    sc = s * u - v
+    order = np.argsort(-sc, kind="stable")
+    top = float(sc[order[:k]].sum())
+    Ls = fam.conj(s, U0) - fam.beta * V0 + fam.beta * top
+    slack = (Ls - target) / fam.beta
+    if not math.isfinite(slack):
+        return np.zeros(0, int), np.zeros(0, int)
+    margin = 1e-12 * (1.0 + abs(Ls) / fam.beta + float(np.abs(sc).max()) * k)
+    kth, next_ = sc[order[k - 1]], sc[order[k]]
+    T, O = order[:k], order[k:]
+    fin = T[sc[T] - next_ > slack + margin]
+    fout = O[kth - sc[O] > slack + margin]
+    return fin, fout
 
 
 def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
@@ -216,7 +259,7 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
             break
         nodes += 1
         ctx["idx"], ctx["fixed"] = idx, fixed
-        ub, br, theta, integral = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found)
+        ub, br, theta, integral, s_best = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found)
         if root is None:
             root = ub
         if ub <= max(prune_f, best["val"]):
@@ -224,6 +267,16 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
         if integral or br is None:
             cert = max(cert, ub)
             continue
+        if FIXING and s_best is not None:
+            fin, fout = reduced_cost_fixing(fam, idx, k, U0, V0, s_best, max(prune_f, best["val"]))
+            if len(fin) or len(fout):
+                keep_ = np.ones(len(idx), bool)
+                keep_[fin] = False
+                keep_[fout] = False
+                items_in = idx[fin]
+                stack.append((ub, idx[keep_], k - len(fin), U0 + float(fam.u[items_in].sum()),
+                              V0 + float(fam.v[items_in].sum()), fixed + [int(x) for x in fam.free[items_in]]))
+                continue
         item = int(idx[br])
         rest = np.delete(idx, br)
         child_in = (ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])])
@@ -242,11 +295,13 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
 class MIPricer:
     """One pricing round of mutual-information column generation over the ray families.
 
-    Exact pricing: families in decreasing order of their relaxation bound; a family is searched
-    only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
-    certificate valid (g ≤ max(best, cut)) and spends the search on the most violated rays.
-    The hull vertices met computing the root bounds are tried first: when one improves, the
-    round returns them, certified by the root bounds, without searching.
+    A quick pass first searches every family with :data:`QUICK_NODES` nodes: when it meets improving
+    rays (value > floor) the round returns them (up to :data:`PRICE_KEEP` per family), certified by
+    each family's bound after the quick search (its root relaxation at worst). Otherwise the
+    families still open are searched (:data:`PRICE_NODE_LIMIT` nodes), in decreasing order of their
+    bound, only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
+    certificate valid (g ≤ max(best, cut, bounds of open nodes)); if that finds no ray but leaves
+    families open, they are searched once more with 10× the node limit.
     """
 
     method = "exact pricing by branch and bound"
@@ -259,28 +314,40 @@ class MIPricer:
         n = self.n
         items = [MIFamily(self.P, lam, kind, size, level, j)
                  for kind, size, level in self.fams for j in ([None] if kind == "two" else range(n))]
-        new, g_cert, g_best = [], -math.inf, -math.inf
-        roots, cheap = [], []
-        for fam in items:   # root bounds, and the sets met computing them (vertices of the hull)
-            sets, vals, cert, root, nodes = price_family(fam, floor, 1)
-            roots.append(root)
+        certs, done, quick = [], [], []
+        for fam in items:
+            sets, vals, cert, root, nodes = price_family(fam, floor, 1 if out_of_time else QUICK_NODES, PRICE_KEEP)
+            certs.append(cert)
+            done.append(nodes < QUICK_NODES)   # the search finished: cert is exact (up to the floor)
             if len(vals):
-                cheap.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
-        if cheap and not out_of_time:
-            return cheap, max(roots), ""
-        open_families = 0
-        for f in np.argsort(roots)[::-1]:
-            fam = items[f]
-            cut = max(floor, PRICE_SHARE * g_best)
-            if roots[f] <= cut:
-                g_cert = max(g_cert, roots[f])
-                continue
-            limit = 1 if out_of_time else PRICE_NODE_LIMIT
-            sets, vals, cert, root, nodes = price_family(fam, cut, limit)
-            open_families += cert > max(cut, vals.max() if len(vals) else -math.inf) * (1 + 1e-12) + 1e-15
-            g_cert = max(g_cert, cert)
-            if len(vals):
-                g_best = max(g_best, float(vals.max()))
-                new.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
-        note = f"node limit hit in {open_families} families (relaxation bound used there)" if open_families else ""
+                quick.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+        if quick or out_of_time:
+            return quick, max(certs), ""
+        g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)   # families already finished
+        todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
+        new, g_best, limit = [], -math.inf, PRICE_NODE_LIMIT
+        for attempt in range(2):
+            left, open_bounds = [], []
+            for f in todo:
+                fam = items[f]
+                cut = max(floor, PRICE_SHARE * g_best)
+                if certs[f] <= cut:
+                    g_cert = max(g_cert, certs[f])
+                    continue
+                sets, vals, cert, root, nodes = price_family(fam, cut, limit, PRICE_KEEP)
+                best = float(vals.max()) if len(vals) else -math.inf
+                certs[f] = min(certs[f], cert)
+                if len(vals):
+                    g_best = max(g_best, best)
+                    new.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+                if cert > max(cut, best) * (1 + 1e-12) + 1e-15:   # open nodes left: bound from the relaxation
+                    left.append(f)
+                    open_bounds.append(certs[f])
+                else:
+                    g_cert = max(g_cert, certs[f])
+            if new or not left:
+                break
+            todo, limit = left, 10 * limit
+        g_cert = max([g_cert] + open_bounds)
+        note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
         return new, g_cert, note

@@ -70,9 +70,12 @@ __all__ = ["column_utility", "kernel_utility", "design_sublinear", "design_exact
 
 EXACT_MAX_RAYS = 120_000
 """Largest number of listed rays for the exact method (above: column generation, when available)."""
-CG_MAX_ITERATIONS = 200
+CG_MAX_ITERATIONS = 1000
 CG_TIME_LIMIT = 60.0
 """Seconds of column generation when solver.time_limit is unset (the bound stays valid when it stops early)."""
+CG_SMOOTHING = 0.5
+"""Wentges dual smoothing: each round prices at CG_SMOOTHING·(duals of the best bound) + (1 − CG_SMOOTHING)·(LP duals);
+when no ray found there improves the LP by more than the floor, it prices at the LP duals too."""
 
 
 # ------------------------------------------------------------------ utilities μ
@@ -189,6 +192,50 @@ def ray_lp(R: np.ndarray, mu: np.ndarray, options):
     return np.asarray(sol.x, float), lam, sol.objective, sol, lp
 
 
+class _LiveRayLP:
+    """(P) kept in one highspy model for column generation: new rays are appended as columns
+    (addCols) and the LP is re-solved from the previous basis, which stays primal feasible, instead
+    of being rebuilt each round. ``solve`` returns (θ, λ, objective) or None (then the caller
+    solves from scratch with :func:`ray_lp`). Only the value depends on it: the bound
+    Σλ + N·max(g, 0) is valid for any λ."""
+
+    def __init__(self, n: int):
+        import highspy
+
+        self.h = h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 2)
+        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("simplex_strategy", 4)   # primal: the basis stays primal feasible as columns are added
+        h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.n = n
+
+    def add(self, R: np.ndarray, mu: np.ndarray) -> None:
+        import highspy
+
+        r, n = R.shape
+        idx = np.tile(np.arange(n, dtype=np.int32), r)
+        self.h.addCols(r, -np.asarray(mu, float), np.zeros(r), np.full(r, highspy.kHighsInf), r * n,
+                       np.arange(0, r * n, n, dtype=np.int32), idx, np.ascontiguousarray(R, float).ravel())
+
+    def solve(self, time_limit: float | None):
+        import highspy
+
+        h = self.h
+        if time_limit is not None:
+            h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        sol = h.getSolution()
+        if not sol.dual_valid:
+            return None
+        x = np.asarray(sol.col_value, float)
+        return x, -np.asarray(sol.row_dual, float), -float(h.getInfo().objective_function_value)
+
+
 def _pricing_bound(lam: np.ndarray, g: float, n: int) -> float:
     return float(lam.sum() + n * max(g, 0.0))
 
@@ -235,28 +282,54 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         return design_exact(spec, np.ones((1, n)) if spec.epsilon.value == 0 else np.eye(n))
     pricer = _pricer(spec, fams)
     R = start_rays(spec, fams)
+    mu = mu_fn(R)
+    seen = {r.tobytes() for r in R}
+    limit = spec.solver.time_limit or CG_TIME_LIMIT
+    live = _LiveRayLP(n) if spec.solver.backend == "highs" else None
+    if live is not None:
+        live.add(R, mu)
     it = 0
     best_bound = math.inf
+    center = None   # the duals of the best bound so far: pricing is at a point between them and the LP's
     note = ""
+    alpha = CG_SMOOTHING
     while True:
         it += 1
-        mu = mu_fn(R)
-        theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
+        res = live.solve(max(limit - (time.perf_counter() - t0), 1.0)) if live is not None else None
+        if res is None:   # no live model, or it failed: (P) from scratch
+            theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
+        else:
+            theta, lam, value = res
         if theta is None:
             return RayDesign(R, None, None, None, None, "column generation", it, time.perf_counter() - t0)
         floor = tol * max(abs(value), 1e-6) / n   # N·floor: the gap left when no ray prices above it
-        out_of_time = time.perf_counter() - t0 > (spec.solver.time_limit or CG_TIME_LIMIT)
-        new, g_cert, note = pricer.price(lam, floor, out_of_time)
-        best_bound = min(best_bound, _pricing_bound(lam, g_cert, n))
-        if not new or best_bound - value <= tol * max(1.0, abs(value)) or it >= CG_MAX_ITERATIONS or out_of_time:
+        out_of_time = time.perf_counter() - t0 > limit
+        points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
+        fresh = []
+        for lam_p in points:
+            new, g_cert, note = pricer.price(lam_p, floor, out_of_time)
+            b = _pricing_bound(lam_p, g_cert, n)
+            if b < best_bound:
+                best_bound, center = b, lam_p
+            if best_bound - value <= tol * max(abs(value), 1e-9) or out_of_time:
+                break
+            Rn = np.vstack(new) if new else np.zeros((0, n))
+            fresh = [r for r in Rn if r.tobytes() not in seen]
+            if fresh:
+                Rn = np.array(fresh)
+                if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
+                    break   # some ray improves the LP (else: a misprice, price at the LP's duals)
+        if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
-        before = len(R)
-        R = np.unique(np.vstack([R] + new), axis=0)
-        if len(R) == before:
-            break
+        Rn = np.unique(np.array(fresh), axis=0)
+        seen.update(r.tobytes() for r in Rn)
+        mun = mu_fn(Rn)
+        R, mu = np.vstack([R, Rn]), np.concatenate([mu, mun])
+        if live is not None:
+            live.add(Rn, mun)
     method = f"column generation ({pricer.method})" + (f"; {note}" if note else "")
     return RayDesign(R, theta, lam, value, best_bound, method, it,
-                     time.perf_counter() - t0, (lp.num_rows, lp.num_cols, lp.A.nnz))
+                     time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R))))
 
 
 def choose_method(spec: Spec) -> str:
