@@ -40,6 +40,8 @@ class LinearProgram:
     structure: object | None = None
     """Optional description of a known structure a solver may exploit (e.g. a
     :class:`mechdesign.colgen.KernelLayout`); the LP above is always complete without it."""
+    integrality: np.ndarray | None = None
+    """Optional 0/1 array over the columns: 1 marks an integer variable (a MIP; no row duals then)."""
 
     @property
     def num_cols(self) -> int:
@@ -69,15 +71,19 @@ class LPBuilder:
         self._nrows = 0
         self.blocks: dict[str, np.ndarray] = {}
         self.structure: object | None = None
+        self._integer: list[np.ndarray] = []
 
-    def variables(self, name: str, shape, lower=0.0, upper=np.inf) -> np.ndarray:
-        """Add a block of variables with the given shape and bounds; return their indices."""
+    def variables(self, name: str, shape, lower=0.0, upper=np.inf, integer: bool = False) -> np.ndarray:
+        """Add a block of variables with the given shape and bounds; return their indices.
+        ``integer=True`` makes them integer variables (the program becomes a MIP)."""
         size = int(np.prod(shape)) if np.ndim(shape) else int(shape)
         idx = np.arange(self._ncols, self._ncols + size).reshape(shape)
         self._ncols += size
         self._lower.append(np.broadcast_to(np.asarray(lower, float), (size,)).copy())
         self._upper.append(np.broadcast_to(np.asarray(upper, float), (size,)).copy())
         self.blocks[name] = idx
+        if integer:
+            self._integer.append(idx.ravel())
         return idx
 
     def rows(self, cols, coefs, lower=-np.inf, upper=np.inf) -> np.ndarray:
@@ -124,7 +130,15 @@ class LPBuilder:
             col_lower=np.concatenate(self._lower) if self._lower else np.zeros(0),
             col_upper=np.concatenate(self._upper) if self._upper else np.zeros(0),
             offset=sense * offset, sense=sense, blocks=dict(self.blocks), structure=self.structure,
+            integrality=self._integrality(),
         )
+
+    def _integrality(self) -> np.ndarray | None:
+        if not self._integer:
+            return None
+        out = np.zeros(self._ncols, dtype=np.int8)
+        out[np.concatenate(self._integer)] = 1
+        return out
 
 
 def dual_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:

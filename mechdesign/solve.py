@@ -109,6 +109,9 @@ class LPSolution:
     method: str
     backend: str
     message: str = ""
+    mip_dual_bound: float | None = None
+    """For a MIP (``lp.integrality`` set): HiGHS's dual bound, in the user's sense (an upper bound
+    on the optimum when maximising); row duals do not exist then."""
 
 
 def _method(lp: LinearProgram, options: SolverOptions) -> str:
@@ -200,6 +203,8 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget).
     """
     limit = options.time_limit if time_limit is None else time_limit
+    if lp.integrality is not None:  # MIP: HiGHS directly, no fallback ladder (cvxpy would drop integrality)
+        return _solve_highs(lp, options, limit)
     solution = _BACKENDS[options.backend](lp, options, limit)
     # HiGHS can end in "Unknown", or in an "Optimal" whose point breaks a row by 1e-7, on badly
     # scaled LPs (seen for ε ~ 1e-7, where every PML coefficient is 1 − O(ε) and all rows of the
@@ -240,6 +245,9 @@ def _highs_model(lp: LinearProgram):
     model.row_lower_ = np.where(np.isfinite(lp.row_lower), lp.row_lower, -inf)
     model.row_upper_ = np.where(np.isfinite(lp.row_upper), lp.row_upper, inf)
     model.offset_ = lp.offset
+    if lp.integrality is not None:
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        model.integrality_ = [kinds[int(v)] for v in lp.integrality]
     A = lp.A.tocsc()
     model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     model.a_matrix_.start_ = A.indptr.astype(np.int32)
@@ -266,8 +274,9 @@ def write_lp(lp: LinearProgram, path: str) -> None:
 def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
     import highspy
 
-    method = _method(lp, options)
-    layout = _kernel_layout(lp)
+    mip = lp.integrality is not None
+    method = "mip" if mip else _method(lp, options)
+    layout = None if mip else _kernel_layout(lp)
     if layout is not None and options.method == "auto":
         began = time.perf_counter()
         solution = _solve_output_generation(lp, layout, limit)
@@ -277,7 +286,11 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
             limit = max(limit - (time.perf_counter() - began), 1e-3)
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(options.verbose))
-    h.setOptionValue("solver", method)
+    if mip:  # gaps well inside design.GAP_TOLERANCE (HiGHS's default relative gap is 1e-4)
+        h.setOptionValue("mip_rel_gap", 1e-9)
+        h.setOptionValue("mip_abs_gap", 1e-12)
+    else:
+        h.setOptionValue("solver", method)
     if method == "ipm":
         h.setOptionValue("run_crossover", "off" if layout is not None else "on")
     h.setOptionValue("presolve", "on" if options.presolve else "off")
@@ -310,11 +323,16 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     if info.primal_solution_status >= 1 or status is Status.OPTIMAL:
         sol = h.getSolution()
         x = np.asarray(sol.col_value, float) if polished is None else polished
-        y = np.asarray(sol.row_dual, float) if sol.dual_valid else None
+        y = np.asarray(sol.row_dual, float) if sol.dual_valid and not mip else None
         obj = lp.user_objective(x)
+    mip_bound = None
+    if mip and np.isfinite(info.mip_dual_bound) and status in (Status.OPTIMAL, Status.TIME_LIMIT,
+                                                               Status.ITERATION_LIMIT, Status.INTERRUPTED):
+        mip_bound = lp.sense * float(info.mip_dual_bound)  # HiGHS minimises sense·(user objective)
+    message = h.modelStatusToString(raw) + (f", {int(info.mip_node_count)} nodes" if mip else "")
     return LPSolution(status=status, x=x, row_dual=y, objective=obj, seconds=seconds,
                       iterations=iterations, method=method, backend="highs",
-                      message=h.modelStatusToString(raw))
+                      message=message, mip_dual_bound=mip_bound)
 
 
 def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:

@@ -420,7 +420,13 @@ def design_sublinear(spec: Spec):
     if rd.theta is not None:
         m = None if spec.output_size == "auto" else spec.output_size
         K, rays = rays_to_kernel(rd, column_utility(spec), m)
-        exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=rd.value, dual=rd.bound, sense=-1)
+        value, bound = rd.value, rd.bound
+        if m is not None and m < int(np.count_nonzero(rd.theta > 1e-12)):  # fewer outputs than rays used
+            from .fixed_outputs import columns_as_rays, design_fixed_outputs
+            fixed = design_fixed_outputs(spec, rd, m, K)
+            K, rays, value, bound = fixed.kernel, columns_as_rays(fixed.kernel), fixed.value, fixed.bound
+            rd.method = f"{rd.method}; output_size {m}: {fixed.method}"
+        exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=value, dual=bound, sense=-1)
         status = Status.OPTIMAL if ok else Status.SUBOPTIMAL
     t2 = time.perf_counter()
     rows, cols, nnz = rd.lp_size

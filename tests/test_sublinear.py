@@ -105,7 +105,8 @@ def test_fixed_output_size_merges_columns_and_keeps_bound():
     two = design({**base, "output_size": 2})
     assert two.kernel.shape == (5, 2)
     assert two.objective <= full.objective + 1e-12
-    assert two.certificate.dual_bound == pytest.approx(full.certificate.dual_bound)
+    # a valid bound, never looser than auto's (here exact: vertex enumeration, mechdesign.fixed_outputs)
+    assert two.objective - 1e-9 <= two.certificate.dual_bound <= full.certificate.dual_bound + 1e-12
     assert_certified(two)
     wide = design({**base, "output_size": 9})
     assert wide.kernel.shape == (5, 9) and wide.objective == pytest.approx(full.objective)
