@@ -18,22 +18,30 @@ columns must be found some other way. Facts used:
 
 **Methods** (:func:`design_fixed_outputs`, in this order):
 
-1. *Bayes vulnerability, any N: a mixed-integer LP* (:func:`bayes_mip`). Binary z_{x,y}
-   (output y guesses x), w_{x,y} ≤ K(x,y), w_{x,y} ≤ z_{x,y}, maximise Σ_{x,y} P(x) w_{x,y},
-   with Σ_x z_{x,y} = 1 (one guess per output) and Σ_y z_{x,y} ≤ 1 (distinct guesses: merging
-   two outputs with the same guess is post-processing and keeps V, and a freed zero column can
-   take any unused guess, as M < N here). For integer z the objective is Σ_y P(g_y)K(g_y,y) ≤ V(K),
-   with equality for the best guesses, so the MIP optimum is max V over 𝒦_M. Columns are
-   interchangeable, so the guesses are ordered (Σ_x x·z_{x,y+1} ≥ Σ_x x·z_{x,y} + 1), which
-   removes the M! relabellings. (The big-M form u_y ≤ P(x)K(x,y) + P(x)(1 − z_{x,y}) is NOT
-   valid in general: when z_{x,y} = 0 it must not bind, which needs a constant ≥ max_x' P(x'),
-   not P(x); the w form above needs no constant.) The (ε,𝒫)-PML rows on K are those of
-   :func:`mechdesign.compile.add_pml_kernel` (lifted, every prior set kind). HiGHS solves it with
-   relative gap 1e-9; the certificate's upper bound is min(HiGHS's MIP dual bound, the auto
-   bound). At the time limit (solver.time_limit, else :data:`MIP_TIME_LIMIT` s) the incumbent
-   is used and the status is ``suboptimal`` when the gap is open. Measured here (2 cores,
-   ``python -m mechdesign.fixed_outputs``): N = 8, M = 4 in about 0.05 s, N = 12, M = 6 in about
-   0.3 s, N = 20, M = 10 in 1–3 s (min_mass, non-uniform prior).
+1. *Bayes vulnerability, any N: a mixed-integer LP* (:func:`bayes_mip`). Give output y the
+   guess g(y) = argmax_x P(x)K(x,y); merging outputs with the same guess is post-processing and
+   keeps V, so some optimal kernel has distinct guesses, and placing the column guessing x at
+   position x (zero columns elsewhere) shows
+
+       max V over 𝒦_M = max Σ_x P(x) K(x,x)  over (ε,𝒫)-PML K with N columns, at most M nonzero
+
+   (the M ≥ N case is the LP of :func:`mechdesign.compile.compile_bayes_vulnerability`). The MIP
+   has one binary s_y per column: t_y ≤ s_y (t_y ≥ max_x K(x,y) is the column-maximum variable of
+   :func:`mechdesign.compile.add_pml_kernel`, whose lifted (ε,𝒫)-PML rows serve every prior set
+   kind) and Σ_y s_y ≤ M. The guess of each column is fixed by its position, so there is no
+   column-permutation symmetry. The (at most M) used columns are kept afterwards.
+   HiGHS solves it with relative gap 1e-9; the certificate's upper bound is min(HiGHS's MIP dual
+   bound, the auto bound). At the time limit (solver.time_limit, else :data:`MIP_TIME_LIMIT` s)
+   the incumbent is used and the status is ``suboptimal`` when the gap is open.
+   Measured here (2 cores, ``python -m mechdesign.fixed_outputs``; Dirichlet priors, ε = 1;
+   min_mass, simplex, point, hull): every case closed at the root node (one case 21 nodes):
+   N = 20, M = 10 in ≤ 0.3 s; N = 50, M = 5 or 25 in ≤ 3.7 s; N = 100, M = 10 or 50 in 1–18 s.
+   The assignment formulation (binary z_{x,y} "output y guesses x", w ≤ K, w ≤ z,
+   Σ_x z_{x,y} = 1, Σ_y z_{x,y} ≤ 1, guesses in increasing order) gives the same optima but
+   its relaxation is weak: N = 10, M = 5 took 3.6 s and N = 16, M = 8 hit 30 s with a 30% gap;
+   tests/test_fixed_outputs.py keeps it as an independent reference. (Its big-M variant
+   u_y ≤ P(x)K(x,y) + P(x)(1 − z_{x,y}) is not valid: when z_{x,y} = 0 the row must not bind,
+   which needs a constant ≥ max_x' P(x'), not P(x).)
 
 2. *Tiny N·M, any objective: vertex enumeration of 𝒦_M* (:func:`enumerate_vertices`) with
    pycddlib, in dimension d = N(M − 1) (the last column is 1 − the others), after removing
@@ -54,8 +62,18 @@ columns must be found some other way. Facts used:
    L(K') = Σ_y g_y·K'(:,y) with L(K) = U(K) (Euler's identity for positively homogeneous μ,
    and L ≤ U by convexity); the LP max L over 𝒦_M gives a vertex K' with U(K') ≥ U(K).
    Kernels are accepted only when U (recomputed) improves, so this is a heuristic that never
-   loses. The bound is the auto optimum's certified bound; status ``suboptimal`` when the gap
-   exceeds the tolerance.
+   loses. It also starts from :data:`ASCENT_STARTS` random vertices of 𝒦_M. The bound is the
+   auto optimum's certified bound; status ``suboptimal`` when the gap exceeds the tolerance.
+   Measured at N = 6, M = 3, ε = 1 (six MI/KL cases; exact values by enumeration, 6–10 s):
+   greedy alone reached the optimum in 3, the ascent in 5; one MI case stays at 0.1362 vs the
+   optimum 0.1418 (auto bound 0.1427), found only after ~400 random starts. Each design took
+   ≤ 0.25 s.
+
+**Limits.** This module is reached from :func:`mechdesign.sublinear.design_sublinear` after the
+auto design, so a spec whose auto design is refused (e.g. Bayes vulnerability over min_mass or
+simplex past N = 13, where the rays are not listed) is refused too, although :func:`bayes_mip`
+alone handles N = 100. Method 2's value is exact up to cdd's floating point (the bound adds a
+1e-9 relative slack); method 3 is a heuristic with the auto bound, which can be loose.
 
 Whatever the method, the kernel leaves through :func:`mechdesign.design.certify_design`.
 """
@@ -83,6 +101,9 @@ ENUM_MAX_ROWS = 100
 MIP_TIME_LIMIT = 30.0
 """Seconds for the Bayes vulnerability MIP when solver.time_limit is unset."""
 ASCENT_ROUNDS = 20
+"""Largest number of linearisation LPs from one start."""
+ASCENT_STARTS = 20
+"""Random vertices of 𝒦_M (LPs with random objectives) the ascent also starts from."""
 VALUE_SLACK = 1e-9
 """Relative slack added to an enumerated maximum used as an upper bound (cdd works in floats)."""
 
@@ -219,13 +240,31 @@ def _gradients(mu_fn, cols: np.ndarray, h: float = 1e-7) -> np.ndarray:
     return np.where(np.isfinite(grad), grad, 0.0)
 
 
-def linearisation_ascent(spec: Spec, K: np.ndarray, mu_fn, deadline: float) -> tuple[np.ndarray, float]:
-    """Successive linearisation from K (module docstring, method 3): never returns a worse kernel."""
+def linearisation_ascent(spec: Spec, K: np.ndarray, mu_fn, deadline: float,
+                         starts: int = 0) -> tuple[np.ndarray, float]:
+    """Successive linearisation from K and from ``starts`` random vertices of 𝒦_M (module
+    docstring, method 3); returns the best kernel met, never worse than K."""
     m = K.shape[1]
-    best, best_val = K, _utility(mu_fn, K)
     b = LPBuilder()
     Kidx = add_pml_kernel(b, spec, m)
     options = spec.solver.model_copy(update={"time_limit": None})
+    best, best_val = _ascend(spec, b, Kidx, options, K, mu_fn, deadline)
+    rng = np.random.default_rng(0)
+    for _ in range(starts):
+        if time.perf_counter() > deadline:
+            break
+        sol = solve_lp(b.build((Kidx, rng.normal(size=(spec.n, m))), sense=-1), options,
+                       time_limit=max(deadline - time.perf_counter(), 1e-3))
+        if sol.x is None or sol.status is not Status.OPTIMAL:
+            continue
+        cand, val = _ascend(spec, b, Kidx, options, _normalise_rows(sol.x[Kidx]), mu_fn, deadline)
+        if val > best_val:
+            best, best_val = cand, val
+    return best, best_val
+
+
+def _ascend(spec, b, Kidx, options, K, mu_fn, deadline):
+    best, best_val = K, _utility(mu_fn, K)
     for _ in range(ASCENT_ROUNDS):
         if time.perf_counter() > deadline:
             break
@@ -287,7 +326,7 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray) -> FixedDes
                                f"{n * (m - 1)} <= {ENUM_MAX_DIM})", True)
 
     budget = spec.solver.time_limit or 10.0
-    K, v = linearisation_ascent(spec, greedy, mu_fn, time.perf_counter() + budget)
+    K, v = linearisation_ascent(spec, greedy, mu_fn, time.perf_counter() + budget, starts=ASCENT_STARTS)
     return FixedDesign(K, v, auto_bound, "greedy merge of the auto optimum + successive linearisation "
                        "(heuristic; bound of the auto optimum)", False)
 
