@@ -70,10 +70,11 @@ columns must be found some other way. Facts used:
    ≤ 0.25 s.
 
 **Limits.** This module is reached from :func:`mechdesign.sublinear.design_sublinear` after the
-auto design, so a spec whose auto design is refused (e.g. Bayes vulnerability over min_mass or
-simplex past N = 13, where the rays are not listed) is refused too, although :func:`bayes_mip`
-alone handles N = 100. Method 2's value is exact up to cdd's floating point (the bound adds a
-1e-9 relative slack); method 3 is a heuristic with the auto bound, which can be loose.
+auto design, so a spec whose auto design is refused (mutual information over point/hull/box/l1
+prior sets past the listed-ray threshold) is refused too; Bayes vulnerability's auto design is the
+LP :func:`mechdesign.sublinear.design_bayes_lp` at any N, so method 1 runs at any N (tested at N = 30
+against the closed form (1 + Ξ)/N). Method 2's value is exact up to cdd's floating point (the bound
+adds a 1e-9 relative slack); method 3 is a heuristic with the auto bound, which can be loose.
 
 Whatever the method, the kernel leaves through :func:`mechdesign.design.certify_design`.
 """

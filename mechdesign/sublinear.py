@@ -332,15 +332,41 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
                      time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R))))
 
 
+def design_bayes_lp(spec: Spec) -> RayDesign:
+    """The auto (M ≥ N) Bayes-vulnerability optimum as the exact LP max Σ_x P(x) K_xx
+    (:func:`mechdesign.compile.compile_bayes_vulnerability`), as a RayDesign: its used columns,
+    normalised, are the rays and the weak-duality bound of the LP is the bound. Any N; used past
+    the exact threshold when a fixed M < N then goes to :mod:`mechdesign.fixed_outputs`."""
+    from .compile import compile_bayes_vulnerability
+    from .lp import dual_bound
+
+    t0 = time.perf_counter()
+    compiled = compile_bayes_vulnerability(spec)
+    lp = compiled.lps[0]
+    sol = solve_lp(lp, spec.solver)
+    if sol.x is None or sol.row_dual is None or sol.status is not Status.OPTIMAL:
+        return RayDesign(np.zeros((0, spec.n)), None, None, None, None, "Bayes vulnerability LP",
+                         seconds=time.perf_counter() - t0)
+    K = np.clip(np.asarray(sol.x, float)[compiled.kernel], 0.0, None)
+    used = K.max(axis=0) > 1e-12
+    scale = K[:, used].max(axis=0)
+    return RayDesign(K[:, used].T / scale[:, None], scale, None, sol.objective, dual_bound(lp, sol.row_dual),
+                     "Bayes vulnerability as the LP max sum_x P(x) K_xx", seconds=time.perf_counter() - t0,
+                     lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
+
+
 def choose_method(spec: Spec) -> str:
     """'exact' while all extreme rays can be listed (module docstring), else 'tangent_secant' for
-    f-divergences (any prior set, :mod:`mechdesign.fdiv_lines`) and 'column_generation' for mutual
-    information over min_mass / simplex; anything else is refused with a clear error."""
+    f-divergences (any prior set, :mod:`mechdesign.fdiv_lines`), 'bayes_lp' for Bayes vulnerability
+    (:func:`design_bayes_lp`) and 'column_generation' for mutual information over min_mass / simplex;
+    anything else is refused with a clear error."""
     count = count_structured_rays(spec.prior_set, spec.n)
     if (count is not None and count <= EXACT_MAX_RAYS) or (count is None and spec.n <= CDD_MAX_N):
         return "exact"
     if spec.objective.kind == "f_divergence":
         return "tangent_secant"
+    if spec.objective.kind == "bayes_vulnerability":   # here only with M < N (design.py solves M >= N)
+        return "bayes_lp"
     if spec.objective.kind == "mutual_information" and spec.prior_set.kind in ("min_mass", "simplex"):
         return "column_generation"
     if count is None:
@@ -409,6 +435,8 @@ def design_sublinear(spec: Spec):
     method = choose_method(spec)
     if method == "exact":
         rd = design_exact(spec)
+    elif method == "bayes_lp":
+        rd = design_bayes_lp(spec)
     elif method == "tangent_secant":
         from .fdiv_lines import design_tangent_secant
         rd = design_tangent_secant(spec)

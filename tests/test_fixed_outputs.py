@@ -101,9 +101,8 @@ def test_bayes_mip_equals_assignment_mip(kind, n, m):
 
 
 # ------------------------------------------------------------------ closed form
-@pytest.mark.parametrize("n", [3, 4, 6, 8])
-@pytest.mark.parametrize("eps", [0.2, 1.0, 2.5])
-@pytest.mark.parametrize("c", [0.0, 0.3])
+@pytest.mark.parametrize("n, eps, c", [(n, eps, c) for n in (3, 4, 6, 8) for eps in (0.2, 1.0, 2.5) for c in (0.0, 0.3)]
+                         + [(30, 1.0, 0.3), (30, 2.5, 0.0)])   # N = 30: past the listed-ray threshold (LP + MIP)
 def test_binary_bayes_uniform_prior_closed_form(n, eps, c):
     """Derivation: with M = 2, K = [p, 1 − p] and a uniform prior,
     V(K) = (1/N)(max_x p_x + max_x (1 − p_x)) = (1/N)(1 + max p − min p) = (1/N)(1 + η_TV(K)),
