@@ -133,6 +133,23 @@ def _refine(grid: np.ndarray, new: np.ndarray, hi: float) -> np.ndarray:
     return g[keep]
 
 
+def _start_grid(P0: np.ndarray, P1: np.ndarray):
+    """The first grid (geometric over the ratio range, with u = 1), whether a tail piece to ∞ is
+    needed (P1 misses a symbol P0 has) and the largest ratio a column can have."""
+    pos = P1 > 0
+    ratios = P0[pos] / P1[pos]
+    lo = float(ratios.min())
+    tail = bool(np.any(~pos & (P0 > 0)))          # a column may have ratio ∞ (P1·k = 0 < P0·k)
+    hi = math.inf if tail else float(ratios.max())
+    top = float(ratios.max()) if not tail else max(float(ratios.max()), 1.0) * 2
+    inner = np.geomspace(max(lo, top * 1e-12), top, START_RATIOS) if top > max(lo, 1e-300) else np.array([top])
+    grid = np.unique(np.concatenate([[lo, top], inner, [1.0] if lo < 1.0 < top else []]))
+    grid = grid[(grid >= lo) & (grid <= top)]
+    if len(grid) < 2:   # every symbol has the same ratio (P0 = P1): any interval containing it will do
+        grid = np.array([grid[0], 2.0 * grid[0] + 1.0])
+    return grid, tail, hi
+
+
 def _kernel_lp(spec: Spec, gains: np.ndarray):
     b = LPBuilder()
     K = add_pml_kernel(b, spec, gains.shape[1])
@@ -148,17 +165,7 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
     n, obj = spec.n, spec.objective
     P0, P1 = (np.array([float(p) for p in pr]) for pr in obj.priors)
     mu_fn = column_utility(spec)
-    pos = P1 > 0
-    ratios = P0[pos] / P1[pos]
-    lo = float(ratios.min())
-    tail = bool(np.any(~pos & (P0 > 0)))          # a column may have ratio ∞ (P1·k = 0 < P0·k)
-    hi = math.inf if tail else float(ratios.max())
-    top = float(ratios.max()) if not tail else max(float(ratios.max()), 1.0) * 2
-    inner = np.geomspace(max(lo, top * 1e-12), top, START_RATIOS) if top > max(lo, 1e-300) else np.array([top])
-    grid = np.unique(np.concatenate([[lo, top], inner, [1.0] if lo < 1.0 < top else []]))
-    grid = grid[(grid >= lo) & (grid <= top)]
-    if len(grid) < 2:   # every symbol has the same ratio (P0 = P1): any interval containing it will do
-        grid = np.array([grid[0], 2.0 * grid[0] + 1.0])
+    grid, tail, hi = _start_grid(P0, P1)
     pool = np.zeros((0, n))
     best_bound, rounds, theta, lam, value, rlp = math.inf, 0, None, None, None, None
     while True:
@@ -197,3 +204,62 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
     return RayDesign(pool, theta, lam, value, best_bound,
                      f"tangent/secant LPs over {len(grid)} likelihood ratios", rounds, time.perf_counter() - t0,
                      (rlp.num_rows, rlp.num_cols, rlp.A.nnz))
+
+
+# ------------------------------------------------------------------ a fixed number of outputs M
+def _kernel_mip(spec: Spec, gains: np.ndarray, m: int):
+    """(L) or (S) restricted to at most M nonzero outputs: binary s_i ≥ t_i (t_i ≥ the column's
+    maximum, compile.add_pml_kernel), Σ s_i ≤ M. A kernel with M columns merges its columns that
+    share a line (post-processing, the objective is linear on them), so the restriction is exact."""
+    b = LPBuilder()
+    K = add_pml_kernel(b, spec, gains.shape[1])
+    T = gains.shape[1]
+    s = b.variables("s", (T,), lower=0.0, upper=1.0, integer=True)
+    b.rows(np.stack([b.blocks["t"], s], -1), np.array([1.0, -1.0]), -np.inf, 0.0)
+    b.rows(s[None, :], np.ones((1, T)), -np.inf, float(m))
+    return b.build((K, gains), sense=-1), K
+
+
+def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limit: float = 30.0):
+    """max U over kernels with M outputs, for an f-divergence: the tangent and secant programs with
+    at most M outputs used (mixed-integer LPs, :func:`_kernel_mip`), refined like
+    :func:`design_tangent_secant`. The secant MIP's dual bound bounds the M-output optimum above
+    (each column of an optimal kernel lies under the secant of its ratio's interval); the tangent
+    MIP's kernel is the design. Returns (kernel N × M or None, its utility, upper bound or None,
+    rounds, seconds)."""
+    from .sublinear import column_utility
+
+    t0 = time.perf_counter()
+    obj = spec.objective
+    P0, P1 = (np.array([float(p) for p in pr]) for pr in obj.priors)
+    mu_fn = column_utility(spec)
+    grid, tail, hi = _start_grid(P0, P1)
+    best_K, best_v, bound, rounds = None, -math.inf, math.inf, 0
+    while time.perf_counter() - t0 < time_limit:
+        rounds += 1
+        remaining = max(time_limit - (time.perf_counter() - t0), 1.0)
+        cols = []
+        for gains in (tangent_gains(obj.f, grid[grid > 0], P0, P1), secant_gains(obj.f, grid, tail, P0, P1)):
+            lp, K = _kernel_mip(spec, gains, m)
+            sol = solve_lp(lp, spec.solver, time_limit=remaining)
+            if sol.x is None:
+                continue
+            Kx = np.clip(np.asarray(sol.x, float)[K], 0.0, None)
+            order = np.argsort(-Kx.sum(axis=0), kind="stable")
+            Kx = Kx[:, order[:m]] + np.outer(Kx[:, order[m:]].sum(axis=1), np.eye(m)[0])   # ≤ M used: residue
+            Kx = Kx / Kx.sum(axis=1, keepdims=True)
+            v = float(mu_fn(Kx.T).sum())
+            if v > best_v:
+                best_K, best_v = Kx, v
+            used = Kx.max(axis=0) > 1e-12
+            cols.append(Kx[:, used].T)
+            if gains.shape[1] == len(grid) - 1 + tail and sol.mip_dual_bound is not None \
+                    and sol.status in (Status.OPTIMAL, Status.TIME_LIMIT):
+                bound = min(bound, sol.mip_dual_bound)
+        if best_K is None or bound - best_v <= max(tol * abs(best_v), 1e-12):
+            break
+        grown = _refine(grid, np.concatenate([_ratios(c, P0, P1) for c in cols]) if cols else np.zeros(0), hi)
+        if len(grown) == len(grid):
+            break
+        grid = grown
+    return best_K, best_v, (bound if math.isfinite(bound) else None), rounds, time.perf_counter() - t0

@@ -103,3 +103,43 @@ def test_hull_past_cdd_is_designed():
     m = design_exact(_spec(12, 1.0, {"kind": "min_mass", "c": f"{cmin}/1000"}, "kl", P0, P1))
     assert h.status.value == "optimal" and h.certificate.feasible
     assert h.objective >= m.value * (1 - 1e-9)
+
+
+def test_fixed_outputs_tangent_secant_mip_matches_vertex_enumeration():
+    """With M fixed below the rays used, the tangent/secant MIPs reach the maximum over the vertices of
+    the M-output kernel polytope (listed by cdd: mechdesign.fixed_outputs.best_vertex) with a valid bound."""
+    from mechdesign.fdiv_lines import design_tangent_secant_fixed
+    from mechdesign.fixed_outputs import best_vertex
+    from mechdesign.sublinear import column_utility
+
+    rng = np.random.default_rng(5)
+    for n, m in [(4, 2), (5, 2), (4, 3), (8, 2)]:
+        for f in ("kl", "hellinger", {"alpha": 3}):
+            for prior_set in ({"kind": "simplex"}, {"kind": "min_mass", "c": f"1/{3 * n}"}):
+                spec = _spec(n, 1.5, prior_set, f, _dist(rng, n), _dist(rng, n), output_size=m)
+                K, v, bound, _, _ = design_tangent_secant_fixed(spec, m)
+                ref = best_vertex(spec, m, column_utility(spec))[1]
+                assert K.shape == (n, m)
+                assert v == pytest.approx(ref, rel=1e-7, abs=1e-10)
+                assert bound >= ref - 1e-9 * max(1.0, ref)
+
+
+def test_fixed_outputs_f_divergence_at_n30():
+    """Past vertex enumeration: chi2 under 2-LDP at N = 30, whose auto optimum uses 3 rays, designed with
+    M = 2 outputs: certified optimal (bound within tolerance), below the auto optimum (more outputs can
+    only help), bound below the auto bound, and at least the greedy merge of the auto optimum."""
+    from mechdesign.sublinear import column_utility, rays_to_kernel
+    from mechdesign.fdiv_lines import design_tangent_secant
+
+    rng = np.random.default_rng(32)
+    P0, P1 = _dist(rng, 30), _dist(rng, 30)
+    auto = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1))
+    fixed = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1, output_size=2))
+    assert auto.kernel.shape[1] == 3
+    assert fixed.status.value == "optimal" and fixed.certificate.feasible and fixed.kernel.shape == (30, 2)
+    assert "tangent/secant MIPs" in fixed.solve.method
+    assert fixed.objective <= auto.objective * (1 + 1e-9)
+    assert fixed.certificate.dual_bound <= auto.certificate.dual_bound * (1 + 1e-9)
+    spec2 = _spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1, output_size=2)
+    greedy, _ = rays_to_kernel(design_tangent_secant(spec2), column_utility(spec2), 2)
+    assert fixed.objective >= float(column_utility(spec2)(greedy.T).sum()) * (1 - 1e-9)
