@@ -146,3 +146,17 @@ def test_column_generation_matches_all_rays_lp(n, eps, cnum, kind, seed):
     assert cg.bound >= ex.value * (1 - 1e-9) - 1e-12        # the certified bound bounds it
     assert cg.value >= ex.value * (1 - 1e-6)
     assert cg.bound <= ex.value * (1 + 1e-6)
+
+
+def test_n50_dirichlet_prior_reaches_certified_gap():
+    from mechdesign import design
+    n = 50
+    P = np.random.default_rng(0).dirichlet(np.ones(n))
+    P = (P / P.sum()).round(10)
+    P[-1] = 1 - P[:-1].sum()
+    r = design({"alphabet": n, "epsilon": 2.0, "prior_set": {"kind": "min_mass", "c": f"1/{5 * n}"},
+                "objective": {"kind": "mutual_information", "prior": P.tolist()}})
+    assert "column generation" in r.solve.method
+    assert r.status.value == "optimal"
+    assert r.certificate.gap <= 1e-6 * r.objective
+    assert r.solve.seconds < 30
