@@ -15,6 +15,7 @@ the bound's margin over the incumbent is fixed; about 5× fewer nodes at N = 50)
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -34,6 +35,8 @@ PRICE_KEEP = 10
 """Rays returned per family and round (the best sets met above the cut)."""
 SHORT_NODES = 200
 """Node limit of the families searched after the round has found rays to return."""
+PRICE_ROUND_SECONDS = 10.0
+"""Search time of one pricing round; past it the open nodes' bounds are used (valid, looser)."""
 
 
 class MIFamily:
@@ -220,7 +223,7 @@ def reduced_cost_fixing(fam: MIFamily, idx, k, U0, V0, s, target):
     return fin, fout
 
 
-def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
+def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, deadline: float = math.inf):
     """Branch and bound for max_A F(A)/norm over the family (exact up to rounding).
 
     Nodes fix items in or out; the bound of a node is :func:`node_bound`; branching is on an item
@@ -257,7 +260,7 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3):
         parent_ub, idx, k, U0, V0, fixed = stack.pop()
         if root is not None and parent_ub <= max(prune_f, best["val"]):
             continue
-        if root is not None and nodes >= node_limit:
+        if root is not None and (nodes >= node_limit or (nodes % 16 == 0 and time.perf_counter() > deadline)):
             stack.append((parent_ub, idx, k, U0, V0, fixed))
             cert = max(cert, max(s[0] for s in stack))
             break
@@ -306,7 +309,8 @@ class MIPricer:
     bound, only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
     certificate valid (g ≤ max(best, cut, bounds of open nodes)); once some family has given rays,
     the others get only :data:`SHORT_NODES` nodes; if the pass finds no ray but leaves families
-    open, they are searched once more with 10× the node limit.
+    open, they are searched once more with 10× the node limit. A round searches for at most
+    :data:`PRICE_ROUND_SECONDS` (then the open nodes' bounds are used).
     """
 
     method = "exact pricing by branch and bound"
@@ -317,6 +321,7 @@ class MIPricer:
     def price(self, lam: np.ndarray, floor: float, out_of_time: bool):
         """(new rays as a list of arrays, certified g, note)."""
         n = self.n
+        deadline = time.perf_counter() + PRICE_ROUND_SECONDS
         items = [MIFamily(self.P, lam, kind, size, level, j)
                  for kind, size, level in self.fams for j in ([None] if kind == "two" else range(n))]
         certs, done, quick = [], [], []
@@ -341,7 +346,7 @@ class MIPricer:
                     continue
                 # once the round has rays to return, the other families get a short search (still certified)
                 sets, vals, cert, root, nodes = price_family(fam, cut, min(limit, SHORT_NODES) if new else limit,
-                                                             PRICE_KEEP)
+                                                             PRICE_KEEP, deadline)
                 best = float(vals.max()) if len(vals) else -math.inf
                 certs[f] = min(certs[f], cert)
                 if len(vals):
@@ -352,7 +357,7 @@ class MIPricer:
                     open_bounds.append(certs[f])
                 else:
                     g_cert = max(g_cert, certs[f])
-            if new or not left:
+            if new or not left or time.perf_counter() > deadline:
                 break
             todo, limit = left, 10 * limit
         g_cert = max([g_cert] + open_bounds)
