@@ -45,9 +45,12 @@ with floor = tol·|value|/N, so the certificate is g ≤ max(best, cut, open nod
 Past :data:`PRICE_NODE_LIMIT` nodes a family keeps the bounds of its open nodes
 (the relaxation at worst): the bound stays valid, only looser. For a uniform P the
 root relaxation is already exact. For a non-uniform P the pricing is NP-hard in
-general (subset sum): measured at N = 50 (Dirichlet prior) the gap closes to
-1e-7 relative in some settings (ε = 3, c = 0.9/N: 6 s) but the 60 s budget still
-ends others at 1e-6–1e-3 relative, reported as ``suboptimal``. Other objectives
+general (subset sum). The ray LP is kept live in HiGHS (columns added, warm
+started) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`); measured
+at N = 50 (benchmarks/mi_colgen_n50.py, results/mi_colgen_n50.md) the gap closes
+to 1e-7 relative in 2–40 s for Dirichlet priors, but priors with small integer weights
+(many ties) can stop at 1e-6–1e-4 when the branch and bound cannot finish: the gap is
+then reported (``suboptimal``). Other objectives
 and prior sets past the exact threshold are refused with a clear error.
 """
 from __future__ import annotations
