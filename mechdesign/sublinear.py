@@ -50,8 +50,13 @@ started) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`); measur
 at N = 50 (benchmarks/mi_colgen_n50.py, results/mi_colgen_n50.md) the gap closes
 to 1e-7 relative in 2–40 s for Dirichlet priors, but priors with small integer weights
 (many ties) can stop at 1e-6–1e-4 when the branch and bound cannot finish: the gap is
-then reported (``suboptimal``). Other objectives
-and prior sets past the exact threshold are refused with a clear error.
+then reported (``suboptimal``).
+
+**Other objectives past the exact threshold** (:func:`choose_method`): f-divergences by tangent/secant
+LPs over likelihood ratios, any prior set (:mod:`mechdesign.fdiv_lines`); Bayes vulnerability by the
+exact LP max Σ_x P(x) K_xx (:func:`design_bayes_lp`); mutual information over point, hull, box and
+l1_ball prior sets is refused with a clear error. A fixed output size below the rays used goes to
+:mod:`mechdesign.fixed_outputs`.
 """
 from __future__ import annotations
 
