@@ -239,7 +239,8 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
         rounds += 1
         remaining = max(time_limit - (time.perf_counter() - t0), 1.0)
         cols = []
-        for gains in (tangent_gains(obj.f, grid[grid > 0], P0, P1), secant_gains(obj.f, grid, tail, P0, P1)):
+        for secant, gains in ((False, tangent_gains(obj.f, grid[grid > 0], P0, P1)),
+                              (True, secant_gains(obj.f, grid, tail, P0, P1))):
             lp, K = _kernel_mip(spec, gains, m)
             sol = solve_lp(lp, spec.solver, time_limit=remaining)
             if sol.x is None:
@@ -253,8 +254,7 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
                 best_K, best_v = Kx, v
             used = Kx.max(axis=0) > 1e-12
             cols.append(Kx[:, used].T)
-            if gains.shape[1] == len(grid) - 1 + tail and sol.mip_dual_bound is not None \
-                    and sol.status in (Status.OPTIMAL, Status.TIME_LIMIT):
+            if secant and sol.mip_dual_bound is not None and sol.status in (Status.OPTIMAL, Status.TIME_LIMIT):
                 bound = min(bound, sol.mip_dual_bound)
         if best_K is None or bound - best_v <= max(tol * abs(best_v), 1e-12):
             break

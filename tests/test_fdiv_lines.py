@@ -143,3 +143,24 @@ def test_fixed_outputs_f_divergence_at_n30():
     spec2 = _spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1, output_size=2)
     greedy, _ = rays_to_kernel(design_tangent_secant(spec2), column_utility(spec2), 2)
     assert fixed.objective >= float(column_utility(spec2)(greedy.T).sum()) * (1 - 1e-9)
+
+
+def test_fixed_outputs_bound_with_a_zero_ratio():
+    """P0 missing a symbol puts u = 0 in the grid; then the tangent and secant MIPs have the same number of
+    outputs, and only the secant MIP's dual bound may serve as the upper bound (the tangent MIP's is a
+    lower-side value). Reference: the maximum over the vertices of the M-output kernel polytope (cdd)."""
+    from fractions import Fraction
+
+    from mechdesign.fdiv_lines import design_tangent_secant_fixed
+    from mechdesign.fixed_outputs import best_vertex
+    from mechdesign.sublinear import column_utility
+
+    rng = np.random.default_rng(11)
+    for n, m, f in [(4, 2, "kl"), (5, 2, "hellinger"), (8, 2, {"alpha": 0.5})]:
+        w = [int(x.split("/")[0]) for x in _dist(rng, n - 1)]
+        P0 = ["0"] + [str(Fraction(x, sum(w))) for x in w]
+        spec = _spec(n, 1.5, {"kind": "min_mass", "c": f"1/{3 * n}"}, f, P0, _dist(rng, n), output_size=m)
+        K, v, bound, _, _ = design_tangent_secant_fixed(spec, m)
+        ref = best_vertex(spec, m, column_utility(spec))[1]
+        assert v == pytest.approx(ref, rel=1e-7, abs=1e-10)
+        assert bound >= ref - 1e-9 * max(1.0, ref)
