@@ -150,10 +150,26 @@ def _start_grid(P0: np.ndarray, P1: np.ndarray):
     return grid, tail, hi
 
 
-def _kernel_lp(spec: Spec, gains: np.ndarray):
+def _kernel_lp(spec: Spec, gains: np.ndarray, m: int | None = None):
+    """(L) or (S): maximise Σ_i gains(:, i)·K(:, i) over PML kernels with one output per line. With ``m``,
+    at most M outputs may be used (a MIP): binary s_i ≥ t_i (t_i ≥ the column's maximum,
+    compile.add_pml_kernel), Σ s_i ≤ M. A kernel with M columns merges its columns that share a
+    line (post-processing, the objective is linear on them), so the restriction is exact."""
     b = LPBuilder()
     K = add_pml_kernel(b, spec, gains.shape[1])
+    if m is not None:
+        T = gains.shape[1]
+        s = b.variables("s", (T,), lower=0.0, upper=1.0, integer=True)
+        b.rows(np.stack([b.blocks["t"], s], -1), np.array([1.0, -1.0]), -np.inf, 0.0)
+        b.rows(s[None, :], np.ones((1, T)), -np.inf, float(m))
     return b.build((K, gains), sense=-1), K
+
+
+def _used_columns(Kx: np.ndarray) -> np.ndarray:
+    """The nonzero columns of the kernel Kx, scaled to max entry 1, one row each."""
+    Kx = np.clip(np.asarray(Kx, float), 0.0, None)
+    cols = Kx[:, Kx.max(axis=0) > 1e-12].T
+    return cols / cols.max(axis=1, keepdims=True)
 
 
 def design_tangent_secant(spec: Spec, tol: float = 1e-7):
@@ -168,9 +184,12 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
     grid, tail, hi = _start_grid(P0, P1)
     pool = np.zeros((0, n))
     best_bound, rounds, theta, lam, value, rlp = math.inf, 0, None, None, None, None
+
+    def remaining() -> float:
+        return max(limit - (time.perf_counter() - t0), 1.0)
+
     while True:
         rounds += 1
-        remaining = lambda: max(limit - (time.perf_counter() - t0), 1.0)  # noqa: E731
         tangents = grid[grid > 0]
         lp_l, K_l = _kernel_lp(spec, tangent_gains(obj.f, tangents, P0, P1))
         sol_l = solve_lp(lp_l, spec.solver, time_limit=remaining())
@@ -178,13 +197,8 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
         sol_s = solve_lp(lp_s, spec.solver, time_limit=remaining())
         if sol_l.x is None or sol_l.status is not Status.OPTIMAL:
             break
-        cols = {}
-        for name, sol, K in (("l", sol_l, K_l), ("s", sol_s, K_s)):
-            if sol.x is None:
-                continue
-            Kx = np.clip(np.asarray(sol.x, float)[K], 0.0, None)
-            used = Kx.max(axis=0) > 1e-12
-            cols[name] = Kx[:, used].T / Kx[:, used].T.max(axis=1, keepdims=True)
+        cols = {name: _used_columns(np.asarray(sol.x, float)[K]) for name, sol, K in (("l", sol_l, K_l), ("s", sol_s, K_s))
+                if sol.x is not None}
         if sol_s.row_dual is not None:
             best_bound = min(best_bound, dual_bound(lp_s, sol_s.row_dual))
         pool = np.unique(np.vstack([pool, cols["l"]]), axis=0)
@@ -207,26 +221,14 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
 
 
 # ------------------------------------------------------------------ a fixed number of outputs M
-def _kernel_mip(spec: Spec, gains: np.ndarray, m: int):
-    """(L) or (S) restricted to at most M nonzero outputs: binary s_i ≥ t_i (t_i ≥ the column's
-    maximum, compile.add_pml_kernel), Σ s_i ≤ M. A kernel with M columns merges its columns that
-    share a line (post-processing, the objective is linear on them), so the restriction is exact."""
-    b = LPBuilder()
-    K = add_pml_kernel(b, spec, gains.shape[1])
-    T = gains.shape[1]
-    s = b.variables("s", (T,), lower=0.0, upper=1.0, integer=True)
-    b.rows(np.stack([b.blocks["t"], s], -1), np.array([1.0, -1.0]), -np.inf, 0.0)
-    b.rows(s[None, :], np.ones((1, T)), -np.inf, float(m))
-    return b.build((K, gains), sense=-1), K
-
-
 def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limit: float = 30.0):
     """max U over kernels with M outputs, for an f-divergence: the tangent and secant programs with
-    at most M outputs used (mixed-integer LPs, :func:`_kernel_mip`), refined like
+    at most M outputs used (mixed-integer LPs, :func:`_kernel_lp` with ``m``), refined like
     :func:`design_tangent_secant`. The secant MIP's dual bound bounds the M-output optimum above
     (each column of an optimal kernel lies under the secant of its ratio's interval); the tangent
     MIP's kernel is the design. Returns (kernel N × M or None, its utility, upper bound or None,
     rounds, seconds)."""
+    from .fixed_outputs import _compact, _normalise_rows
     from .sublinear import column_utility
 
     t0 = time.perf_counter()
@@ -241,19 +243,15 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
         cols = []
         for secant, gains in ((False, tangent_gains(obj.f, grid[grid > 0], P0, P1)),
                               (True, secant_gains(obj.f, grid, tail, P0, P1))):
-            lp, K = _kernel_mip(spec, gains, m)
+            lp, K = _kernel_lp(spec, gains, m)
             sol = solve_lp(lp, spec.solver, time_limit=remaining)
             if sol.x is None:
                 continue
-            Kx = np.clip(np.asarray(sol.x, float)[K], 0.0, None)
-            order = np.argsort(-Kx.sum(axis=0), kind="stable")
-            Kx = Kx[:, order[:m]] + np.outer(Kx[:, order[m:]].sum(axis=1), np.eye(m)[0])   # ≤ M used: residue
-            Kx = Kx / Kx.sum(axis=1, keepdims=True)
+            Kx = _normalise_rows(_compact(np.clip(np.asarray(sol.x, float)[K], 0.0, None), m))
             v = float(mu_fn(Kx.T).sum())
             if v > best_v:
                 best_K, best_v = Kx, v
-            used = Kx.max(axis=0) > 1e-12
-            cols.append(Kx[:, used].T)
+            cols.append(_used_columns(Kx))
             if secant and sol.mip_dual_bound is not None and sol.status in (Status.OPTIMAL, Status.TIME_LIMIT):
                 bound = min(bound, sol.mip_dual_bound)
         if best_K is None or bound - best_v <= max(tol * abs(best_v), 1e-12):
