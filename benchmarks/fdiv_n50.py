@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from mechdesign.design import design
-from mechdesign.spec import spec_from_dict
+from mechdesign.spec.models import spec_from_dict
 
 F_KINDS = ["kl", "tv", "hellinger", "chi2", {"alpha": 0.5}, {"alpha": 3}]
 

@@ -6,11 +6,11 @@
     >>> round(result.objective, 6)   # tanh(1/2), Kairouz et al.
     0.462117
 """
-from .design import Certificate, ClosedForm, DesignResult, SolveReport, design
-from .errors import InputError, MechdesignError, SolveFailure, SpecError
-from .mechanism import Mechanism
-from .solve import Status
-from .spec import Spec, load_spec
+from mechdesign.design import Certificate, ClosedForm, DesignResult, SolveReport, design
+from mechdesign.spec.errors import InputError, MechdesignError, SolveFailure, SpecError
+from mechdesign.release.mechanism import Mechanism
+from mechdesign.lp.solve import Status
+from mechdesign.spec.models import Spec, load_spec
 
 __version__ = "0.1.0"
 

@@ -12,13 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from . import bounds, measures
-from .certify import ExactKernel, repair, to_grid
-from .compile import CompiledProblem, compile_problem, loss_matrix, objective_prior
-from .lp import dual_bound
-from .priors import min_expectation
-from .solve import LPSolution, Status, solve_lp
-from .spec import SUBLINEAR_KINDS, Spec, load_spec
+from mechdesign.theory import bounds
+
+from mechdesign.theory import measures
+from mechdesign.certify.exact import ExactKernel, repair, to_grid
+from mechdesign.objectives.compile import CompiledProblem, compile_problem, loss_matrix, objective_prior
+from mechdesign.lp.program import dual_bound
+from mechdesign.privacy.priors import min_expectation
+from mechdesign.lp.solve import LPSolution, Status, solve_lp
+from mechdesign.spec.models import SUBLINEAR_KINDS, Spec, load_spec
 
 __all__ = ["design", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "GAP_TOLERANCE"]
 
@@ -58,7 +60,7 @@ class Certificate:
     """Utility lost by rounding to the exact grid and repairing: sense·(objective − lp_objective)
     (> 0 worse than the LP solution; ≤ 1e−9 relative at the default 52-bit grid)."""
     bounds: list = field(default_factory=list)
-    """Closed forms of the papers that apply to the emitted kernel (:func:`mechdesign.bounds.applicable_bounds`)."""
+    """Closed forms of the papers that apply to the emitted kernel (:func:`mechdesign.theory.bounds.applicable_bounds`)."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,7 @@ def objective_value(spec: Spec, K: np.ndarray) -> float:
     if kind == "dobrushin":
         return measures.dobrushin(K)
     if kind in SUBLINEAR_KINDS:
-        from .sublinear import kernel_utility
+        from mechdesign.objectives.sublinear import kernel_utility
         return kernel_utility(spec, K)
     L = loss_matrix(spec)
     prior = objective_prior(spec)
@@ -164,7 +166,7 @@ def objective_value(spec: Spec, K: np.ndarray) -> float:
 def closed_form(spec: Spec, objective: float) -> ClosedForm | None:
     """The paper's closed form for this problem, when one applies."""
     if spec.objective.kind in SUBLINEAR_KINDS:
-        from .sublinear import corollary1_bound
+        from mechdesign.objectives.sublinear import corollary1_bound
 
         bound = corollary1_bound(spec)
         return None if bound is None else ClosedForm(
@@ -240,14 +242,14 @@ def design(source: Any) -> DesignResult:
     """Design an optimal (ε,𝒫)-PML mechanism and certify it.
 
     ``source`` is a :class:`Spec`, a dict, a path to a YAML file or YAML text.
-    Raises :class:`~mechdesign.errors.SpecError` on a bad spec; solver trouble is
+    Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
     reported in ``result.status``, never as an empty kernel.
     """
     t0 = time.perf_counter()
     spec = load_spec(source)
     bayes_as_lp = spec.objective.kind == "bayes_vulnerability" and spec.m >= spec.n  # compile.py: exact LP
     if spec.objective.kind in SUBLINEAR_KINDS and not bayes_as_lp:  # extreme-ray LP / column generation
-        from .sublinear import design_sublinear
+        from mechdesign.objectives.sublinear import design_sublinear
         return design_sublinear(spec)
     compiled = compile_problem(spec)
     t1 = time.perf_counter()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.cli import main
+from mechdesign.cli.main import main
 
 
 def _write(tmp_path, name, text):

@@ -3,7 +3,7 @@ import csv
 
 import pytest
 
-from mechdesign.cli import main
+from mechdesign.cli.main import main
 
 TINY = """
 t1: {n: [2, 3], c_fractions: [0.0, 0.5, 1.0], epsilons: [0.1, 2.0]}

@@ -1,4 +1,4 @@
-"""Closed forms (mechdesign.bounds): printed values, limits, domains, and that each bound holds."""
+"""Closed forms (mechdesign.theory.bounds): printed values, limits, domains, and that each bound holds."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,7 @@ from scipy import integrate
 from mechdesign import bounds as b
 from mechdesign import design
 from mechdesign import measures as m
-from mechdesign.spec import MinMass, Point
+from mechdesign.spec.models import MinMass, Point
 
 SETTINGS = settings(max_examples=40, deadline=None)
 

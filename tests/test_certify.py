@@ -1,6 +1,6 @@
 """The exact certificate: rational lower bounds of e^ε, the exact (ε,𝒫)-PML check, and repair.
 
-The checks here are written independently of mechdesign.certify (plain Fractions, vertices of
+The checks here are written independently of mechdesign.certify.exact (plain Fractions, vertices of
 each prior set enumerated by hand), so a bug there cannot hide behind itself.
 """
 import math
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import design
-from mechdesign.certify import ExactKernel, check_pml, repair, to_grid
-from mechdesign.expr import exp_lower_bound
-from mechdesign.spec import Box, L1Ball, MinMass, Point, Simplex
+from mechdesign.certify.exact import ExactKernel, check_pml, repair, to_grid
+from mechdesign.spec.expr import exp_lower_bound
+from mechdesign.spec.models import Box, L1Ball, MinMass, Point, Simplex
 
 
 def independent_leakage_ratio(K, vertices):

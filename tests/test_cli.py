@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mechdesign.cli import main
+from mechdesign.cli.main import main
 
 ROOT = Path(__file__).parent.parent
 THEOREM1 = ROOT / "problems" / "theorem1_n10.yaml"
@@ -77,7 +77,7 @@ def test_write_lp_writes_the_compiled_lp_without_solving(tmp_path, capsys):
     # an independent solve of the written file gives Theorem 1's value (the file minimises -eta)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 2)  # one HiGHS thread count per process (mechdesign.solve uses 2)
+    h.setOptionValue("threads", 2)  # one HiGHS thread count per process (mechdesign.lp.solve uses 2)
     h.readModel(str(path))
     h.run()
     assert -h.getInfo().objective_function_value == pytest.approx(0.875, abs=1e-9)

@@ -3,11 +3,11 @@ certify that optimum through the lifted LP's own dual bound."""
 import numpy as np
 import pytest
 
-from mechdesign.colgen import solve_output_generation
-from mechdesign.compile import compile_problem
-from mechdesign.lp import dual_bound
-from mechdesign.solve import solve_lp
-from mechdesign.spec import SolverOptions, load_spec
+from mechdesign.lp.colgen import solve_output_generation
+from mechdesign.objectives.compile import compile_problem
+from mechdesign.lp.program import dual_bound
+from mechdesign.lp.solve import solve_lp
+from mechdesign.spec.models import SolverOptions, load_spec
 
 
 @pytest.mark.parametrize("n,c_frac,eps,loss", [

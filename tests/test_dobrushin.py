@@ -2,7 +2,7 @@
 
 Reference values: Theorem 1 (Ξ(ε,c)), Theorem 2 (η = 1 for ε ≥ log(2/(Nc))), eq. (4) (LDP,
 Kairouz et al.), Remark 1 (c = 1/N), Remark 2 (two-level extremal column), Example 1 (N = 2).
-The closed forms are written out again here from the paper, not imported from mechdesign.bounds.
+The closed forms are written out again here from the paper, not imported from mechdesign.theory.bounds.
 """
 import math
 from fractions import Fraction
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mechdesign import design
-from mechdesign.certify import ExactKernel, check_pml
-from mechdesign.spec import MinMass
+from mechdesign.certify.exact import ExactKernel, check_pml
+from mechdesign.spec.models import MinMass
 
 
 def paper_xi(eps: float, c: float, n: int) -> float:

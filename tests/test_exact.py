@@ -1,6 +1,6 @@
 """Exact mechanisms (issue 4): rational kernels on a 2^-k grid, the verifier, lossless export.
 
-The privacy check here is written independently of mechdesign.certify: plain Fractions,
+The privacy check here is written independently of mechdesign.certify.exact: plain Fractions,
 explicit prior vertices (or the greedy exact minimiser for box and l1-ball sets), and
 e^eps compared with mpmath at high precision.
 """
@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mechdesign import design
-from mechdesign.certify import ExactKernel, to_grid, verify_kernel
-from mechdesign.errors import InputError
-from mechdesign.kernel_io import read_kernel, write_kernel
-from mechdesign.spec import Epsilon, MinMass, Simplex
+from mechdesign.certify.exact import ExactKernel, to_grid, verify_kernel
+from mechdesign.spec.errors import InputError
+from mechdesign.release.kernel_io import read_kernel, write_kernel
+from mechdesign.spec.models import Epsilon, MinMass, Simplex
 
 F = Fraction
 
@@ -145,7 +145,7 @@ def test_coarse_grid_status_follows_the_lp_solution():
 
 
 def test_denominator_bits_is_validated():
-    from mechdesign.errors import SpecError
+    from mechdesign.spec.errors import SpecError
 
     for bad in (0, 53, "x"):
         with pytest.raises(SpecError, match="solver.denominator_bits"):
@@ -346,7 +346,7 @@ def test_every_catalogue_kernel_verifies_exactly(path, bits):
     ("log(3)*log(3)", None),
 ])
 def test_exp_exact_recognises_rational_e_to_the_eps(text, value):
-    from mechdesign.expr import exp_exact, exp_lower_bound, exp_upper_bound
+    from mechdesign.spec.expr import exp_exact, exp_lower_bound, exp_upper_bound
 
     assert exp_exact(text) == value
     lo, hi = exp_lower_bound(text), exp_upper_bound(text)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from mechdesign import design
-from mechdesign.compile import compile_problem
-from mechdesign.lp import dual_bound
-from mechdesign.solve import solve_lp
-from mechdesign.spec import SolverOptions, load_spec
+from mechdesign.objectives.compile import compile_problem
+from mechdesign.lp.program import dual_bound
+from mechdesign.lp.solve import solve_lp
+from mechdesign.spec.models import SolverOptions, load_spec
 
 LDP20 = {"alphabet": 20, "epsilon": 1, "prior_set": {"kind": "simplex"},
          "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"}, "output_size": 20}

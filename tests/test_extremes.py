@@ -1,4 +1,4 @@
-"""Extreme rays of the (eps,P)-PML column cone and extremal binary mechanisms (mechdesign.extremes)."""
+"""Extreme rays of the (eps,P)-PML column cone and extremal binary mechanisms (mechdesign.privacy.extremes)."""
 import math
 from fractions import Fraction
 
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mechdesign import bounds
-from mechdesign.cli import main
-from mechdesign.extremes import binary_extremes, cdd_rays, structured_rays
-from mechdesign.spec import MinMass, Point, Simplex
+from mechdesign.cli.main import main
+from mechdesign.privacy.extremes import binary_extremes, cdd_rays, structured_rays
+from mechdesign.spec.models import MinMass, Point, Simplex
 
 
 def same_set(A, B, tol=1e-7):

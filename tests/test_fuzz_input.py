@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mechdesign import SpecError, load_spec
-from mechdesign.cli import main
+from mechdesign.cli.main import main
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 12), st.floats(allow_nan=True, allow_infinity=True),

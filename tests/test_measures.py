@@ -1,4 +1,4 @@
-"""Measures of a kernel (mechdesign.measures): the papers' printed examples and brute-force checks."""
+"""Measures of a kernel (mechdesign.theory.measures): the papers' printed examples and brute-force checks."""
 from __future__ import annotations
 
 import itertools
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import integrate, optimize
 
 from mechdesign import measures as m
-from mechdesign.spec import Box, MinMass, Point, Simplex
+from mechdesign.spec.models import Box, MinMass, Point, Simplex
 
 SETTINGS = settings(max_examples=40, deadline=None)
 

@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 
 from mechdesign import design
-from mechdesign.certify import ExactKernel
-from mechdesign.errors import InputError
-from mechdesign.mechanism import Mechanism
+from mechdesign.certify.exact import ExactKernel
+from mechdesign.spec.errors import InputError
+from mechdesign.release.mechanism import Mechanism
 
 F = Fraction
 
@@ -113,7 +113,7 @@ def test_from_kernel_accepts_floats_fractions_and_strings():
 
 
 def test_cryptographic_bulk_path_is_in_range_and_fits():
-    from mechdesign.mechanism import _urandom_below
+    from mechdesign.release.mechanism import _urandom_below
 
     for d in (1, 2, 3, 10, 7 * 2**40, 2**52, 2**63):
         v = _urandom_below(d, 5000)

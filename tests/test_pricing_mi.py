@@ -1,8 +1,8 @@
-"""Mutual-information pricing (mechdesign.pricing_mi) and the column generation built on it.
+"""Mutual-information pricing (mechdesign.objectives.pricing_mi) and the column generation built on it.
 
 The references here are independent of the code under test: reduced values are computed from
 the rays themselves by a direct formula for mutual information, over every set of a family
-(itertools) or over the full list of extreme rays (mechdesign.extremes); column generation is
+(itertools) or over the full list of extreme rays (mechdesign.privacy.extremes); column generation is
 compared with the LP over all extreme rays (design_exact).
 """
 import itertools
@@ -12,11 +12,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mechdesign.extremes import extreme_rays
-from mechdesign.pricing_mi import MIFamily, MIPricer, price_family
-from mechdesign.ray_families import families
-from mechdesign.spec import spec_from_dict
-from mechdesign.sublinear import design_column_generation, design_exact, ray_lp
+from mechdesign.privacy.extremes import extreme_rays
+from mechdesign.objectives.pricing_mi import MIFamily, MIPricer, price_family
+from mechdesign.privacy.ray_families import families
+from mechdesign.spec.models import spec_from_dict
+from mechdesign.objectives.sublinear import design_column_generation, design_exact, ray_lp
 
 
 def mi_of_ray(P, r):

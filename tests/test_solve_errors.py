@@ -1,9 +1,9 @@
 """solve.py back ends turn solver failures into statuses, never tracebacks."""
 import cvxpy as cp
 
-from mechdesign.compile import compile_problem
-from mechdesign.solve import Status, _solve_cvxpy, solve_lp
-from mechdesign.spec import Spec
+from mechdesign.objectives.compile import compile_problem
+from mechdesign.lp.solve import Status, _solve_cvxpy, solve_lp
+from mechdesign.spec.models import Spec
 
 
 def test_cvxpy_invalid_solution_is_a_status(monkeypatch):

@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 from mechdesign import SpecError, load_spec
-from mechdesign.cli import main
+from mechdesign.cli.main import main
 
 GOOD = """\
 alphabet: 3

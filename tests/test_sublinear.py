@@ -1,4 +1,4 @@
-"""Sublinear objectives (mutual information, f-divergences, Bayes vulnerability): mechdesign.sublinear."""
+"""Sublinear objectives (mutual information, f-divergences, Bayes vulnerability): mechdesign.objectives.sublinear."""
 import json
 import math
 from fractions import Fraction
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mechdesign import bounds, design
-from mechdesign.certify import check_pml
-from mechdesign.spec import SpecError, spec_from_dict
-from mechdesign.sublinear import corollary1_bound, design_column_generation, design_exact
+from mechdesign.certify.exact import check_pml
+from mechdesign.spec.models import SpecError, spec_from_dict
+from mechdesign.objectives.sublinear import corollary1_bound, design_column_generation, design_exact
 
 
 def spec(n, eps, prior_set, objective, **kw):
@@ -105,7 +105,7 @@ def test_fixed_output_size_merges_columns_and_keeps_bound():
     two = design({**base, "output_size": 2})
     assert two.kernel.shape == (5, 2)
     assert two.objective <= full.objective + 1e-12
-    # a valid bound, never looser than auto's (here exact: vertex enumeration, mechdesign.fixed_outputs)
+    # a valid bound, never looser than auto's (here exact: vertex enumeration, mechdesign.objectives.fixed_outputs)
     assert two.objective - 1e-9 <= two.certificate.dual_bound <= full.certificate.dual_bound + 1e-12
     assert_certified(two)
     wide = design({**base, "output_size": 9})
@@ -188,7 +188,7 @@ def test_spec_validation():
 
 
 def test_too_large_for_exact_is_a_clear_error():
-    from mechdesign.errors import InputError
+    from mechdesign.spec.errors import InputError
     # mutual information under a point prior past the exact threshold (16·2^15 rays) has no scalable method
     with pytest.raises(InputError, match=r"mutual_information over a point prior set .* \(N = 16 needs"):
         design(spec(16, 1.0, {"kind": "point", "prior": [1 / 16] * 16}, {"kind": "mutual_information"}))

@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mechdesign.cli import main
+from mechdesign.cli.main import main
 
 F = Fraction
 

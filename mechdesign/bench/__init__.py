@@ -1,0 +1,1 @@
+"""``mechdesign bench``: the benchmark tables and figures (``tables``)."""

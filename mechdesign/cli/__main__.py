@@ -1,0 +1,5 @@
+import sys
+
+from mechdesign.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,183 @@
+"""``mechdesign analyze KERNEL --prior-set … [--epsilon …] [--delta …] [--json]``.
+
+Reads a kernel (CSV, JSON or ``.npy``, exactly, via :func:`mechdesign.release.kernel_io.read_kernel`)
+and reports its measures (:mod:`mechdesign.theory.measures`), which (ε,𝒫)-PML and LDP
+guarantees hold (the exact check of :func:`mechdesign.certify.exact.check_pml`), and the
+closed forms of :mod:`mechdesign.theory.bounds` that apply. Without ``--epsilon`` the
+guarantee is taken at ε = the leakage capacity C(K, 𝒫), the smallest ε that holds.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from mechdesign.theory import bounds
+
+from mechdesign.theory import measures
+from mechdesign.spec.errors import InputError
+
+__all__ = ["analyze_kernel", "register"]
+
+
+def _num(v):
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    v = float(v)
+    return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else None)
+
+
+def _holds(kernel, prior_set, epsilon) -> bool | None:
+    """Exact verdict on (ε,𝒫)-PML: True/False, or None when the worst ratio lies strictly
+    between the rational bounds E_lo ≤ e^ε ≤ E_hi (160-bit intervals; e^ε = log of a
+    rational, e.g. log(10/3), is decided exactly)."""
+    from mechdesign.spec import expr
+    from mechdesign.certify.exact import check_pml
+
+    if check_pml(kernel, prior_set, expr.exp_lower_bound(epsilon.text)).feasible:
+        return True
+    if not check_pml(kernel, prior_set, expr.exp_upper_bound(epsilon.text)).feasible:
+        return False
+    return True if expr.exp_exact(epsilon.text) is not None else None
+
+
+def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1") -> dict[str, Any]:
+    """All measures of an :class:`~mechdesign.certify.exact.ExactKernel` over a prior set, as a JSON-ready dict.
+
+    ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)).
+    """
+    from fractions import Fraction
+
+    from mechdesign.spec.models import Simplex
+
+    n, m = kernel.shape
+    K = kernel.to_float()
+    capacity = measures.leakage_capacity(kernel, prior_set)
+    ldp = measures.ldp(kernel)
+    gmax, gmin = measures.gamma_extremes(kernel, prior_set)
+    out: dict[str, Any] = {
+        "shape": [n, m],
+        "prior_set": prior_set.model_dump(mode="json"),
+        "measures": {
+            "leakage_capacity": _num(capacity),
+            "ldp": _num(ldp),
+            "max_leakage": _num(measures.max_leakage(kernel)),
+            "dobrushin": _num(measures.dobrushin(K)),
+            "gamma_max": _num(gmax),
+            "gamma_min": _num(gmin),
+            "zeros_per_column": measures.zeros_per_column(K),
+            "confusion_graph_complete": not measures.has_disjoint_supports(K),
+            "disjoint_support_pairs": [list(p) for p in measures.disjoint_support_pairs(K)],
+        },
+    }
+    if prior_set.kind == "point":
+        prior = list(prior_set.prior)
+        lower, upper = measures.envelope_bounds(kernel, prior, delta)
+        out["point_prior"] = {
+            "pml": [_num(v) for v in measures.pml(kernel, prior)],
+            "min_entropy": _num(measures.min_entropy(prior)),
+            "disclosure_threshold": _num(measures.disclosure_threshold(prior)),
+            "singling_out_threshold": _num(measures.singling_out_threshold(prior)),
+            "delta": float(Fraction(delta)),
+            "leakage_quantile": _num(measures.leakage_quantile(kernel, prior, delta)),
+            "leakage_upper_quantile": _num(measures.leakage_upper_quantile(kernel, prior, delta)),
+            "binary_envelope": _num(measures.binary_envelope(kernel, prior, delta)),
+            "envelope_lower": _num(lower),
+            "envelope_upper": _num(upper),
+        }
+    if epsilon is None:
+        eps_value, eps_text, pml_ok, ldp_ok = capacity, "leakage capacity", True, ldp <= capacity
+    else:
+        eps_value, eps_text = epsilon.value, epsilon.text
+        pml_ok = _holds(kernel, prior_set, epsilon)
+        ldp_ok = _holds(kernel, Simplex(kind="simplex"), epsilon)
+    out["guarantees"] = {
+        "epsilon": _num(eps_value),
+        "epsilon_text": eps_text,
+        "pml": pml_ok,
+        "ldp": ldp_ok,
+    }
+    out["bounds"] = [] if eps_value == math.inf else bounds.bounds_for(prior_set, eps_value, kernel, max_entries=10**6)
+    return out
+
+
+def _render(result: dict[str, Any], path: str) -> str:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = StringIO()
+    con = Console(file=buf, width=120, force_terminal=False, color_system=None, highlight=False)
+    n, m = result["shape"]
+    con.print(f"mechdesign analyze: {path}, {n} x {m} kernel, prior set {result['prior_set']}")
+    t = Table(title="measures", show_header=False, box=None)
+    t.add_column(justify="left")
+    t.add_column(justify="left")
+    for k, v in result["measures"].items():
+        t.add_row(k, str(v))
+    for k, v in result.get("point_prior", {}).items():
+        t.add_row(k, str(v))
+    con.print(t)
+    g = result["guarantees"]
+    if g["pml"] is None:
+        con.print(f"(eps, P)-PML holds for eps >= {g['epsilon']} (leakage capacity); "
+                  f"eps-LDP for eps >= {result['measures']['ldp']}")
+    else:
+        verdict = {True: "holds", False: "FAILS", None: "undecided (within 2^-150 of eps)"}
+        con.print(f"(eps, P)-PML at eps = {g['epsilon_text']}: {verdict[g['pml']]} (exact check); "
+                  f"eps-LDP: {verdict[g['ldp']]}")
+    if result["bounds"]:
+        bt = Table(title="closed forms that apply", show_lines=False)
+        for col in ("bound", "value", "measured", "holds"):
+            bt.add_column(col)
+        for b in result["bounds"]:
+            bt.add_row(b["name"], str(b["value"]), str(b["measured"]), "yes" if b["holds"] else "NO")
+        con.print(bt)
+    return buf.getvalue()
+
+
+def _cmd_analyze(args) -> int:
+    from mechdesign.cli.args import parse_epsilon, parse_prior_set
+    from mechdesign.release.kernel_io import read_kernel
+
+    kernel = read_kernel(Path(args.kernel))
+    n, _ = kernel.shape
+    if n < 2:
+        raise InputError(f"{args.kernel}: a kernel needs at least 2 rows (secrets), found {n}")
+    prior_set = parse_prior_set(args.prior_set, n)
+    epsilon = None if args.epsilon is None else parse_epsilon(args.epsilon)
+    try:
+        from fractions import Fraction
+        d = Fraction(args.delta.strip())
+    except (ValueError, ZeroDivisionError):
+        raise InputError(f"--delta: not a number: {args.delta!r}") from None
+    if not 0 < d < 1:
+        raise InputError(f"--delta: must lie in (0, 1), found {args.delta}")
+    try:
+        result = analyze_kernel(kernel, prior_set, epsilon, args.delta.strip())
+    except ValueError as exc:
+        raise InputError(f"{args.kernel}: {exc}") from None
+    text = json.dumps(result, indent=2) + "\n" if args.json else _render(result, args.kernel)
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"-o: cannot write {args.output}: {exc.strerror or exc}") from None
+    else:
+        import sys
+        sys.stdout.write(text)
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("analyze", help="measures, guarantees and applicable bounds of a given kernel")
+    p.add_argument("kernel", help="kernel file: .csv, .json or .npy (rows = secrets)")
+    p.add_argument("--prior-set", default="simplex",
+                   help="simplex (default), min_mass:C, point:P1,P2,..., or a mapping '{kind: box, ...}'")
+    p.add_argument("--epsilon", help="check (eps, P)-PML and eps-LDP at this eps (number or expression)")
+    p.add_argument("--delta", default="0.1", help="failure probability for the PML envelope (point prior), default 0.1")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.set_defaults(func=_cmd_analyze)

@@ -1,0 +1,125 @@
+"""Command line: ``mechdesign solve SPEC [--json] [-o FILE]``, ``mechdesign schema``, …
+
+This is the one place that turns exceptions into messages and exit statuses:
+
+    0  optimal and certified
+    1  no certified optimum (infeasible, time limit, solver failure, suboptimal)
+    2  bad input: one line on stderr naming the field and the rule (``--debug`` shows the traceback)
+
+Sub-commands live in their own modules; each exposes ``register(subparsers)``
+which adds its parser and sets ``func`` to a handler returning the exit status.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mechdesign.spec.errors import InputError, MechdesignError
+
+EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _write(text: str, out: str | None) -> None:
+    if out:
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"-o: cannot write {out}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def _cmd_solve(args) -> int:
+    from mechdesign.design import design
+    from mechdesign.cli.report import render_result
+
+    if args.write_lp:
+        from mechdesign.objectives.compile import compile_problem
+        from mechdesign.lp.solve import write_lp
+        from mechdesign.spec.models import load_spec
+
+        compiled = compile_problem(load_spec(Path(args.spec)))
+        write_lp(compiled.lps[0], args.write_lp)
+        print(f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
+              + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
+        return EXIT_OK
+    result = design(Path(args.spec))
+    if args.json:
+        _write(json.dumps(result.to_json(), indent=2) + "\n", args.output)
+    else:
+        _write(render_result(result), args.output)
+    return EXIT_OK if result.is_ok else EXIT_NOT_CERTIFIED
+
+
+def _cmd_schema(args) -> int:
+    from mechdesign.spec.models import Spec
+
+    _write(json.dumps(Spec.model_json_schema(), indent=2) + "\n", args.output)
+    return EXIT_OK
+
+
+def _register_core(sub) -> None:
+    p = sub.add_parser("solve", help="design an optimal mechanism from a YAML spec and certify it")
+    p.add_argument("spec", help="path to a YAML spec (see problems/)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
+    p.set_defaults(func=_cmd_solve)
+    p = sub.add_parser("schema", help="print the JSON schema of a spec")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
+    p.set_defaults(func=_cmd_schema)
+
+
+# Modules that add sub-commands (each has register(subparsers)).
+COMMAND_MODULES: list[str] = ["mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables", "mechdesign.cli.extremes"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors are bad input: exit 2, one line
+        raise InputError(f"usage: {message} (see 'mechdesign --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from importlib import import_module
+
+    parser = _Parser(prog="mechdesign", description="Design certified (eps,P)-PML privacy mechanisms by LP.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    from mechdesign import __version__
+    parser.add_argument("--version", action="version", version=f"mechdesign {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    _register_core(sub)
+    for name in COMMAND_MODULES:
+        import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        status = args.func(args)
+    except MechdesignError as exc:
+        if debug:
+            raise
+        print(f"mechdesign: error: {exc}", file=sys.stderr)
+        status = exc.exit_status
+    except KeyboardInterrupt:
+        print("mechdesign: interrupted", file=sys.stderr)
+        status = EXIT_NOT_CERTIFIED
+    except BrokenPipeError:
+        status = EXIT_OK
+    except Exception as exc:  # a bug of ours: still no traceback unless asked
+        if debug:
+            raise
+        print(f"mechdesign: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+              file=sys.stderr)
+        status = EXIT_NOT_CERTIFIED
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

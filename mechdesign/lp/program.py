@@ -1,0 +1,167 @@
+"""A sparse linear program in HiGHS form, and a small vectorised builder.
+
+    minimise  cᵀx + offset   subject to   row_lower ≤ A x ≤ row_upper,
+                                           col_lower ≤ x ≤ col_upper.
+
+Maximisation problems are stored negated (``sense = -1``): the objective the
+user sees is ``sense * (cᵀx + offset)``. Rows are added in batches: one call
+adds R rows that each have the same number of terms, given as (R, k) arrays
+of variable indices and coefficients, so building an LP with millions of
+nonzeros never loops in Python.
+
+:func:`dual_bound` turns *any* vector of row multipliers into a valid bound
+on the optimum (weak duality with finite variable bounds), so the certificate
+does not trust the solver's own claim of optimality.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["LinearProgram", "LPBuilder", "dual_bound"]
+
+
+@dataclass(frozen=True)
+class LinearProgram:
+    """minimise cᵀx + offset s.t. row_lower ≤ A x ≤ row_upper, col_lower ≤ x ≤ col_upper."""
+
+    c: np.ndarray
+    A: sp.csr_matrix
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    offset: float = 0.0
+    sense: int = 1
+    blocks: dict[str, np.ndarray] = field(default_factory=dict)
+    """Named variable blocks: name -> array of variable indices (with the block's shape)."""
+    structure: object | None = None
+    """Optional description of a known structure a solver may exploit (e.g. a
+    :class:`mechdesign.lp.colgen.KernelLayout`); the LP above is always complete without it."""
+    integrality: np.ndarray | None = None
+    """Optional 0/1 array over the columns: 1 marks an integer variable (a MIP; no row duals then)."""
+
+    @property
+    def num_cols(self) -> int:
+        return self.c.size
+
+    @property
+    def num_rows(self) -> int:
+        return self.A.shape[0]
+
+    def user_objective(self, x: np.ndarray) -> float:
+        """The objective in the user's sense (maximised problems are un-negated)."""
+        return self.sense * (float(self.c @ x) + self.offset)
+
+
+class LPBuilder:
+    """Accumulates variables and rows of a :class:`LinearProgram`."""
+
+    def __init__(self) -> None:
+        self._lower: list[np.ndarray] = []
+        self._upper: list[np.ndarray] = []
+        self._ncols = 0
+        self._rows: list[np.ndarray] = []
+        self._cols: list[np.ndarray] = []
+        self._vals: list[np.ndarray] = []
+        self._rlo: list[np.ndarray] = []
+        self._rup: list[np.ndarray] = []
+        self._nrows = 0
+        self.blocks: dict[str, np.ndarray] = {}
+        self.structure: object | None = None
+        self._integer: list[np.ndarray] = []
+
+    def variables(self, name: str, shape, lower=0.0, upper=np.inf, integer: bool = False) -> np.ndarray:
+        """Add a block of variables with the given shape and bounds; return their indices.
+        ``integer=True`` makes them integer variables (the program becomes a MIP)."""
+        size = int(np.prod(shape)) if np.ndim(shape) else int(shape)
+        idx = np.arange(self._ncols, self._ncols + size).reshape(shape)
+        self._ncols += size
+        self._lower.append(np.broadcast_to(np.asarray(lower, float), (size,)).copy())
+        self._upper.append(np.broadcast_to(np.asarray(upper, float), (size,)).copy())
+        self.blocks[name] = idx
+        if integer:
+            self._integer.append(idx.ravel())
+        return idx
+
+    def rows(self, cols, coefs, lower=-np.inf, upper=np.inf) -> np.ndarray:
+        """Add R rows ``lower ≤ Σ_k coefs[r, k] x[cols[r, k]] ≤ upper``.
+
+        ``cols`` and ``coefs`` broadcast to a common (R, k) shape; bounds to (R,).
+        Returns the row indices.
+        """
+        cols = np.asarray(cols)
+        coefs = np.asarray(coefs, float)
+        cols, coefs = np.broadcast_arrays(cols, coefs)
+        if cols.ndim == 1:
+            cols, coefs = cols[:, None], coefs[:, None]
+        nrows, k = cols.shape
+        row_ids = np.arange(self._nrows, self._nrows + nrows)
+        self._rows.append(np.repeat(row_ids, k))
+        self._cols.append(cols.ravel().astype(np.int64))
+        self._vals.append(coefs.ravel().astype(float))
+        self._rlo.append(np.broadcast_to(np.asarray(lower, float), (nrows,)).copy())
+        self._rup.append(np.broadcast_to(np.asarray(upper, float), (nrows,)).copy())
+        self._nrows += nrows
+        return row_ids
+
+    def build(self, objective: dict[int, float] | tuple[np.ndarray, np.ndarray], *, sense: int = 1,
+              offset: float = 0.0) -> LinearProgram:
+        """Finish the LP. ``objective`` is (indices, coefficients) in the user's sense;
+        ``sense = -1`` means maximise."""
+        idx, coef = objective
+        c = np.zeros(self._ncols)
+        np.add.at(c, np.asarray(idx, np.int64).ravel(), np.asarray(coef, float).ravel())
+        if self._rows:
+            rows = np.concatenate(self._rows)
+            cols = np.concatenate(self._cols)
+            vals = np.concatenate(self._vals)
+            keep = vals != 0
+            A = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(self._nrows, self._ncols))
+            A.sum_duplicates()
+            rlo, rup = np.concatenate(self._rlo), np.concatenate(self._rup)
+        else:
+            A = sp.csr_matrix((0, self._ncols))
+            rlo = rup = np.zeros(0)
+        return LinearProgram(
+            c=sense * c, A=A, row_lower=rlo, row_upper=rup,
+            col_lower=np.concatenate(self._lower) if self._lower else np.zeros(0),
+            col_upper=np.concatenate(self._upper) if self._upper else np.zeros(0),
+            offset=sense * offset, sense=sense, blocks=dict(self.blocks), structure=self.structure,
+            integrality=self._integrality(),
+        )
+
+    def _integrality(self) -> np.ndarray | None:
+        if not self._integer:
+            return None
+        out = np.zeros(self._ncols, dtype=np.int8)
+        out[np.concatenate(self._integer)] = 1
+        return out
+
+
+def dual_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
+    """A bound on the optimum valid for *any* row multipliers y (weak duality).
+
+    For x feasible, cᵀx = yᵀ(Ax) + zᵀx with z = c − Aᵀy, and each term is at
+    least its minimum over the row box [row_lower, row_upper] and the column
+    box [col_lower, col_upper]. Multipliers that point at an infinite bound are
+    set to 0 (still valid). The result is a lower bound of min cᵀx + offset,
+    returned in the user's sense (an upper bound when maximising). A relative
+    1e-12 of the magnitudes summed is subtracted to cover rounding.
+    Returns ±inf when a needed column bound is infinite.
+    """
+    y = np.asarray(row_dual, float).copy()
+    y[(y > 0) & ~np.isfinite(lp.row_lower)] = 0.0
+    y[(y < 0) & ~np.isfinite(lp.row_upper)] = 0.0
+    row_terms = np.where(y > 0, y * np.where(np.isfinite(lp.row_lower), lp.row_lower, 0.0),
+                         y * np.where(np.isfinite(lp.row_upper), lp.row_upper, 0.0))
+    z = lp.c - lp.A.T @ y
+    if np.any((z > 0) & ~np.isfinite(lp.col_lower)) or np.any((z < 0) & ~np.isfinite(lp.col_upper)):
+        return -lp.sense * np.inf
+    col_terms = np.where(z > 0, z * np.where(np.isfinite(lp.col_lower), lp.col_lower, 0.0),
+                         z * np.where(np.isfinite(lp.col_upper), lp.col_upper, 0.0))
+    total = float(np.sum(row_terms) + np.sum(col_terms)) + lp.offset
+    slack = 1e-12 * float(np.sum(np.abs(row_terms)) + np.sum(np.abs(col_terms)) + abs(lp.offset)) + 1e-300
+    return lp.sense * (total - slack)

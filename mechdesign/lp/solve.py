@@ -1,0 +1,393 @@
+"""Solve a :class:`~mechdesign.lp.program.LinearProgram` with HiGHS.
+
+Two back ends solve the same LP: ``highs`` passes the sparse matrices to
+highspy directly (no modelling overhead: what makes N = M = 1000 designs
+possible), ``cvxpy`` states ``minimise cᵀx s.t. L ≤ Ax ≤ U, l ≤ x ≤ u`` in
+cvxpy and solves it with cvxpy's HiGHS interface. Both return primal values
+and row multipliers in one sign convention (c = Aᵀy + z), from which
+:func:`mechdesign.lp.program.dual_bound` computes a bound of its own.
+
+Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals);
+for large ones, interior point with crossover; but at any size the plain kernel LP
+(the PML rows of Q_X(c) or LDP and an objective on K alone, recognised by its
+:class:`~mechdesign.lp.colgen.KernelLayout`), which is solved by *output
+generation* (:func:`mechdesign.lp.colgen.solve_output_generation`): a restricted
+LP over the few outputs an optimum uses, every other output priced exactly,
+and multipliers for the whole lifted LP so that the certificate's dual bound
+is recomputed from the full LP. Measured on 2 cores, expected loss, uniform
+prior, |x − y|, ε = 1, M = N, end to end (``design``):
+
+    N       Q_X(0.5/N)  IPM+crossover → output generation     LDP
+    100     7.5 s → 0.37 s                                     7.1 s → 0.33 s
+    200     91 s  → 1.6 s                                      26 s  → 2.3 s
+    1000    (IPM: out of reach) → 42 s, 0.7 GB                 14 s, 0.6 GB
+
+If output generation stops short of a certified optimum, the whole LP is
+solved as usual. For the whole LP by IPM, crossover stays on: without it the
+interior kernel spreads ~1e−9 mass over unused outputs; :func:`polish_kernel`
+removes that noise when the exact repair would stay tiny, else crossover runs.
+
+Column generation over rays was tried too: exact, but it tails off (100–200
+rounds at N = 100), so it was dropped.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from enum import Enum
+
+import numpy as np
+
+from mechdesign.lp.program import LinearProgram
+from mechdesign.spec.models import SolverOptions
+
+__all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
+
+IPM_THRESHOLD_NONZEROS = 20_000
+"""Above this many nonzeros ``auto`` picks interior point + crossover."""
+
+
+class Status(str, Enum):
+    """Outcome of a design (the JSON ``status`` field)."""
+
+    OPTIMAL = "optimal"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    TIME_LIMIT = "time_limit"
+    ITERATION_LIMIT = "iteration_limit"
+    SOLVER_ERROR = "solver_error"
+    INTERRUPTED = "interrupted"
+    SUBOPTIMAL = "suboptimal"
+    """A private (certified) kernel whose optimality gap exceeds the tolerance."""
+    UNKNOWN = "unknown"
+
+    @property
+    def is_ok(self) -> bool:
+        return self is Status.OPTIMAL
+
+
+def _highs_status_map() -> dict:
+    import highspy
+
+    S = highspy.HighsModelStatus
+    table = {
+        "kOptimal": Status.OPTIMAL,
+        "kInfeasible": Status.INFEASIBLE,
+        "kUnbounded": Status.UNBOUNDED,
+        "kUnboundedOrInfeasible": Status.INFEASIBLE,
+        "kTimeLimit": Status.TIME_LIMIT,
+        "kIterationLimit": Status.ITERATION_LIMIT,
+        "kSolutionLimit": Status.ITERATION_LIMIT,
+        "kInterrupt": Status.INTERRUPTED,
+        "kHighsInterrupt": Status.INTERRUPTED,
+        "kObjectiveBound": Status.UNKNOWN,
+        "kObjectiveTarget": Status.UNKNOWN,
+        "kMemoryLimit": Status.SOLVER_ERROR,
+        "kLoadError": Status.SOLVER_ERROR,
+        "kModelError": Status.SOLVER_ERROR,
+        "kPresolveError": Status.SOLVER_ERROR,
+        "kSolveError": Status.SOLVER_ERROR,
+        "kPostsolveError": Status.SOLVER_ERROR,
+        "kModelEmpty": Status.OPTIMAL,
+        "kNotset": Status.UNKNOWN,
+        "kUnknown": Status.UNKNOWN,
+    }
+    return {getattr(S, name): status for name, status in table.items() if hasattr(S, name)}
+
+
+@dataclass(frozen=True)
+class LPSolution:
+    """What a back end returns: status, primal x, row multipliers y (c = Aᵀy + z)."""
+
+    status: Status
+    x: np.ndarray | None
+    row_dual: np.ndarray | None
+    objective: float | None
+    """Solver-reported objective, in the user's sense."""
+    seconds: float
+    iterations: int
+    method: str
+    backend: str
+    message: str = ""
+    mip_dual_bound: float | None = None
+    """For a MIP (``lp.integrality`` set): HiGHS's dual bound, in the user's sense (an upper bound
+    on the optimum when maximising); row duals do not exist then."""
+
+
+def _method(lp: LinearProgram, options: SolverOptions) -> str:
+    if options.method != "auto":
+        return options.method
+    return "ipm" if lp.A.nnz > IPM_THRESHOLD_NONZEROS else "simplex"
+
+
+NOISE_COLUMN = 1e-7
+"""Polishing drops kernel columns whose largest entry is below this (interior-point noise)."""
+POLISH_WEIGHT = 1e-7
+"""Largest estimated repair weight (certify.repair) that a polished interior kernel may need: the
+objective then moves by about weight × (loss of the constant kernel), far inside design.GAP_TOLERANCE."""
+
+
+def _kernel_layout(lp: LinearProgram):
+    """The :class:`~mechdesign.lp.colgen.KernelLayout` of ``lp`` when the LP is exactly that kernel LP."""
+    from mechdesign.lp.colgen import KernelLayout
+
+    layout = lp.structure
+    if not isinstance(layout, KernelLayout) or layout.num_rows != lp.num_rows:
+        return None
+    c = lp.c.copy()
+    c[layout.K] = 0.0
+    return layout if not np.any(c) else None
+
+
+def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None:
+    """Clean an interior-point (no crossover) solution of a kernel LP, or None if it stays unclean.
+
+    Interior points spread ~1e−9 of mass over outputs the optimum leaves empty; for those the
+    ratio max/min of the PML constraint is meaningless and the exact repair would need a large
+    weight. Columns with max < NOISE_COLUMN are zeroed and rows renormalised (post-processing
+    by merging outputs). The result is accepted when the repair weight it needs, estimated
+    in floats as in :func:`mechdesign.certify.exact.repair`, is at most POLISH_WEIGHT; the exact check
+    and dual bound downstream still decide.
+    """
+    K = np.clip(x[layout.K], 0.0, 1.0)
+    K[:, K.max(axis=0) < NOISE_COLUMN] = 0.0
+    sums = K.sum(axis=1, keepdims=True)
+    if np.any(sums <= 0):
+        return None
+    K /= sums
+    n = K.shape[0]
+    E = 1.0 / layout.scale
+    low = layout.c * K.sum(axis=0) + (1.0 - n * layout.c) * K.min(axis=0)
+    v = np.maximum(K.max(axis=0) - E * low, 0.0)
+    q = K.mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(v > 0, v / (v + q * (E - 1.0)), 0.0)
+    if not np.all(np.isfinite(w)) or w.max(initial=0.0) > POLISH_WEIGHT:
+        return None
+    out = x.copy()
+    out[layout.K] = K
+    out[layout.t] = K.max(axis=0)
+    if layout.u is not None:
+        out[layout.u] = K.min(axis=0)
+    return out
+
+
+PRIMAL_CHECK_TOLERANCE = 1e-8
+"""A solution said to be optimal whose rows or bounds are violated by more than this is re-solved."""
+
+
+def primal_violation(lp: LinearProgram, x: np.ndarray) -> float:
+    """Largest violation of a row or column bound by ``x`` (0 when feasible)."""
+    Ax = lp.A @ x
+    parts = [lp.row_lower - Ax, Ax - lp.row_upper, lp.col_lower - x, x - lp.col_upper]
+    return float(max((np.max(p[np.isfinite(p)], initial=0.0) for p in parts), default=0.0))
+
+
+def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
+    if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR):
+        return True
+    return (solution.status is Status.OPTIMAL and solution.x is not None
+            and primal_violation(lp, solution.x) > PRIMAL_CHECK_TOLERANCE)
+
+
+def _fallbacks(options: SolverOptions) -> list[SolverOptions]:
+    tries = [options.model_copy(update={"presolve": False}),
+             options.model_copy(update={"method": "ipm" if options.method != "ipm" else "simplex"}),
+             options.model_copy(update={"backend": "cvxpy" if options.backend == "highs" else "highs"})]
+    return [t for t in tries if t != options]
+
+
+def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None) -> LPSolution:
+    """Solve ``lp`` with the back end and method of ``options``.
+
+    ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget).
+    """
+    limit = options.time_limit if time_limit is None else time_limit
+    if lp.integrality is not None:  # MIP: HiGHS directly, no fallback ladder (cvxpy would drop integrality)
+        return _solve_highs(lp, options, limit)
+    solution = _BACKENDS[options.backend](lp, options, limit)
+    # HiGHS can end in "Unknown", or in an "Optimal" whose point breaks a row by 1e-7, on badly
+    # scaled LPs (seen for ε ~ 1e-7, where every PML coefficient is 1 − O(ε) and all rows of the
+    # optimum agree to 1e-7). Then retry: without presolve, with interior point, through cvxpy.
+    for fallback in _fallbacks(options):
+        if not _suspicious(lp, solution):
+            break
+        retry = _BACKENDS[fallback.backend](lp, fallback, limit)
+        solution = replace(retry, seconds=solution.seconds + retry.seconds,
+                           message=f"{retry.message} (after retrying: {solution.message})")
+    return solution
+
+
+def _solve_output_generation(lp: LinearProgram, layout, limit: float | None) -> LPSolution | None:
+    """The kernel LP by output generation (:func:`mechdesign.lp.colgen.solve_output_generation`),
+    or None when it does not reach a certified optimum (the caller then solves the whole LP)."""
+    from mechdesign.lp.colgen import solve_output_generation
+
+    res = solve_output_generation(lp, layout, time_limit=limit)
+    if res.status != "optimal":
+        return None
+    return LPSolution(status=Status.OPTIMAL, x=res.x, row_dual=res.row_dual, objective=lp.user_objective(res.x),
+                      seconds=res.seconds, iterations=res.iterations, method="output-generation", backend="highs",
+                      message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs")
+
+
+def _highs_model(lp: LinearProgram):
+    """The LP as a highspy ``HighsLp`` (column-wise matrix, infinite bounds as kHighsInf)."""
+    import highspy
+
+    model = highspy.HighsLp()
+    model.num_col_ = lp.num_cols
+    model.num_row_ = lp.num_rows
+    inf = highspy.kHighsInf
+    model.col_cost_ = lp.c
+    model.col_lower_ = np.where(np.isfinite(lp.col_lower), lp.col_lower, -inf)
+    model.col_upper_ = np.where(np.isfinite(lp.col_upper), lp.col_upper, inf)
+    model.row_lower_ = np.where(np.isfinite(lp.row_lower), lp.row_lower, -inf)
+    model.row_upper_ = np.where(np.isfinite(lp.row_upper), lp.row_upper, inf)
+    model.offset_ = lp.offset
+    if lp.integrality is not None:
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        model.integrality_ = [kinds[int(v)] for v in lp.integrality]
+    A = lp.A.tocsc()
+    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    model.a_matrix_.start_ = A.indptr.astype(np.int32)
+    model.a_matrix_.index_ = A.indices.astype(np.int32)
+    model.a_matrix_.value_ = A.data
+    return model
+
+
+def write_lp(lp: LinearProgram, path: str) -> None:
+    """Write the LP without solving it, in the format the file name asks for (.lp or .mps)."""
+    import highspy
+
+    from mechdesign.spec.errors import InputError
+
+    if not str(path).lower().endswith((".lp", ".mps")):
+        raise InputError(f"--write-lp: the file name must end in .lp or .mps, found {path}")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(_highs_model(lp))
+    if h.writeModel(str(path)) == highspy.HighsStatus.kError:  # kWarning: written, e.g. without names
+        raise InputError(f"--write-lp: HiGHS could not write {path}")
+
+
+def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
+    import highspy
+
+    mip = lp.integrality is not None
+    method = "mip" if mip else _method(lp, options)
+    layout = None if mip else _kernel_layout(lp)
+    if layout is not None and options.method == "auto":
+        began = time.perf_counter()
+        solution = _solve_output_generation(lp, layout, limit)
+        if solution is not None:
+            return solution
+        if limit is not None:  # the whole LP gets what is left of the budget
+            limit = max(limit - (time.perf_counter() - began), 1e-3)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(options.verbose))
+    if mip:  # gaps well inside design.GAP_TOLERANCE (HiGHS's default relative gap is 1e-4)
+        h.setOptionValue("mip_rel_gap", 1e-9)
+        h.setOptionValue("mip_abs_gap", 1e-12)
+    else:
+        h.setOptionValue("solver", method)
+    if method == "ipm":
+        h.setOptionValue("run_crossover", "off" if layout is not None else "on")
+    h.setOptionValue("presolve", "on" if options.presolve else "off")
+    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+    h.setOptionValue("threads", 2)
+    if limit is not None:
+        h.setOptionValue("time_limit", float(limit))
+    model = _highs_model(lp)
+    start = time.perf_counter()
+    h.passModel(model)
+    h.run()
+    raw = h.getModelStatus()
+    if layout is not None and method == "ipm":
+        polished = None
+        if _highs_status_map().get(raw) is Status.OPTIMAL:
+            polished = polish_kernel(lp, layout, np.asarray(h.getSolution().col_value, float))
+        if polished is None:  # not clean enough to certify: finish with crossover as usual
+            h.setOptionValue("run_crossover", "on")
+            h.run()
+            raw = h.getModelStatus()
+    else:
+        polished = None
+    seconds = time.perf_counter() - start
+    status = _highs_status_map().get(raw, Status.UNKNOWN)
+    info = h.getInfo()
+    iterations = int(max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0)
+                     + max(info.crossover_iteration_count, 0))
+    x = y = obj = None
+    if info.primal_solution_status >= 1 or status is Status.OPTIMAL:
+        sol = h.getSolution()
+        x = np.asarray(sol.col_value, float) if polished is None else polished
+        y = np.asarray(sol.row_dual, float) if sol.dual_valid and not mip else None
+        obj = lp.user_objective(x)
+    mip_bound = None
+    if mip and np.isfinite(info.mip_dual_bound) and status in (Status.OPTIMAL, Status.TIME_LIMIT,
+                                                               Status.ITERATION_LIMIT, Status.INTERRUPTED):
+        mip_bound = lp.sense * float(info.mip_dual_bound)  # HiGHS minimises sense·(user objective)
+    message = h.modelStatusToString(raw) + (f", {int(info.mip_node_count)} nodes" if mip else "")
+    return LPSolution(status=status, x=x, row_dual=y, objective=obj, seconds=seconds,
+                      iterations=iterations, method=method, backend="highs",
+                      message=message, mip_dual_bound=mip_bound)
+
+
+def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
+    """The same LP through cvxpy: minimise cᵀx s.t. A x ≥ L, A x ≤ U, l ≤ x ≤ u (finite parts)."""
+    import cvxpy as cp
+
+    x = cp.Variable(lp.num_cols)
+    lo_rows = np.flatnonzero(np.isfinite(lp.row_lower))
+    up_rows = np.flatnonzero(np.isfinite(lp.row_upper))
+    cons_lo = lp.A[lo_rows] @ x >= lp.row_lower[lo_rows]
+    cons_up = lp.A[up_rows] @ x <= lp.row_upper[up_rows]
+    constraints = [cons_lo, cons_up]
+    fl = np.isfinite(lp.col_lower)
+    fu = np.isfinite(lp.col_upper)
+    if fl.any():
+        constraints.append(x[np.flatnonzero(fl)] >= lp.col_lower[fl])
+    if fu.any():
+        constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
+    problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
+    method = _method(lp, options)
+    highs_opts = {"threads": 2,  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+                  "solver": method, "primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9,
+                  "presolve": "on" if options.presolve else "off"}
+    if method == "ipm":
+        highs_opts["run_crossover"] = "on"
+    if limit is not None:
+        highs_opts["time_limit"] = float(limit)
+    start = time.perf_counter()
+    try:
+        problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
+    except (cp.error.SolverError, ValueError) as exc:
+        # cvxpy raises ValueError ("Cannot unpack invalid solution") when HiGHS stops without a point,
+        # e.g. at the time limit
+        seconds = time.perf_counter() - start
+        status = Status.TIME_LIMIT if limit is not None and seconds >= 0.9 * float(limit) else Status.SOLVER_ERROR
+        return LPSolution(status, None, None, None, seconds, 0, method,
+                          "cvxpy", str(exc).splitlines()[0] if str(exc) else "solver error")
+    seconds = time.perf_counter() - start
+    status = {
+        cp.OPTIMAL: Status.OPTIMAL, cp.INFEASIBLE: Status.INFEASIBLE, cp.UNBOUNDED: Status.UNBOUNDED,
+        cp.USER_LIMIT: Status.TIME_LIMIT, cp.OPTIMAL_INACCURATE: Status.UNKNOWN,
+        cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE, cp.UNBOUNDED_INACCURATE: Status.UNBOUNDED,
+    }.get(problem.status, Status.SOLVER_ERROR)
+    xv = y = obj = None
+    if x.value is not None:
+        xv = np.asarray(x.value, float)
+        obj = lp.user_objective(xv)
+        if cons_lo.dual_value is not None and cons_up.dual_value is not None:
+            y = np.zeros(lp.num_rows)
+            y[lo_rows] += np.asarray(cons_lo.dual_value, float)   # multiplier of A x ≥ L (≥ 0)
+            y[up_rows] -= np.asarray(cons_up.dual_value, float)   # multiplier of A x ≤ U (≥ 0)
+    stats = problem.solver_stats
+    iterations = int(stats.num_iters or 0) if stats is not None else 0
+    return LPSolution(status=status, x=xv, row_dual=y, objective=obj, seconds=seconds, iterations=iterations,
+                      method=method, backend="cvxpy", message=str(problem.status))
+
+
+_BACKENDS = {"highs": _solve_highs, "cvxpy": _solve_cvxpy}

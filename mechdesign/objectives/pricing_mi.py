@@ -1,0 +1,365 @@
+"""Exact pricing for mutual information column generation (see :mod:`mechdesign.objectives.sublinear`).
+
+On a ray family of the min_mass/simplex cone (two-level rays r = m + (1 − m)1_A, or
+r = 1_A + w e_j) the reduced value (μ(r) − λ·r)/(1·r) of mutual information is
+
+    F(A)/norm,  F(A) = C + D·U − h(α + γ·U) − β·V,   U = P(A),  V = λ(A),  h(s) = s log s,
+
+concave in U and linear in V, maximised over sets A of a fixed size: a concave-over-subsets
+problem (subset sum when λ ∝ P), solved by branch and bound (:func:`price_family`) whose node
+bound is the Lagrangian relaxation of U = P(A) (:func:`node_bound`), exact over the convex hull
+of the node, and whose nodes are shrunk by reduced-cost fixing at the best slope
+(:func:`reduced_cost_fixing`: an item whose forced exclusion or inclusion alone costs more than
+the bound's margin over the incumbent is fixed; about 5× fewer nodes at N = 50).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from mechdesign.privacy.ray_families import family_rays, indicator
+
+__all__ = ["MIPricer", "MIFamily", "node_bound", "price_family", "reduced_cost_fixing", "PRICE_NODE_LIMIT",
+           "PRICE_SHARE", "QUICK_NODES", "PRICE_KEEP"]
+
+PRICE_NODE_LIMIT = 3000
+"""Branch-and-bound nodes per ray family and pricing round; past it the relaxation bound of the open nodes is used
+(a round that finds no ray but leaves families open retries them once with 10× the limit)."""
+PRICE_SHARE = 0.5
+"""A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
+QUICK_NODES = 20
+"""Nodes per family of the quick pass that opens every round (its rays are returned when any improves)."""
+PRICE_KEEP = 10
+"""Rays returned per family and round (the best sets met above the cut)."""
+SHORT_NODES = 200
+"""Node limit of the families searched after the round has found rays to return."""
+PRICE_ROUND_SECONDS = 10.0
+"""Search time of one pricing round; past it the open nodes' bounds are used (valid, looser)."""
+
+
+class MIFamily:
+    """One ray family as a subset problem: over sets A of the free items with |A| = k, maximise
+
+        F(A) = C + D·U − h(α + γ·U) − β·V,   U = P(A),  V = λ(A),  h(s) = s log s,
+
+    concave in U and linear in V; the reduced value (μ(r) − λ·r)/(1·r) of the ray is F(A)/norm.
+
+    * 'two'  (r = m + (1 − m)1_A, |A| = q):  C = m log m − mΣλ, D = −m log m, α = m, γ = β = 1 − m,
+      norm = q + (N − q)m;
+    * 'zero' (r = 1_A + w e_j, j ∉ A):       C = P_j w log w − wλ_j, D = 0, α = wP_j, γ = β = 1,
+      norm = |A| + w (items: all x ≠ j).
+    """
+
+    def __init__(self, P, lam, kind, size, level, j=None):
+        n = len(P)
+        self.kind, self.size, self.level, self.j = kind, size, level, j
+        self.free = np.arange(n) if j is None else np.delete(np.arange(n), j)
+        self.u, self.v = P[self.free], lam[self.free]
+        self.k = size
+        if kind == "two":
+            m = level
+            mlogm = m * math.log(m) if m > 0 else 0.0
+            self.C, self.D, self.alpha, self.gamma, self.beta = mlogm - m * float(lam.sum()), -mlogm, m, 1 - m, 1 - m
+            self.norm = size + (n - size) * m
+        else:
+            w = level
+            self.C = (P[j] * w * math.log(w) if w > 0 else 0.0) - w * float(lam[j])
+            self.D, self.alpha, self.gamma, self.beta = 0.0, w * float(P[j]), 1.0, 1.0
+            self.norm = size + w
+
+    def value(self, U, V):
+        s = self.alpha + self.gamma * U
+        h = s * math.log(s) if s > 0 else 0.0
+        return self.C + self.D * U - h - self.beta * V
+
+    def s_root(self, X):
+        """The slope s whose tangent problem sup_X' [φ(X') − βsX'] is solved at X' = X."""
+        sh = max(self.alpha + self.gamma * X, 1e-300)
+        return (self.D - self.gamma * (math.log(sh) + 1.0)) / self.beta
+
+    def x_star(self, s):
+        """The maximiser of φ(X) − βsX, φ(X) = C + D·X − h(α + γX)."""
+        t = (self.D - self.beta * s) / self.gamma - 1.0
+        return (math.exp(min(t, 700.0)) - self.alpha) / self.gamma
+
+    def conj(self, s, U0):
+        """sup over X of φ(X) − βs(X − U0) (+∞ on overflow: still a valid upper bound)."""
+        t = (self.D - self.beta * s) / self.gamma - 1.0
+        if t > 700:
+            return math.inf
+        sh = math.exp(t)
+        X = (sh - self.alpha) / self.gamma
+        return self.C + (self.D - self.beta * s) * X - sh * t + self.beta * s * U0
+
+
+def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
+    """Upper bound of F over a node: items with sums U0, V0 fixed in, choose k more of (u, v).
+
+    Lagrangian relaxation of U = u·t: for EVERY slope s,
+        F ≤ L(s) = sup_X[φ(X) − βs(X − U0)] − βV0 + β·(sum of the k largest s·u_x − v_x),
+    and min_s L(s) is the maximum of F over the convex hull of the node (|A| = k relaxed to
+    t ∈ [0,1], Σt = k). The returned bound is the smallest L evaluated, so it is valid whatever the
+    search does; s is driven to the minimiser by Newton steps from both ends of a bracket
+    [s_a, s_b] (L' ≤ 0 at s_a, ≥ 0 at s_b) and by the breakpoint of the last single swap.
+
+    Returns (ub, branch, theta, integral): ``integral`` when the relaxed optimum is a set (then
+    ub is its value up to rounding); otherwise ``branch`` is an item (index into u) that splits the
+    hull edge containing it and theta its relaxed weight. Each top-k set met is passed to
+    ``found(mask, F value)``.
+    """
+    nf = len(u)
+    if k < 0 or k > nf:   # no set of the node has the family's size
+        return -math.inf, None, 0.0, True, None
+    if k == 0 or k == nf:
+        mask = np.full(nf, k >= nf)
+        val = fam.value(U0 + float(u[mask].sum()), V0 + float(v[mask].sum()))
+        found(mask, val)
+        return val, None, 0.0, True, None
+    beta = fam.beta
+    base = -beta * V0
+
+    def topk(s):
+        sc = s * u - v
+        idx = np.argpartition(-sc, k - 1)[:k]
+        mask = np.zeros(nf, bool)
+        mask[idx] = True
+        Us, Vs = float(u[idx].sum()), float(v[idx].sum())
+        found(mask, fam.value(U0 + Us, V0 + Vs))
+        return mask, Us, Vs, float(sc[idx].sum())
+
+    def L(s, top):
+        return fam.conj(s, U0) + base + beta * top
+
+    us = np.sort(u)
+    s_a = fam.s_root(U0 + float(us[-k:].sum()))   # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
+    s_b = fam.s_root(U0 + float(us[:k].sum()))    # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
+    A, B = topk(s_a), topk(s_b)
+    sb = [math.inf, None]
+
+    def upd(s, val):
+        if val < sb[0]:
+            sb[0], sb[1] = val, s
+        return sb[0]
+    upd(s_a, L(s_a, A[3]))
+    best = upd(s_b, L(s_b, B[3]))
+    for _ in range(80):
+        if np.array_equal(A[0], B[0]):
+            s = fam.s_root(U0 + A[1])
+            C = topk(s)
+            return upd(s, L(s, C[3])), None, 0.0, True, sb[1]
+        moved = False
+        tA = fam.s_root(U0 + A[1])   # the root of L' if the set stayed A (s* ≤ tA)
+        if s_a < tA < s_b:
+            C = topk(tA)
+            best = upd(tA, L(tA, C[3]))
+            if np.array_equal(C[0], A[0]):
+                return best, None, 0.0, True, sb[1]
+            s_b, B, moved = tA, C, True
+        tB = fam.s_root(U0 + B[1])   # s* ≥ tB
+        if s_a < tB < s_b:
+            C = topk(tB)
+            best = upd(tB, L(tB, C[3]))
+            if np.array_equal(C[0], B[0]):
+                return best, None, 0.0, True, sb[1]
+            s_a, A, moved = tB, C, True
+        if np.array_equal(A[0], B[0]):
+            continue
+        diff = np.flatnonzero(A[0] != B[0])
+        if len(diff) == 2:
+            i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])   # i ∈ B∖A, jj ∈ A∖B
+            if u[i] != u[jj]:
+                s_x = float((v[i] - v[jj]) / (u[i] - u[jj]))
+                if s_a <= s_x <= s_b:
+                    C = topk(s_x)
+                    top = max(C[3], s_x * A[1] - A[2], s_x * B[1] - B[2])
+                    best = upd(s_x, L(s_x, top))
+                    X = fam.x_star(s_x) - U0
+                    if A[1] <= X <= B[1]:   # L' changes sign at the breakpoint: fractional optimum
+                        return best, int(i), (X - A[1]) / (B[1] - A[1]), False, sb[1]
+                    continue   # the root is inside A's or B's piece: the Newton steps find it next
+        if not moved:
+            s = 0.5 * (s_a + s_b)
+            if not (s_a < s < s_b):
+                break
+            C = topk(s)
+            best = upd(s, L(s, C[3]))
+            if C[1] >= fam.x_star(s) - U0:
+                s_b, B = s, C
+            else:
+                s_a, A = s, C
+    diff = np.flatnonzero(A[0] != B[0])
+    if len(diff) == 0:
+        return best, None, 0.0, True, sb[1]
+    i = next((int(d) for d in diff if B[0][d]), int(diff[0]))
+    return best, i, 0.5, False, sb[1]
+
+
+FIXING = True
+
+
+def reduced_cost_fixing(fam: MIFamily, idx, k, U0, V0, s, target):
+    """Items of the node (positions in idx) that every set of value > target must contain (fin) or
+    avoid (fout), by the Lagrangian bound at slope s: forcing an item x of the top-k set T out costs
+    at least β(sc_x − sc_(k+1)), forcing x ∉ T in costs β(sc_(k) − sc_x) (sc = s·u − v), and
+    L(s) minus that cost bounds every set of the child.  Kept only with a margin over rounding."""
+    u, v = fam.u[idx], fam.v[idx]
+    nf = len(u)
+    if not (0 < k < nf):
+        return np.zeros(0, int), np.zeros(0, int)
+    sc = s * u - v
+    order = np.argsort(-sc, kind="stable")
+    top = float(sc[order[:k]].sum())
+    Ls = fam.conj(s, U0) - fam.beta * V0 + fam.beta * top
+    slack = (Ls - target) / fam.beta
+    if not math.isfinite(slack):
+        return np.zeros(0, int), np.zeros(0, int)
+    margin = 1e-12 * (1.0 + abs(Ls) / fam.beta + float(np.abs(sc).max()) * k)
+    kth, next_ = sc[order[k - 1]], sc[order[k]]
+    T, O = order[:k], order[k:]
+    fin = T[sc[T] - next_ > slack + margin]
+    fout = O[kth - sc[O] > slack + margin]
+    return fin, fout
+
+
+def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, deadline: float = math.inf):
+    """Branch and bound for max_A F(A)/norm over the family (exact up to rounding).
+
+    Nodes fix items in or out; the bound of a node is :func:`node_bound`; branching is on an item
+    of the hull edge holding the relaxed optimum, depth first toward the larger relaxed weight;
+    nodes with bound ≤ max(prune, incumbent) are cut. Returns (sets, values, certified, root, nodes):
+    up to ``keep`` best sets (index arrays) with value > prune, and ``certified`` ≥ max_A F(A)/norm,
+    namely max(incumbent, prune, bounds of nodes found integral) when the search finishes, else
+    also the bounds of the nodes left open (the relaxation bound at worst).
+    """
+    norm = fam.norm
+    prune_f = prune * norm
+    best = {"val": -math.inf}
+    pool: dict = {}
+    ctx = {"idx": None, "fixed": None}
+
+    def found(mask, val):
+        if val > best["val"]:
+            best["val"] = val
+        if val > prune_f:
+            key = tuple(sorted(ctx["fixed"] + fam.free[ctx["idx"][mask]].tolist()))
+            if key not in pool:
+                pool[key] = val
+                if len(pool) > 4 * keep:
+                    for kk in sorted(pool, key=pool.get)[:len(pool) - 2 * keep]:
+                        del pool[kk]
+
+    nf = len(fam.u)
+    group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
+    stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [])]
+    cert = -math.inf
+    nodes = 0
+    root = None
+    while stack:
+        parent_ub, idx, k, U0, V0, fixed = stack.pop()
+        if root is not None and parent_ub <= max(prune_f, best["val"]):
+            continue
+        if root is not None and (nodes >= node_limit or (nodes % 16 == 0 and time.perf_counter() > deadline)):
+            stack.append((parent_ub, idx, k, U0, V0, fixed))
+            cert = max(cert, max(s[0] for s in stack))
+            break
+        nodes += 1
+        ctx["idx"], ctx["fixed"] = idx, fixed
+        ub, br, theta, integral, s_best = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found)
+        if root is None:
+            root = ub
+        if ub <= max(prune_f, best["val"]):
+            continue
+        if integral or br is None:
+            cert = max(cert, ub)
+            continue
+        if FIXING and s_best is not None:
+            fin, fout = reduced_cost_fixing(fam, idx, k, U0, V0, s_best, max(prune_f, best["val"]))
+            if len(fin) or len(fout):
+                keep_ = np.ones(len(idx), bool)
+                keep_[fin] = False
+                keep_[fout] = False
+                items_in = idx[fin]
+                stack.append((ub, idx[keep_], k - len(fin), U0 + float(fam.u[items_in].sum()),
+                              V0 + float(fam.v[items_in].sum()), fixed + [int(x) for x in fam.free[items_in]]))
+                continue
+        item = int(idx[br])
+        rest = np.delete(idx, br)
+        child_in = (ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])])
+        # items with the same (P_x, λ_x) are interchangeable: "item out" drops its whole class
+        child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed)
+        if theta >= 0.5:
+            stack += [child_out, child_in]
+        else:
+            stack += [child_in, child_out]
+    certified = max(cert, best["val"], prune_f) / norm
+    keys = sorted(pool, key=pool.get, reverse=True)[:keep]
+    sets = [np.array(kk, int) for kk in keys]
+    return sets, np.array([pool[kk] / norm for kk in keys]), certified, root / norm, nodes
+
+
+class MIPricer:
+    """One pricing round of mutual-information column generation over the ray families.
+
+    A quick pass first searches every family with :data:`QUICK_NODES` nodes: when it meets improving
+    rays (value > floor) the round returns them (up to :data:`PRICE_KEEP` per family), certified by
+    each family's bound after the quick search (its root relaxation at worst). Otherwise the
+    families still open are searched (:data:`PRICE_NODE_LIMIT` nodes), in decreasing order of their
+    bound, only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
+    certificate valid (g ≤ max(best, cut, bounds of open nodes)); once some family has given rays,
+    the others get only :data:`SHORT_NODES` nodes; if the pass finds no ray but leaves families
+    open, they are searched once more with 10× the node limit. A round searches for at most
+    :data:`PRICE_ROUND_SECONDS` (then the open nodes' bounds are used).
+    """
+
+    method = "exact pricing by branch and bound"
+
+    def __init__(self, P: np.ndarray, fams):
+        self.P, self.fams, self.n = P, fams, len(P)
+
+    def price(self, lam: np.ndarray, floor: float, out_of_time: bool):
+        """(new rays as a list of arrays, certified g, note)."""
+        n = self.n
+        deadline = time.perf_counter() + PRICE_ROUND_SECONDS
+        items = [MIFamily(self.P, lam, kind, size, level, j)
+                 for kind, size, level in self.fams for j in ([None] if kind == "two" else range(n))]
+        certs, done, quick = [], [], []
+        for fam in items:
+            sets, vals, cert, root, nodes = price_family(fam, floor, 1 if out_of_time else QUICK_NODES, PRICE_KEEP)
+            certs.append(cert)
+            done.append(nodes < QUICK_NODES)   # the search finished: cert is exact (up to the floor)
+            if len(vals):
+                quick.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+        if quick or out_of_time:
+            return quick, max(certs), ""
+        g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)   # families already finished
+        todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
+        new, g_best, limit = [], -math.inf, PRICE_NODE_LIMIT
+        for attempt in range(2):
+            left, open_bounds = [], []
+            for f in todo:
+                fam = items[f]
+                cut = max(floor, PRICE_SHARE * g_best)
+                if certs[f] <= cut:
+                    g_cert = max(g_cert, certs[f])
+                    continue
+                # once the round has rays to return, the other families get a short search (still certified)
+                sets, vals, cert, root, nodes = price_family(fam, cut, min(limit, SHORT_NODES) if new else limit,
+                                                             PRICE_KEEP, deadline)
+                best = float(vals.max()) if len(vals) else -math.inf
+                certs[f] = min(certs[f], cert)
+                if len(vals):
+                    g_best = max(g_best, best)
+                    new.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+                if cert > max(cut, best) * (1 + 1e-12) + 1e-15:   # open nodes left: bound from the relaxation
+                    left.append(f)
+                    open_bounds.append(certs[f])
+                else:
+                    g_cert = max(g_cert, certs[f])
+            if new or not left or time.perf_counter() > deadline:
+                break
+            todo, limit = left, 10 * limit
+        g_cert = max([g_cert] + open_bounds)
+        note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
+        return new, g_cert, note

@@ -1,0 +1,474 @@
+"""Sublinear utilities: maximise U(K) = Σ_y μ(K(:,y)) over (ε,𝒫)-PML kernels.
+
+μ is convex and positively homogeneous (DESIGN.md §2, "Sublinear utilities"):
+
+* mutual information under a prior P:  μ(k) = Σ_x P(x) k_x log(k_x / P·k);
+* f-divergence between the output laws of P0 and P1:  μ(k) = (P1·k) f(P0·k / P1·k);
+* Bayes vulnerability under P:  μ(k) = max_x P(x) k_x.
+
+Every feasible column lies in the cone C(ε,𝒫) (see :mod:`mechdesign.privacy.extremes`),
+and splitting a column into extreme rays never lowers U, so the optimum is the
+*extreme-ray LP* (Kairouz, Oh, Viswanath; Grosse et al.)
+
+    maximise  Σ_r θ_r μ(r)   s.t.  Σ_r θ_r r = 1 (N rows),  θ ≥ 0,          (P)
+
+whose dual is  minimise Σ_x λ_x  s.t.  λ·r ≥ μ(r) for every ray r.  A basic
+solution uses at most N rays: output size N suffices.
+
+**Upper bound (certificate).** For any λ let g = max over rays r of
+(μ(r) − λ·r)/(1·r) (the maximum of the convex function μ − λ·k over the
+polytope C ∩ {1·k = 1} is at a vertex, i.e. a normalised ray). Then
+μ(k) − λ·k ≤ g·(1·k) on C, and summing over the columns of any feasible kernel
+(Σ_y 1·K(:,y) = N) gives  U(K) ≤ Σ_x λ_x + N·max(g, 0).
+
+**Exact method** (:func:`design_exact`): all rays listed (:func:`extremes.extreme_rays`),
+(P) solved once, g computed over all of them. Used while the list is at most
+:data:`EXACT_MAX_RAYS` long: N ≤ 13 for min_mass/simplex (at most 2^N + N·2^(N−1)
+rays), N ≤ 14 for a point prior (N·2^(N−1)); each runs in under a second here.
+N ≤ 8 for hull/box/l1_ball (cdd's double description, whose time explodes past that).
+
+**Scalable method** (:func:`design_column_generation`), mutual information over
+min_mass and simplex: (P) over a growing set of rays. Every ray of those cones
+belongs to a family indexed by a set A: two-level r = m_q + (1 − m_q)1_A with
+|A| = q, or r = 1_A + w e_j with |A| = a, j ∉ A. On a family μ(r) − λ·r is
+F(P(A)) − β λ(A) + const with F concave (MI = Σ P_x r_x log r_x − s log s,
+s = P·r, and the first term is linear in 1_A), so pricing is a
+concave-over-subsets problem, solved by branch and bound (:func:`price_family`):
+nodes fix items in or out of A; a node's bound is the Lagrangian relaxation of
+U = P(A) (for every slope s: sup_X[F − βs X] + β·(top-k of s·P_x − λ_x)), which equals
+the maximum over the convex hull of the node and is valid at every s evaluated;
+branching splits the hull edge holding the relaxed optimum; items with equal
+(P_x, λ_x) are interchangeable ("out" drops the whole class). Each round prices
+the hull vertices met at the roots first; only when none improves are the families
+searched, in order of their root bound, for rays above max(floor, ½·best so far),
+with floor = tol·|value|/N, so the certificate is g ≤ max(best, cut, open nodes' bounds).
+Past :data:`PRICE_NODE_LIMIT` nodes a family keeps the bounds of its open nodes
+(the relaxation at worst): the bound stays valid, only looser. For a uniform P the
+root relaxation is already exact. For a non-uniform P the pricing is NP-hard in
+general (subset sum). The ray LP is kept live in HiGHS (columns added, warm
+started) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`); measured
+at N = 50 (benchmarks/mi_colgen_n50.py, results/mi_colgen_n50.md) the gap closes
+to 1e-7 relative in 2–40 s for Dirichlet priors, but priors with small integer weights
+(many ties) can stop at 1e-6–1e-4 when the branch and bound cannot finish: the gap is
+then reported (``suboptimal``).
+
+**Other objectives past the exact threshold** (:func:`choose_method`): f-divergences by tangent/secant
+LPs over likelihood ratios, any prior set (:mod:`mechdesign.objectives.fdiv_lines`); Bayes vulnerability by the
+exact LP max Σ_x P(x) K_xx (:func:`design_bayes_lp`); mutual information over point, hull, box and
+l1_ball prior sets is refused with a clear error. A fixed output size below the rays used goes to
+:mod:`mechdesign.objectives.fixed_outputs`.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from mechdesign.spec.errors import InputError
+from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays, extreme_rays
+from mechdesign.lp.program import LPBuilder
+from mechdesign.privacy.ray_families import families, start_rays
+from mechdesign.lp.solve import Status, solve_lp
+from mechdesign.spec.models import Spec
+
+__all__ = ["column_utility", "kernel_utility", "design_sublinear", "design_exact", "design_column_generation",
+           "RayDesign", "EXACT_MAX_RAYS", "ray_lp", "corollary1_bound"]
+
+EXACT_MAX_RAYS = 120_000
+"""Largest number of listed rays for the exact method (above: column generation, when available)."""
+CG_MAX_ITERATIONS = 1000
+CG_TIME_LIMIT = 60.0
+"""Seconds of column generation when solver.time_limit is unset (the bound stays valid when it stops early)."""
+CG_SMOOTHING = 0.5
+"""Wentges dual smoothing: each round prices at CG_SMOOTHING·(duals of the best bound) + (1 − CG_SMOOTHING)·(LP duals);
+when no ray found there improves the LP by more than the floor, it prices at the LP duals too."""
+
+
+# ------------------------------------------------------------------ utilities μ
+def _prior(spec: Spec, value) -> np.ndarray:
+    if isinstance(value, str):  # "uniform"
+        return np.full(spec.n, 1.0 / spec.n)
+    return np.array([float(p) for p in value])
+
+
+def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x log y with 0 log(anything) = 0."""
+    out = np.zeros(np.broadcast(x, y).shape)
+    x, y = np.broadcast_arrays(x, y)
+    pos = x > 0
+    out[pos] = x[pos] * np.log(y[pos])
+    return out
+
+
+def _perspective(f, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """b f(a/b), with the limits at b = 0 (a·f'(∞)) and a = b = 0 (0)."""
+    spec_f = f
+    out = np.zeros(np.broadcast(a, b).shape)
+    a, b = np.broadcast_arrays(a, b)
+    pos = b > 0
+    ap, bp = a[pos], b[pos]
+    if spec_f == "kl":
+        out[pos] = _xlogy(ap, np.where(ap > 0, ap / bp, 1.0))
+        slope = math.inf
+    elif spec_f == "tv":
+        out[pos] = 0.5 * np.abs(ap - bp)
+        slope = 0.5
+    elif spec_f == "hellinger":
+        out[pos] = (np.sqrt(ap) - np.sqrt(bp)) ** 2
+        slope = 1.0
+    elif spec_f == "chi2":
+        out[pos] = (ap - bp) ** 2 / bp
+        slope = math.inf
+    else:
+        alpha = spec_f.alpha
+        if alpha == 1:
+            return _perspective("kl", a, b)
+        if alpha < 1:
+            out[pos] = bp - ap ** alpha * bp ** (1 - alpha)
+            slope = 0.0
+        else:
+            out[pos] = ap ** alpha * bp ** (1 - alpha) - bp
+            slope = math.inf
+    zero_b = ~pos & (a > 0)
+    if zero_b.any():
+        out[zero_b] = a[zero_b] * slope if math.isfinite(slope) else math.inf
+    return out
+
+
+def column_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """μ as a vectorised function: rows of R (shape (r, N)) → μ of each row."""
+    obj = spec.objective
+    if obj.kind == "mutual_information":
+        P = _prior(spec, obj.prior)
+
+        def mi(R):
+            R = np.atleast_2d(R)
+            s = R @ P
+            w = R * P[None, :]
+            ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
+            return _xlogy(w, ratio).sum(axis=1)
+        return mi
+    if obj.kind == "f_divergence":
+        P0, P1 = (np.array([float(p) for p in pr]) for pr in obj.priors)
+        f = obj.f
+
+        def fdiv(R):
+            R = np.atleast_2d(R)
+            return _perspective(f, R @ P0, R @ P1)
+        return fdiv
+    if obj.kind == "bayes_vulnerability":
+        P = _prior(spec, obj.prior)
+        return lambda R: (np.atleast_2d(R) * P[None, :]).max(axis=1)
+    raise ValueError(f"{obj.kind} is not a sublinear objective")
+
+
+def kernel_utility(spec: Spec, K: np.ndarray) -> float:
+    """U(K) = Σ_y μ(K(:,y))."""
+    return float(column_utility(spec)(np.asarray(K, float).T).sum())
+
+
+# ------------------------------------------------------------------ the ray LP
+class RayDesign:
+    """The solution of (P): rays, weights θ, dual λ and the certified upper bound."""
+
+    def __init__(self, rays, theta, lam, value, bound, method, iterations=1, seconds=0.0, lp_size=(0, 0, 0)):
+        self.rays, self.theta, self.lam = rays, theta, lam
+        self.value, self.bound, self.method = value, bound, method
+        self.iterations, self.seconds, self.lp_size = iterations, seconds, lp_size
+
+
+def ray_lp(R: np.ndarray, mu: np.ndarray, options):
+    """Solve (P) over the rows of R: returns (θ, λ, objective, LPSolution).
+
+    θ has no upper bound (an upper bound would let the solver return row duals
+    that are not dual feasible); λ is the dual of Σθ r = 1 in the maximisation
+    sense, λ·r ≥ μ(r) on the listed rays at optimum.
+    """
+    r, n = R.shape
+    b = LPBuilder()
+    theta = b.variables("theta", (r,), lower=0.0)  # no upper bound: the duals must satisfy λ·r ≥ μ(r)
+    b.rows(np.broadcast_to(theta, (n, r)), R.T, 1.0, 1.0)
+    lp = b.build((theta, mu), sense=-1)
+    if options.method == "auto":   # N rows, many columns: simplex (interior point is far slower here)
+        options = options.model_copy(update={"method": "simplex"})
+    sol = solve_lp(lp, options)
+    if sol.x is None or sol.row_dual is None or sol.status is not Status.OPTIMAL:
+        return None, None, None, sol, lp
+    lam = -np.asarray(sol.row_dual, float)
+    return np.asarray(sol.x, float), lam, sol.objective, sol, lp
+
+
+class _LiveRayLP:
+    """(P) kept in one highspy model for column generation: new rays are appended as columns
+    (addCols) and the LP is re-solved from the previous basis, which stays primal feasible, instead
+    of being rebuilt each round. ``solve`` returns (θ, λ, objective) or None (then the caller
+    solves from scratch with :func:`ray_lp`). Only the value depends on it: the bound
+    Σλ + N·max(g, 0) is valid for any λ."""
+
+    def __init__(self, n: int):
+        import highspy
+
+        self.h = h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 2)
+        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("simplex_strategy", 4)   # primal: the basis stays primal feasible as columns are added
+        h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.n = n
+
+    def add(self, R: np.ndarray, mu: np.ndarray) -> None:
+        import highspy
+
+        r, n = R.shape
+        idx = np.tile(np.arange(n, dtype=np.int32), r)
+        self.h.addCols(r, -np.asarray(mu, float), np.zeros(r), np.full(r, highspy.kHighsInf), r * n,
+                       np.arange(0, r * n, n, dtype=np.int32), idx, np.ascontiguousarray(R, float).ravel())
+
+    def solve(self, time_limit: float | None):
+        import highspy
+
+        h = self.h
+        if time_limit is not None:
+            h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        sol = h.getSolution()
+        if not sol.dual_valid:
+            return None
+        x = np.asarray(sol.col_value, float)
+        return x, -np.asarray(sol.row_dual, float), -float(h.getInfo().objective_function_value)
+
+
+def _pricing_bound(lam: np.ndarray, g: float, n: int) -> float:
+    return float(lam.sum() + n * max(g, 0.0))
+
+
+def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
+    """(P) over all extreme rays; the bound Σλ + N·max(g, 0) with g over all rays."""
+    t0 = time.perf_counter()
+    if R is None:
+        R = extreme_rays(spec.prior_set, spec.n, spec.epsilon.value)
+    mu = column_utility(spec)(R)
+    if not np.all(np.isfinite(mu)):
+        raise InputError("objective: the utility is infinite on a feasible column (check the priors' supports)")
+    theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
+    if theta is None:
+        return RayDesign(R, None, None, None, None, "exact", seconds=time.perf_counter() - t0)
+    g = float(np.max((mu - R @ lam) / R.sum(axis=1)))
+    return RayDesign(R, theta, lam, value, _pricing_bound(lam, g, spec.n), "exact (all extreme rays)",
+                     seconds=time.perf_counter() - t0, lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
+
+
+# ------------------------------------------------------------------ column generation
+def _pricer(spec: Spec, fams):
+    """The pricing oracle of the objective (None when there is none)."""
+    kind = spec.objective.kind
+    if kind == "mutual_information":
+        from mechdesign.objectives.pricing_mi import MIPricer
+        return MIPricer(_prior(spec, spec.objective.prior), fams)
+    return None
+
+
+def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
+    """(P) by column generation over the min_mass / simplex ray families (module docstring).
+
+    Each round solves (P) over the rays found so far, giving λ; the pricer returns new rays and a
+    certified g ≥ max over ALL rays of (μ(r) − λ·r)/(1·r), so Σλ + N·max(g, 0) bounds the optimum
+    (the smallest bound over the rounds is kept). Stops when the gap is ≤ tol relative, when no
+    ray improves, or at the time limit (solver.time_limit, else :data:`CG_TIME_LIMIT` s).
+    """
+    t0 = time.perf_counter()
+    n = spec.n
+    mu_fn = column_utility(spec)
+    fams = families(spec)
+    if spec.epsilon.value == 0 or not fams:
+        return design_exact(spec, np.ones((1, n)) if spec.epsilon.value == 0 else np.eye(n))
+    pricer = _pricer(spec, fams)
+    R = start_rays(spec, fams)
+    mu = mu_fn(R)
+    seen = {r.tobytes() for r in R}
+    limit = spec.solver.time_limit or CG_TIME_LIMIT
+    live = _LiveRayLP(n) if spec.solver.backend == "highs" else None
+    if live is not None:
+        live.add(R, mu)
+    it = 0
+    best_bound = math.inf
+    center = None   # the duals of the best bound so far: pricing is at a point between them and the LP's
+    note = ""
+    alpha = CG_SMOOTHING
+    while True:
+        it += 1
+        res = live.solve(max(limit - (time.perf_counter() - t0), 1.0)) if live is not None else None
+        if res is None:   # no live model, or it failed: (P) from scratch
+            theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
+        else:
+            theta, lam, value = res
+        if theta is None:
+            return RayDesign(R, None, None, None, None, "column generation", it, time.perf_counter() - t0)
+        floor = tol * max(abs(value), 1e-6) / n   # N·floor: the gap left when no ray prices above it
+        out_of_time = time.perf_counter() - t0 > limit
+        points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
+        fresh = []
+        for lam_p in points:
+            new, g_cert, note = pricer.price(lam_p, floor, out_of_time)
+            b = _pricing_bound(lam_p, g_cert, n)
+            if b < best_bound:
+                best_bound, center = b, lam_p
+            if best_bound - value <= tol * max(abs(value), 1e-9) or out_of_time:
+                break
+            Rn = np.vstack(new) if new else np.zeros((0, n))
+            fresh = [r for r in Rn if r.tobytes() not in seen]
+            if fresh:
+                Rn = np.array(fresh)
+                if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
+                    break   # some ray improves the LP (else: a misprice, price at the LP's duals)
+        if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
+            break
+        Rn = np.unique(np.array(fresh), axis=0)
+        seen.update(r.tobytes() for r in Rn)
+        mun = mu_fn(Rn)
+        R, mu = np.vstack([R, Rn]), np.concatenate([mu, mun])
+        if live is not None:
+            live.add(Rn, mun)
+    method = f"column generation ({pricer.method})" + (f"; {note}" if note else "")
+    return RayDesign(R, theta, lam, value, best_bound, method, it,
+                     time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R))))
+
+
+def design_bayes_lp(spec: Spec) -> RayDesign:
+    """The auto (M ≥ N) Bayes-vulnerability optimum as the exact LP max Σ_x P(x) K_xx
+    (:func:`mechdesign.objectives.compile.compile_bayes_vulnerability`), as a RayDesign: its used columns,
+    normalised, are the rays and the weak-duality bound of the LP is the bound. Any N; used past
+    the exact threshold when a fixed M < N then goes to :mod:`mechdesign.objectives.fixed_outputs`."""
+    from mechdesign.objectives.compile import compile_bayes_vulnerability
+    from mechdesign.lp.program import dual_bound
+
+    t0 = time.perf_counter()
+    compiled = compile_bayes_vulnerability(spec)
+    lp = compiled.lps[0]
+    sol = solve_lp(lp, spec.solver)
+    if sol.x is None or sol.row_dual is None or sol.status is not Status.OPTIMAL:
+        return RayDesign(np.zeros((0, spec.n)), None, None, None, None, "Bayes vulnerability LP",
+                         seconds=time.perf_counter() - t0)
+    K = np.clip(np.asarray(sol.x, float)[compiled.kernel], 0.0, None)
+    used = K.max(axis=0) > 1e-12
+    scale = K[:, used].max(axis=0)
+    return RayDesign(K[:, used].T / scale[:, None], scale, None, sol.objective, dual_bound(lp, sol.row_dual),
+                     "Bayes vulnerability as the LP max sum_x P(x) K_xx", seconds=time.perf_counter() - t0,
+                     lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
+
+
+def choose_method(spec: Spec) -> str:
+    """'exact' while all extreme rays can be listed (module docstring), else 'tangent_secant' for
+    f-divergences (any prior set, :mod:`mechdesign.objectives.fdiv_lines`), 'bayes_lp' for Bayes vulnerability
+    (:func:`design_bayes_lp`) and 'column_generation' for mutual information over min_mass / simplex;
+    anything else is refused with a clear error."""
+    count = count_structured_rays(spec.prior_set, spec.n)
+    if (count is not None and count <= EXACT_MAX_RAYS) or (count is None and spec.n <= CDD_MAX_N):
+        return "exact"
+    if spec.objective.kind == "f_divergence":
+        return "tangent_secant"
+    if spec.objective.kind == "bayes_vulnerability":   # here only with M < N (design.py solves M >= N)
+        return "bayes_lp"
+    if spec.objective.kind == "mutual_information" and spec.prior_set.kind in ("min_mass", "simplex"):
+        return "column_generation"
+    if count is None:
+        return "exact"  # cdd path: extreme_rays raises a clear error past CDD_MAX_N
+    raise InputError(f"objective: {spec.objective.kind} over a {spec.prior_set.kind} prior set is designed by "
+                     f"listing all extreme rays, which is limited to about {EXACT_MAX_RAYS} rays "
+                     f"(N = {spec.n} needs ~{count}); past that, f_divergence is designed by tangent/secant "
+                     "LPs and mutual_information by column generation over min_mass and simplex")
+
+
+# ------------------------------------------------------------------ kernel from rays
+def rays_to_kernel(rd: RayDesign, mu_fn, m: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """K(:, y) = θ_y r_y over the rays with θ > 0; with fixed M below that count, merge the pair
+    of columns whose merge loses the least utility (post-processing keeps (ε,𝒫)-PML)."""
+    used = np.flatnonzero(rd.theta > 1e-12)
+    K = (rd.rays[used] * rd.theta[used, None]).T
+    rays = rd.rays[used]
+    if m is not None:
+        while K.shape[1] > m:
+            cols = K.T
+            base = mu_fn(cols)
+            best = None
+            for a in range(len(cols)):
+                merged = cols[a][None, :] + cols[a + 1:]
+                loss = base[a] + base[a + 1:] - mu_fn(merged)
+                if len(loss):
+                    i = int(np.argmin(loss))
+                    if best is None or loss[i] < best[0]:
+                        best = (loss[i], a, a + 1 + i)
+            _, a, b = best
+            K[:, a] += K[:, b]
+            K = np.delete(K, b, axis=1)
+        if K.shape[1] < m:
+            K = np.hstack([K, np.zeros((K.shape[0], m - K.shape[1]))])
+    K = np.clip(K, 0.0, None)
+    K = K / K.sum(axis=1, keepdims=True)
+    return K, rays
+
+
+# ------------------------------------------------------------------ bounds for the report
+def corollary1_bound(spec: Spec) -> float | None:
+    """Dobrushin paper, Corollary 1: D(K∘P0 ‖ K∘P1) ≤ Ξ(ε,c) log((1 − Nc)e^ε + 1) TV(P0, P1),
+    for (ε,c)-PML K and P0, P1 ∈ Q_X(c), c > 0. None when it does not apply."""
+    from mechdesign.theory import bounds
+
+    obj, ps, n = spec.objective, spec.prior_set, spec.n
+    if obj.kind != "f_divergence" or obj.f != "kl" or ps.kind != "min_mass" or ps.c == 0:
+        return None
+    if any(p < ps.c for pr in obj.priors for p in pr):
+        return None
+    eps, c = spec.epsilon.value, float(ps.c)
+    delta = float(sum(abs(a - b) for a, b in zip(*obj.priors)) / 2)
+    return bounds.xi(eps, c, n) * math.log1p((1 - n * c) * math.exp(eps)) * delta
+
+
+# ------------------------------------------------------------------ pipeline
+def design_sublinear(spec: Spec):
+    """The design pipeline for sublinear objectives: rays → (P) → kernel → exact certificate.
+
+    Returns a :class:`mechdesign.design.DesignResult` whose ``rays`` are the
+    extreme rays used by the optimum (normalised to max entry 1).
+    """
+    from mechdesign.design import DesignResult, SolveReport, certify_design
+
+    t0 = time.perf_counter()
+    method = choose_method(spec)
+    if method == "exact":
+        rd = design_exact(spec)
+    elif method == "bayes_lp":
+        rd = design_bayes_lp(spec)
+    elif method == "tangent_secant":
+        from mechdesign.objectives.fdiv_lines import design_tangent_secant
+        rd = design_tangent_secant(spec)
+    else:
+        rd = design_column_generation(spec)
+    t1 = time.perf_counter()
+    kernel = exact = cert = objective = rays = None
+    status = Status.SOLVER_ERROR
+    if rd.theta is not None:
+        m = None if spec.output_size == "auto" else spec.output_size
+        K, rays = rays_to_kernel(rd, column_utility(spec), m)
+        value, bound = rd.value, rd.bound
+        if m is not None and m < int(np.count_nonzero(rd.theta > 1e-12)):  # fewer outputs than rays used
+            from mechdesign.objectives.fixed_outputs import columns_as_rays, design_fixed_outputs
+            fixed = design_fixed_outputs(spec, rd, m, K)
+            K, rays, value, bound = fixed.kernel, columns_as_rays(fixed.kernel), fixed.value, fixed.bound
+            rd.method = f"{rd.method}; output_size {m}: {fixed.method}"
+        exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=value, dual=bound, sense=-1)
+        status = Status.OPTIMAL if ok else Status.SUBOPTIMAL
+    t2 = time.perf_counter()
+    rows, cols, nnz = rd.lp_size
+    report = SolveReport(solver="HiGHS", backend="highs", method=rd.method, seconds=rd.seconds,
+                         compile_seconds=0.0, certify_seconds=t2 - t1, total_seconds=t2 - t0,
+                         iterations=rd.iterations, lps=rd.iterations, rows=rows, columns=cols, nonzeros=int(nnz),
+                         message=f"{len(rd.rays)} rays considered")
+    return DesignResult(status=status, objective=objective, kernel=kernel, exact_kernel=exact,
+                        epsilon=spec.epsilon.value, certificate=cert, solve=report, spec=spec, rays=rays)

@@ -1,0 +1,266 @@
+"""Extreme rays of the (ε,𝒫)-PML column cone and extremal binary mechanisms.
+
+A kernel is (ε,𝒫)-PML iff every column k = K(:,y) lies in the polyhedral cone
+
+    C(ε,𝒫) = {k ∈ R^N : k ≥ 0,  k_x ≤ e^ε v·k  for every x and every vertex v of 𝒫}
+
+(DESIGN.md §2). A sublinear utility is maximised by splitting columns into
+extreme rays of C, so this module lists them, normalised to max_x r_x = 1.
+
+Known structure (derived by counting tight constraints: an extreme ray of a
+cone in R^N has N − 1 linearly independent tight constraints; checked against
+cdd in tests/test_extremes.py):
+
+* ``simplex`` (ε-LDP): the 2^N − 2 staircase vectors with levels {e^−ε, 1}
+  (Kairouz, Oh, Viswanath).
+* ``min_mass`` Q_X(c), 0 < c < 1/N: the tight constraints are the zeros and
+  max k = e^ε(c Σk + (1 − Nc) min k), so a ray has two levels or a zero.
+  - two-level (Remark 2 of the Dobrushin paper): q entries at 1, N − q at
+    m_q = (1 − e^ε c q)/(e^ε (1 − c q)), for each q with e^ε c q < 1;
+  - with zeros (Lemma 1 allows them when e^ε c ≥ 1/(N − 1)): a entries at 1,
+    one entry w, the rest 0, where t = e^−ε/c, a = ⌈t⌉ − 1, w = t − a ∈ (0, 1]
+    (the tight constraint max k = e^ε c Σk), when a + 1 ≤ N − 1;
+    for e^ε c ≥ 1 the cone is the orthant and the rays are the unit vectors.
+  c = 0 is the simplex, c = 1/N the uniform point prior.
+* ``point`` P: C ∩ {e^ε P·k = 1} = {0 ≤ k ≤ 1, P·k = e^−ε} is a box cut by a
+  hyperplane, whose vertices have at most one fractional entry: k = 1_A + w e_j
+  with w = (e^−ε − P(A))/P_j ∈ [0, 1]. The envelopes paper's Theorem 4
+  mechanism is made of such rays (A = X ∖ {j}).
+* ``hull``, ``box``, ``l1_ball``: vertex enumeration with cdd (pycddlib), after
+  listing the vertices of 𝒫 (with cdd too for box and l1_ball).
+
+The structured lists have 2^N (min_mass, simplex) or N·2^(N−1) (point) rays,
+so they are used up to :data:`STRUCTURED_MAX_N`; cdd's double-description
+method is used up to :data:`CDD_MAX_N` (the number of cone facets grows like
+N·V and the enumeration time explodes past it).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from mechdesign.spec.errors import InputError
+from mechdesign.privacy.priors import vertices
+from mechdesign.spec.models import PriorSet
+
+__all__ = ["extreme_rays", "structured_rays", "cdd_rays", "prior_vertices", "cone_inequalities",
+           "binary_extremes", "STRUCTURED_MAX_N", "CDD_MAX_N", "count_structured_rays", "unique_rows"]
+
+STRUCTURED_MAX_N = 16
+"""Largest N for which all structured rays are listed (2^16 two-level rays, or 16·2^15 for a point prior)."""
+CDD_MAX_N = 8
+"""Largest N for general vertex enumeration with cdd."""
+
+TOL = 1e-12
+
+
+def _require_cdd():
+    try:
+        import cdd  # noqa: F401  (package pycddlib-standalone)
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise InputError("vertex enumeration needs pycddlib: pip install 'mechdesign[cdd]' "
+                         "(package pycddlib-standalone)") from None
+    return cdd
+
+
+def unique_rows(R: np.ndarray, digits: int = 10) -> np.ndarray:
+    """Rows of R with duplicates (to ``digits`` decimals) removed, in a stable order."""
+    if len(R) == 0:
+        return R
+    _, idx = np.unique(np.round(R, digits), axis=0, return_index=True)
+    return R[np.sort(idx)]
+
+
+def _normalise(R: np.ndarray) -> np.ndarray:
+    R = np.asarray(R, float)
+    R = R[R.max(axis=1) > 0]
+    return unique_rows(R / R.max(axis=1, keepdims=True))
+
+
+def _subsets(n: int) -> np.ndarray:
+    """All 2^n indicator vectors as a (2^n, n) 0/1 array."""
+    bits = np.arange(1 << n)[:, None] >> np.arange(n)[None, :] & 1
+    return bits.astype(float)
+
+
+def _sets_of_size(n: int, q: int) -> np.ndarray:
+    combos = list(itertools.combinations(range(n), q))
+    out = np.zeros((len(combos), n))
+    for i, c in enumerate(combos):
+        out[i, list(c)] = 1.0
+    return out
+
+
+# ------------------------------------------------------------------ structured
+def _simplex_rays(n: int, eps: float) -> np.ndarray:
+    if eps == 0:
+        return np.ones((1, n))
+    S = _subsets(n)[1:-1]
+    return S + math.exp(-eps) * (1 - S)
+
+
+def _min_mass_rays(n: int, eps: float, c: float) -> np.ndarray:
+    if eps == 0:
+        return np.ones((1, n))
+    if eps > 700 or math.exp(eps) * c >= 1 - TOL:  # e^eps c >= 1: the cone is the orthant
+        return np.eye(n)
+    e = math.exp(eps)
+    out = []
+    for q in range(1, n):
+        if e * c * q < 1 - TOL:
+            m = (1 - e * c * q) / (e * (1 - c * q))
+            A = _sets_of_size(n, q)
+            out.append(A + m * (1 - A))
+    t = math.exp(-eps) / c
+    a = math.ceil(t - TOL) - 1
+    w = t - a
+    if 1 <= a and a + 1 <= n - 1:
+        rows = []
+        for j in range(n):
+            rest = [x for x in range(n) if x != j]
+            for A in itertools.combinations(rest, a):
+                r = np.zeros(n)
+                r[list(A)] = 1.0
+                r[j] = min(w, 1.0)
+                rows.append(r)
+        out.append(np.array(rows))
+    return np.vstack(out)
+
+
+def _point_rays(n: int, eps: float, prior: np.ndarray) -> np.ndarray:
+    if eps == 0:
+        return np.ones((1, n))
+    target = math.exp(-eps)
+    out = []
+    S = _subsets(n - 1)
+    for j in range(n):
+        rest = [x for x in range(n) if x != j]
+        A = np.zeros((len(S), n))
+        A[:, rest] = S
+        w = (target - A @ prior) / prior[j]
+        ok = (w >= -TOL) & (w <= 1 + TOL)
+        A = A[ok]
+        A[:, j] = np.clip(w[ok], 0.0, 1.0)
+        empty = A.sum(axis=1) == A[:, j]
+        A[empty, j] = 1.0  # A = ∅: the ray w·e_j, i.e. e_j (w may underflow for large eps)
+        out.append(A)
+    return np.vstack(out)
+
+
+def count_structured_rays(prior_set: PriorSet, n: int) -> int | None:
+    """An upper bound on the number of structured rays (None when cdd is needed)."""
+    kind = prior_set.kind
+    if kind in ("simplex", "min_mass"):
+        return 2 ** n + n * 2 ** (n - 1)
+    if kind == "point":
+        return n * 2 ** (n - 1)
+    return None
+
+
+def structured_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
+    """The extreme rays of C(ε,𝒫) for simplex, min_mass and point, from their known form (max entry 1)."""
+    kind = prior_set.kind
+    if kind == "min_mass" and prior_set.c * n == 1:
+        R = _point_rays(n, epsilon, np.full(n, 1.0 / n))
+    elif kind == "simplex" or (kind == "min_mass" and prior_set.c == 0):
+        R = _simplex_rays(n, epsilon)
+    elif kind == "min_mass":
+        R = _min_mass_rays(n, epsilon, float(prior_set.c))
+    elif kind == "point":
+        R = _point_rays(n, epsilon, np.array([float(p) for p in prior_set.prior]))
+    else:
+        raise ValueError(f"no structured rays for prior set kind {kind!r}")
+    return _normalise(R)
+
+
+# ------------------------------------------------------------------ general (cdd)
+def prior_vertices(prior_set: PriorSet, n: int) -> np.ndarray:
+    """The vertices of 𝒫 as a (V, N) array (cdd for box and l1_ball)."""
+    listed = vertices(prior_set, n)
+    if listed is not None:
+        return np.array([[float(p) for p in v] for v in listed])
+    if n > CDD_MAX_N + 4:
+        raise InputError(f"listing the vertices of a {prior_set.kind} prior set needs N <= {CDD_MAX_N + 4}, found {n}")
+    cdd = _require_cdd()
+    rows, lin = [], []
+    rows.append([-1.0] + [1.0] * n)  # Σ P = 1 (as an equality)
+    lin.append(0)
+    for x in range(n):
+        e = [0.0] * n
+        e[x] = 1.0
+        rows.append([0.0] + e)  # P_x ≥ 0
+    if prior_set.kind == "box":
+        for x in range(n):
+            lo, hi = float(prior_set.lower[x]), float(prior_set.upper[x])
+            e = [0.0] * n
+            e[x] = 1.0
+            rows.append([-lo] + e)
+            rows.append([hi] + [-v for v in e])
+    else:  # l1_ball: Σ s_x (P_x − c_x) ≤ r for every sign vector s
+        center = np.array([float(v) for v in prior_set.center])
+        r = float(prior_set.radius)
+        for s in itertools.product((-1.0, 1.0), repeat=n):
+            s = np.array(s)
+            rows.append([r + float(s @ center)] + list(-s))
+    mat = cdd.matrix_from_array(rows, lin_set=lin, rep_type=cdd.RepType.INEQUALITY)
+    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+    V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
+    return unique_rows(np.clip(V, 0.0, 1.0))
+
+
+def cone_inequalities(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
+    """Rows g with C(ε,𝒫) = {k : g·k ≥ 0}: k_x ≥ 0 and v·k − e^−ε k_x ≥ 0 (no overflow for large ε)."""
+    V = prior_vertices(prior_set, n)
+    inv = math.exp(-epsilon)
+    rows = [np.eye(n)]
+    for v in V:
+        rows.append(v[None, :] - inv * np.eye(n))
+    return np.vstack(rows)
+
+
+def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
+    """The extreme rays of C(ε,𝒫) by cdd's double description (floating point), max entry 1."""
+    if n > CDD_MAX_N:
+        raise InputError(f"general vertex enumeration is limited to N <= {CDD_MAX_N}, found N = {n}")
+    cdd = _require_cdd()
+    G = cone_inequalities(prior_set, n, epsilon)
+    mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
+    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+    R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12])
+    if len(R) == 0:
+        return np.zeros((0, n))
+    return _normalise(np.clip(R, 0.0, None))
+
+
+def extreme_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
+    """All extreme rays of C(ε,𝒫), max entry 1: structured for simplex/min_mass/point, else cdd."""
+    if prior_set.kind in ("simplex", "min_mass", "point"):
+        if n > STRUCTURED_MAX_N:
+            raise InputError(f"listing all extreme rays is limited to N <= {STRUCTURED_MAX_N}, found N = {n}")
+        return structured_rays(prior_set, n, epsilon)
+    return cdd_rays(prior_set, n, epsilon)
+
+
+# ------------------------------------------------------------------ binary mechanisms
+def binary_extremes(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
+    """Vertices p of the binary (ε,𝒫)-PML kernels [p, 1 − p], by cdd (N ≤ CDD_MAX_N).
+
+    The polytope is {p : p ∈ C(ε,𝒫), 1 − p ∈ C(ε,𝒫)}; its vertices include the
+    constant kernels p = 0 and p = 1 and, for min_mass, the Remark 2 kernels.
+    Rows are sorted by decreasing Dobrushin coefficient max p − min p.
+    """
+    if n > CDD_MAX_N:
+        raise InputError(f"enumerating binary extremal mechanisms is limited to N <= {CDD_MAX_N}, found N = {n}")
+    cdd = _require_cdd()
+    G = cone_inequalities(prior_set, n, epsilon)
+    # g·p ≥ 0 and g·(1 − p) ≥ 0  ⇔  (g·1) − g·p ≥ 0
+    rows = np.vstack([np.hstack([np.zeros((len(G), 1)), G]),
+                      np.hstack([G.sum(axis=1, keepdims=True), -G])])
+    mat = cdd.matrix_from_array(rows.tolist(), rep_type=cdd.RepType.INEQUALITY)
+    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+    P = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
+    P = unique_rows(np.clip(P, 0.0, 1.0))
+    order = np.argsort(-(P.max(axis=1) - P.min(axis=1)), kind="stable")
+    return P[order]

@@ -1,0 +1,127 @@
+"""Read and write kernels: CSV, JSON and ``.npy``, exactly.
+
+* CSV: one row of K per line, entries as decimals (``0.25``), fractions
+  (``1/4``) or floats; blank lines and lines starting with ``#`` are skipped.
+* JSON: a list of rows, or an object with ``kernel_exact`` (rows of "p/q"
+  strings, preferred) or ``kernel`` (rows of numbers), as ``mechdesign solve
+  --json`` writes it. Strings are read as exact fractions.
+* ``.npy``: a 2-D float array; every float is read as the rational it is.
+
+:func:`read_kernel` returns an :class:`~mechdesign.certify.exact.ExactKernel` and
+checks shape and finiteness and (unless ``stochastic=False``, as the verifier
+reads kernels to report these itself) non-negativity and that every row sums
+to exactly 1, raising :class:`~mechdesign.spec.errors.InputError`
+with the row and rule otherwise.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from mechdesign.certify.exact import ExactKernel
+from mechdesign.spec.errors import InputError
+
+__all__ = ["read_kernel", "write_kernel", "parse_entry"]
+
+
+def parse_entry(value, where: str) -> Fraction:
+    """An exact fraction from an int, a Fraction, a float (its exact binary value) or a string."""
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{where}: expected a number, found a boolean")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, np.integer):
+        return Fraction(int(value))
+    if isinstance(value, np.floating):
+        value = float(value)
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not np.isfinite(value):
+            raise InputError(f"{where}: entries must be finite, found {value}")
+        return Fraction(value)
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise InputError(f"{where}: not a number or fraction p/q: {value!r}") from None
+    raise InputError(f"{where}: expected a number, found {type(value).__name__}")
+
+
+def _from_rows(rows, source: str, stochastic: bool) -> ExactKernel:
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
+        raise InputError(f"{source}: a kernel must be a non-empty list of rows")
+    widths = {len(r) for r in rows}
+    if len(widths) != 1 or 0 in widths:
+        raise InputError(f"{source}: ragged kernel: rows have lengths {sorted(widths)}")
+    exact = [[parse_entry(v, f"{source}: row {i}, column {j}") for j, v in enumerate(r)] for i, r in enumerate(rows)]
+    for i, r in enumerate(exact):
+        for j, v in enumerate(r):
+            if stochastic and v < 0:
+                raise InputError(f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g}")
+        if stochastic and sum(r) != 1:
+            raise InputError(f"{source}: row {i} sums to {float(sum(r)):.17g}, not exactly 1 "
+                             "(a kernel's rows must be probability distributions)")
+    return ExactKernel.from_fractions(exact)
+
+
+def read_kernel(path: str | Path, stochastic: bool = True) -> ExactKernel:
+    """Read a kernel file (CSV, JSON or .npy by extension) exactly."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            try:
+                arr = np.load(path, allow_pickle=False)
+            except ValueError as exc:
+                raise InputError(f"{path}: not a numeric .npy array ({exc})") from None
+            if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.number):
+                raise InputError(f"{path}: expected a 2-D numeric array, found shape {arr.shape} dtype {arr.dtype}")
+            rows = [[float(v) for v in row] for row in arr]
+        elif suffix == ".json":
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
+            if isinstance(data, dict):
+                rows = data.get("kernel_exact") or data.get("kernel")
+                if rows is None:
+                    raise InputError(f"{path}: JSON object has no 'kernel_exact' or 'kernel' key")
+            else:
+                rows = data
+        elif suffix in (".csv", ".txt", ".tsv"):
+            text = path.read_text(encoding="utf-8")
+            delimiter = "\t" if suffix == ".tsv" else ","
+            lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            rows = [[v.strip() for v in r] for r in csv.reader(lines, delimiter=delimiter)]
+        else:
+            raise InputError(f"{path}: unknown kernel format {suffix!r} (use .csv, .json or .npy)")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file") from None
+    return _from_rows(rows, str(path), stochastic)
+
+
+def write_kernel(kernel: ExactKernel, path: str | Path) -> None:
+    """Write a kernel losslessly: CSV and JSON carry exact "p/q" strings, .npy floats
+    (lossless when the entries are doubles, as design() emits them)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        floats = kernel.to_float()
+        back = ExactKernel.from_fractions([[Fraction(float(v)) for v in row] for row in floats])
+        if not all(Fraction(int(a), back.denominator) == Fraction(int(b), kernel.denominator)
+                   for a, b in zip(back.numerators.ravel(), kernel.numerators.ravel())):
+            raise InputError(f"{path}: kernel entries are not all doubles; use .csv or .json for an exact copy")
+        np.save(path, floats)
+    elif suffix == ".json":
+        path.write_text(json.dumps({"kernel_exact": kernel.strings(), "kernel": kernel.to_float().tolist()}, indent=1))
+    elif suffix in (".csv", ".txt"):
+        path.write_text("\n".join(",".join(row) for row in kernel.strings()) + "\n")
+    else:
+        raise InputError(f"{path}: unknown kernel format {suffix!r} (use .csv, .json or .npy)")

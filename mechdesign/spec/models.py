@@ -1,0 +1,542 @@
+"""The declarative problem: pydantic models of a mechanism-design spec.
+
+A spec names the secret alphabet X (N symbols), the privacy level ε (nats),
+the set of priors 𝒫 the guarantee must hold for, the utility to optimise, the
+output size M and solver options. Every rule is checked when the spec is
+built (``extra="forbid"`` rejects unknown keys); later stages may assume a
+valid spec. See DESIGN.md §3 for the contract.
+
+Probabilities (priors, c, box bounds, radii) are stored as exact fractions:
+a number written ``0.05`` means 1/20, not its binary neighbour, and strings
+``"1/3"`` are accepted. A prior that sums to 1 within 1e-9 is divided by its
+exact sum so that the exact privacy check sees a true distribution.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+from mechdesign.spec import expr
+from mechdesign.spec.errors import SpecError
+
+__all__ = [
+    "Spec", "MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball", "PriorSet",
+    "Dobrushin", "ExpectedLoss", "MutualInformation", "FDivergence", "AlphaF", "BayesVulnerability",
+    "SUBLINEAR_KINDS", "Objective", "SolverOptions", "Epsilon",
+    "load_spec", "spec_from_dict",
+]
+
+SUM_TOLERANCE = 1e-9
+
+
+# ---------------------------------------------------------------- scalar types
+def _to_fraction(value: Any) -> Fraction:
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise ValueError("expected a number, found a boolean")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, found {value}")
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"expected a number or a fraction 'p/q', found {value!r}") from None
+    raise ValueError(f"expected a number, found {type(value).__name__}")
+
+
+Rational = Annotated[
+    Fraction,
+    BeforeValidator(_to_fraction),
+    PlainSerializer(lambda q: float(q) if q.denominator & (q.denominator - 1) == 0 else str(q),
+                    return_type=Any),
+    WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\s*/\s*\d+)?\s*$"}]}),
+]
+
+
+class Epsilon(BaseModel):
+    """ε in nats: the text the user wrote and its floating-point value."""
+
+    model_config = ConfigDict(frozen=True)
+    text: str
+    value: float
+
+    def exp_lower_bound(self) -> Fraction:
+        """A rational number ≤ e^ε (rigorous, from interval arithmetic)."""
+        return expr.exp_lower_bound(self.text)
+
+
+def _to_epsilon(value: Any) -> Epsilon:
+    if isinstance(value, Epsilon):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError("expected a number or an expression such as 'log(10/3)'")
+    text = repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"must be finite, found {value}")
+    try:
+        number = expr.evaluate(text)
+    except expr.ExpressionError as exc:
+        raise ValueError(str(exc)) from None
+    if number < 0:
+        raise ValueError(f"must be >= 0, found {text} = {number:g}")
+    return Epsilon(text=text, value=number)
+
+
+EpsilonField = Annotated[
+    Epsilon,
+    BeforeValidator(_to_epsilon),
+    PlainSerializer(lambda e: e.text, return_type=str),
+    WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0},
+                              {"type": "string", "description": "expression with log, exp, sqrt, e, pi"}]}),
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    if any(v < 0 for v in values):
+        raise ValueError(f"{what} has a negative entry (all masses must be >= 0)")
+    total = sum(values, Fraction(0))
+    if abs(total - 1) > SUM_TOLERANCE:
+        raise ValueError(f"{what} must sum to 1 (within {SUM_TOLERANCE:g}), found sum {float(total):.12g}")
+    return tuple(v / total for v in values)
+
+
+def _prior_choice(value):
+    """A prior given as a list is checked and divided by its exact sum; names pass through."""
+    return list(_distribution(value, "prior")) if isinstance(value, list) else value
+
+
+# ------------------------------------------------------------------ prior sets
+class MinMass(_Model):
+    """Q_X(c): every prior whose masses are all >= c (Dobrushin paper, Def. 1). c = 0 is all priors (LDP)."""
+
+    kind: Literal["min_mass"]
+    c: Rational
+    """Smallest prior mass, 0 <= c <= 1/N."""
+
+    @field_validator("c")
+    @classmethod
+    def _c_nonnegative(cls, c: Fraction) -> Fraction:
+        if c < 0:
+            raise ValueError(f"must be >= 0, found {float(c):g}")
+        return c
+
+
+class Simplex(_Model):
+    """All priors on X: (ε, simplex)-PML is ε-LDP (Dobrushin paper, Proposition 1)."""
+
+    kind: Literal["simplex"]
+
+
+class Point(_Model):
+    """A single known prior: ε-PML."""
+
+    kind: Literal["point"]
+    prior: list[Rational]
+    """The prior, N masses > 0 summing to 1."""
+
+    @field_validator("prior")
+    @classmethod
+    def _is_distribution(cls, prior: list[Fraction]) -> list[Fraction]:
+        prior = list(_distribution(prior, "prior"))
+        if any(p == 0 for p in prior):
+            raise ValueError("must have full support (PML is defined for priors with all masses > 0)")
+        return prior
+
+
+class Hull(_Model):
+    """The convex hull of listed priors (the vertices are given)."""
+
+    kind: Literal["hull"]
+    priors: list[list[Rational]] = Field(min_length=1)
+    """The listed priors, each with N masses summing to 1."""
+
+    @field_validator("priors")
+    @classmethod
+    def _are_distributions(cls, priors: list[list[Fraction]]) -> list[list[Fraction]]:
+        return [list(_distribution(p, f"priors[{i}]")) for i, p in enumerate(priors)]
+
+
+class Box(_Model):
+    """Priors with lower <= P <= upper entrywise."""
+
+    kind: Literal["box"]
+    lower: list[Rational]
+    upper: list[Rational]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Box":
+        if len(self.lower) != len(self.upper):
+            raise ValueError(f"lower has {len(self.lower)} entries but upper has {len(self.upper)}")
+        for i, (lo, hi) in enumerate(zip(self.lower, self.upper)):
+            if lo < 0:
+                raise ValueError(f"lower[{i}] must be >= 0, found {float(lo):g}")
+            if lo > hi:
+                raise ValueError(f"lower[{i}] = {float(lo):g} exceeds upper[{i}] = {float(hi):g}")
+        if sum(self.lower) > 1:
+            raise ValueError(f"contains no distribution: sum(lower) = {float(sum(self.lower)):g} > 1")
+        if sum(self.upper) < 1:
+            raise ValueError(f"contains no distribution: sum(upper) = {float(sum(self.upper)):g} < 1")
+        return self
+
+
+class L1Ball(_Model):
+    """Priors P with ||P - center||_1 <= radius."""
+
+    kind: Literal["l1_ball"]
+    center: list[Rational]
+    radius: Rational
+
+    @field_validator("center")
+    @classmethod
+    def _is_distribution(cls, center: list[Fraction]) -> list[Fraction]:
+        return list(_distribution(center, "center"))
+
+    @field_validator("radius")
+    @classmethod
+    def _radius_nonnegative(cls, r: Fraction) -> Fraction:
+        if r < 0:
+            raise ValueError(f"must be >= 0, found {float(r):g}")
+        return r
+
+
+PriorSet = Annotated[Union[MinMass, Simplex, Point, Hull, Box, L1Ball], Field(discriminator="kind")]
+
+
+# ------------------------------------------------------------------ objectives
+NamedLoss = Literal["hamming", "absolute", "squared"]
+
+
+class Dobrushin(_Model):
+    """Maximise the Dobrushin coefficient η_TV(K) = max_{x,x'} TV(K_x, K_x') (Dobrushin paper, eq. 2)."""
+
+    kind: Literal["dobrushin"]
+
+
+class ExpectedLoss(_Model):
+    """Minimise Σ_x P(x) Σ_y K_x(y) L(x, y) under one prior, or its worst case over the prior set."""
+
+    kind: Literal["expected_loss"]
+    loss: Union[NamedLoss, list[list[float]]] = "hamming"
+    """hamming 1[x != y], absolute |x - y|, squared (x - y)^2 (x, y are indices), or an N x M matrix."""
+    prior: Annotated[Union[Literal["uniform", "worst_case"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
+    """The prior the loss is averaged under: a list of N masses, uniform, or worst_case over the prior set."""
+
+    @field_validator("loss")
+    @classmethod
+    def _finite_loss(cls, loss):
+        if isinstance(loss, list):
+            if not loss or not loss[0]:
+                raise ValueError("loss matrix is empty")
+            widths = {len(row) for row in loss}
+            if len(widths) != 1:
+                raise ValueError(f"loss matrix rows have different lengths {sorted(widths)}")
+            if any(not math.isfinite(v) for row in loss for v in row):
+                raise ValueError("loss matrix entries must be finite")
+        return loss
+
+
+class MutualInformation(_Model):
+    """Maximise I(X;Y) = Σ_y μ(K(:,y)), μ(k) = Σ_x P(x) k_x log(k_x / P·k), under a prior P (nats).
+
+    Convex and sublinear in each column: designed over the extreme rays of the PML cone
+    (DESIGN.md §2; Grosse et al.; envelopes paper, Theorem 4)."""
+
+    kind: Literal["mutual_information"]
+    prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
+    """The prior P of X: a list of N masses summing to 1, or uniform."""
+
+
+class AlphaF(_Model):
+    """f_α(t) = 1 − t^α (α < 1), t log t (α = 1), t^α − 1 (α > 1) (f_α paper, eq. 3)."""
+
+    alpha: float = Field(gt=0, le=100)
+    """The order α > 0."""
+
+
+class FDivergence(_Model):
+    """Maximise D_f(K∘P0 ‖ K∘P1) = Σ_y (P1·k_y) f(P0·k_y / P1·k_y): the output laws of two priors
+    (hypothesis testing; Dobrushin paper, Example 3). kl: t log t; tv: |t − 1|/2;
+    hellinger: (√t − 1)² (squared Hellinger, Σ(√p − √q)²); chi2: (t − 1)²; {alpha: a}: f_α."""
+
+    kind: Literal["f_divergence"]
+    f: Union[Literal["kl", "tv", "hellinger", "chi2"], AlphaF] = "kl"
+    """kl, tv, hellinger, chi2, or {alpha: a} for f_α."""
+    priors: list[list[Rational]] = Field(min_length=2, max_length=2)
+    """[P0, P1]: two distributions of N masses each; P1 must have full support where f(0)·P1 matters
+    (kl, chi2 and f_α with α > 1 need P0 absolutely continuous w.r.t. P1)."""
+
+    @field_validator("priors")
+    @classmethod
+    def _are_distributions(cls, priors):
+        priors = [list(_distribution(p, f"priors[{i}]")) for i, p in enumerate(priors)]
+        if len(priors[0]) != len(priors[1]):
+            raise ValueError(f"priors[0] has {len(priors[0])} entries but priors[1] has {len(priors[1])}")
+        return priors
+
+    @model_validator(mode="after")
+    def _finite(self) -> "FDivergence":
+        unbounded = self.f in ("kl", "chi2") or (isinstance(self.f, AlphaF) and self.f.alpha >= 1)
+        if unbounded and any(p0 > 0 and p1 == 0 for p0, p1 in zip(*self.priors)):
+            raise ValueError("priors[0] must be absolutely continuous w.r.t. priors[1] for this f "
+                             "(the divergence is infinite)")
+        return self
+
+
+class BayesVulnerability(_Model):
+    """Maximise the Bayes vulnerability V(K) = Σ_y max_x P(x) K_x(y) (one-guess success probability)."""
+
+    kind: Literal["bayes_vulnerability"]
+    prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
+    """The prior P of X: a list of N masses summing to 1, or uniform."""
+
+
+SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
+"""Objectives maximised over the extreme rays of the PML cone (mechdesign.objectives.sublinear)."""
+
+Objective = Annotated[Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability],
+                      Field(discriminator="kind")]
+
+
+class SolverOptions(_Model):
+    """How the LP is solved."""
+
+    time_limit: float | None = Field(default=None, gt=0)
+    """Wall-clock limit in seconds for the LP solver (None: no limit)."""
+    method: Literal["auto", "simplex", "ipm"] = "auto"
+    """HiGHS method. auto: interior point with crossover for large LPs, dual simplex for small ones."""
+    backend: Literal["highs", "cvxpy"] = "highs"
+    """highs calls HiGHS directly on the compiled sparse LP; cvxpy builds the same LP in cvxpy and solves it with cvxpy's HiGHS interface."""
+    presolve: bool = True
+    verbose: bool = False
+    denominator_bits: int = Field(default=52, ge=1, le=52)
+    """Emit the kernel on the grid 2^-k (every entry p/2^k, rows summing to exactly 1): k = 52 (default)
+    is the finest grid of exact doubles; a small k gives a rational kernel with small denominators.
+    Either way the kernel is repaired until it is exactly (eps, P)-PML; certificate.rounding_cost
+    reports the utility this cost (with k < 52, status optimal refers to the LP solution)."""
+
+
+# ------------------------------------------------------------------------ spec
+class Spec(_Model):
+    """A mechanism-design problem (DESIGN.md §3)."""
+
+    alphabet: Union[Annotated[int, Field(ge=2)], list[Union[str, int]]]
+    """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""
+    epsilon: EpsilonField
+    """Privacy level in nats (>= 0): a number or an expression such as log(10/3)."""
+    prior_set: PriorSet
+    """The set of priors the (ε, 𝒫)-PML guarantee holds for."""
+    objective: Objective
+    """The utility to optimise."""
+    output_size: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = "auto"
+    """M output symbols, or auto (2 for dobrushin, N or the loss matrix width for expected_loss)."""
+    solver: SolverOptions = SolverOptions()
+    """Solver options."""
+
+    @field_validator("alphabet", mode="before")
+    @classmethod
+    def _no_booleans(cls, alphabet):
+        # YAML reads unquoted yes/no/true/false as booleans; taking them as 1/0 would silently
+        # rename the labels, so they must be quoted
+        if isinstance(alphabet, bool) or (isinstance(alphabet, list) and any(isinstance(a, bool) for a in alphabet)):
+            raise ValueError("labels must be strings or integers, found a boolean "
+                             "(YAML reads yes/no/true/false as booleans: quote them, e.g. ['no', 'yes'])")
+        return alphabet
+
+    @field_validator("alphabet")
+    @classmethod
+    def _labels(cls, alphabet):
+        if isinstance(alphabet, list):
+            if len(alphabet) < 2:
+                raise ValueError(f"needs at least 2 labels, found {len(alphabet)}")
+            if len(set(map(str, alphabet))) != len(alphabet):
+                raise ValueError("labels must be distinct")
+            if len(alphabet) > 100_000:
+                raise ValueError("at most 100000 labels")
+        elif alphabet > 100_000:
+            raise ValueError(f"N must be <= 100000, found {alphabet}")
+        return alphabet
+
+    @property
+    def n(self) -> int:
+        """N, the number of secret symbols."""
+        return self.alphabet if isinstance(self.alphabet, int) else len(self.alphabet)
+
+    @property
+    def labels(self) -> list[str]:
+        return [str(a) for a in self.alphabet] if isinstance(self.alphabet, list) else [str(i) for i in range(self.n)]
+
+    @property
+    def m(self) -> int:
+        """M, the number of outputs (output_size with auto resolved)."""
+        if self.output_size != "auto":
+            return self.output_size
+        if isinstance(self.objective, ExpectedLoss):
+            return len(self.objective.loss[0]) if isinstance(self.objective.loss, list) else self.n
+        if self.objective.kind in SUBLINEAR_KINDS:
+            return self.n  # a basic solution of the extreme-ray LP uses at most N rays
+        return 2
+
+    @model_validator(mode="after")
+    def _shapes_match(self) -> "Spec":
+        n = self.n
+        ps = self.prior_set
+        errors = []
+        if isinstance(ps, MinMass) and ps.c * n > 1:
+            errors.append(("prior_set.c", f"must be <= 1/N = 1/{n}, found {float(ps.c):g}"))
+        if isinstance(ps, Point) and len(ps.prior) != n:
+            errors.append(("prior_set.prior", f"must have N = {n} entries, found {len(ps.prior)}"))
+        if isinstance(ps, Hull):
+            for i, p in enumerate(ps.priors):
+                if len(p) != n:
+                    errors.append((f"prior_set.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
+        if isinstance(ps, Box):
+            if len(ps.lower) != n:
+                errors.append(("prior_set.lower", f"must have N = {n} entries, found {len(ps.lower)}"))
+        if isinstance(ps, L1Ball) and len(ps.center) != n:
+            errors.append(("prior_set.center", f"must have N = {n} entries, found {len(ps.center)}"))
+        obj = self.objective
+        if isinstance(obj, ExpectedLoss):
+            if isinstance(obj.loss, list):
+                rows, cols = len(obj.loss), len(obj.loss[0])
+                if rows != n:
+                    errors.append(("objective.loss", f"must have N = {n} rows, found {rows}"))
+                if self.output_size != "auto" and cols != self.output_size:
+                    errors.append(("objective.loss", f"must have M = output_size = {self.output_size} columns, found {cols}"))
+            if isinstance(obj.prior, list) and len(obj.prior) != n:
+                errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+        if isinstance(obj, (MutualInformation, BayesVulnerability)) and isinstance(obj.prior, list) \
+                and len(obj.prior) != n:
+            errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+        if isinstance(obj, FDivergence):
+            for i, p in enumerate(obj.priors):
+                if len(p) != n:
+                    errors.append((f"objective.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
+        if isinstance(obj, Dobrushin) and self.m < 2:
+            errors.append(("output_size", f"must be >= 2 for the dobrushin objective, found {self.m}"))
+        if n * self.m > 5_000_000:
+            errors.append(("output_size", f"N*M must be <= 5000000, found {n}*{self.m}"))
+        if errors:
+            raise SpecError.from_pairs(errors)
+        return self
+
+    def to_dict(self) -> dict:
+        """The spec as plain data (exact fractions as 'p/q' strings)."""
+        return self.model_dump(mode="json")
+
+
+# --------------------------------------------------------------------- loading
+def _format_location(loc: tuple) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif item in {"min_mass", "simplex", "point", "hull", "box", "l1_ball", "dobrushin",
+                      "expected_loss", "mutual_information", "f_divergence", "bayes_vulnerability", "AlphaF", "int", "list[union[str,int]]", "constrained-int", "literal['auto']",
+                      "function-after[_labels(), union[constrained-int,list[union[str,int]]]]"}:
+            continue  # union / discriminator branch names are noise for a user
+        elif str(item).startswith(("function-", "list[", "literal[", "constrained-", "union[")):
+            continue
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts) or "spec"
+
+
+def _rule(err: dict) -> str:
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err["type"] == "extra_forbidden":
+        return "unknown key (not part of the spec)"
+    if err["type"] == "missing":
+        return "required key is missing"
+    if err["type"] == "union_tag_invalid":
+        expected = (err.get("ctx") or {}).get("expected_tags", "")
+        found = err["input"].get("kind") if isinstance(err.get("input"), dict) else err.get("input")
+        return f"unknown kind {found!r} (expected one of {expected})"
+    if err["type"] == "union_tag_not_found":
+        return "needs a 'kind' key"
+    found = err.get("input")
+    if err["type"] not in {"value_error"} and found is not None and not isinstance(found, (dict, list)):
+        msg = f"{msg}, found {found!r}"
+    return msg
+
+
+def spec_from_dict(data: Any) -> Spec:
+    """Build and validate a :class:`Spec`; raise :class:`SpecError` naming each bad field."""
+    if isinstance(data, Spec):
+        return data
+    if not isinstance(data, dict):
+        raise SpecError([("spec", f"must be a mapping of keys to values, found {type(data).__name__}")])
+    try:
+        return Spec.model_validate(data)
+    except SpecError:
+        raise
+    except ValidationError as exc:
+        pairs = []
+        seen = set()
+        for err in exc.errors(include_url=False):
+            ctx = err.get("ctx") or {}
+            inner = ctx.get("error")
+            if isinstance(inner, SpecError):
+                pairs.extend(inner.pairs)
+                continue
+            loc = _format_location(err["loc"])
+            rule = _rule(err)
+            # a union of alternatives reports one error per branch; keep one per field
+            if loc in seen and loc in {"alphabet", "output_size", "objective.loss", "objective.prior", "objective.f"}:
+                continue
+            seen.add(loc)
+            pairs.append((loc, rule))
+        raise SpecError(pairs) from None
+
+
+def load_spec(source: Any) -> Spec:
+    """Load a spec from a :class:`Spec`, a dict, a YAML file path, or YAML text."""
+    if isinstance(source, (Spec, dict)):
+        return spec_from_dict(source)
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml"))):
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise SpecError([("spec", f"file not found: {path}")]) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError([("spec", f"cannot read {path}: {exc}")]) from None
+    elif isinstance(source, str):
+        text = source
+    else:
+        raise SpecError([("spec", f"expected a dict, a YAML path or YAML text, found {type(source).__name__}")])
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError([("spec", f"malformed YAML{where}: {problem}")]) from None
+    return spec_from_dict(data)
