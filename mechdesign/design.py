@@ -21,6 +21,8 @@ from mechdesign.lp.program import dual_bound
 from mechdesign.privacy.priors import min_expectation
 from mechdesign.lp.solve import LPSolution, Status, solve_lp
 from mechdesign.spec.models import SUBLINEAR_KINDS, Spec, load_spec
+from mechdesign.objectives.plan import PlanOutcome
+from mechdesign.objectives.sublinear import corollary1_bound, kernel_utility, solve_sublinear
 
 __all__ = ["design", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "GAP_TOLERANCE"]
 
@@ -152,7 +154,6 @@ def objective_value(spec: Spec, K: np.ndarray) -> float:
     if kind == "dobrushin":
         return measures.dobrushin(K)
     if kind in SUBLINEAR_KINDS:
-        from mechdesign.objectives.sublinear import kernel_utility
         return kernel_utility(spec, K)
     L = loss_matrix(spec)
     prior = objective_prior(spec)
@@ -166,8 +167,6 @@ def objective_value(spec: Spec, K: np.ndarray) -> float:
 def closed_form(spec: Spec, objective: float) -> ClosedForm | None:
     """The paper's closed form for this problem, when one applies."""
     if spec.objective.kind in SUBLINEAR_KINDS:
-        from mechdesign.objectives.sublinear import corollary1_bound
-
         bound = corollary1_bound(spec)
         return None if bound is None else ClosedForm(
             name="Corollary 1 (Dobrushin paper): Xi(eps,c) log((1-Nc)e^eps + 1) TV(P0,P1), an upper bound",
@@ -238,8 +237,40 @@ def _emit_kernel(spec: Spec, compiled: CompiledProblem, x: np.ndarray) -> np.nda
     return K
 
 
+def solve_kernel_lps(spec: Spec) -> PlanOutcome:
+    """The program for objectives that are linear in K (expected loss, Dobrushin pairs, Bayes
+    vulnerability with M ≥ N): compile the kernel LP(s), solve each, keep the best; the bound is
+    recomputed from the solver's row multipliers by weak duality (:func:`mechdesign.lp.program.dual_bound`)."""
+    t0 = time.perf_counter()
+    compiled = compile_problem(spec)
+    compile_seconds = time.perf_counter() - t0
+    solutions = []
+    budget = spec.solver.time_limit
+    t1 = time.perf_counter()
+    for lp in compiled.lps:
+        remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
+        solutions.append(solve_lp(lp, spec.solver, time_limit=remaining))
+        if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
+            break
+    statuses = [s.status for s in solutions]
+    status = Status.OPTIMAL if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses) else \
+        next(s for s in statuses if not s.is_ok) if any(not s.is_ok for s in statuses) else Status.UNKNOWN
+    i = _pick(compiled, solutions)
+    chosen, lp = solutions[i], compiled.lps[i]
+    dual = None
+    if status is Status.OPTIMAL and all(s.row_dual is not None for s in solutions):
+        duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.lps, solutions)]
+        dual = max(duals) if lp.sense < 0 else duals[0]
+    return PlanOutcome(
+        status=status, kernel=None if chosen.x is None else _emit_kernel(spec, compiled, chosen.x),
+        value=chosen.objective, bound=dual, sense=lp.sense, method=chosen.method, backend=chosen.backend,
+        seconds=sum(s.seconds for s in solutions), iterations=sum(s.iterations for s in solutions),
+        lps=len(solutions), rows=lp.num_rows, columns=lp.num_cols, nonzeros=int(lp.A.nnz),
+        message=chosen.message, compile_seconds=compile_seconds)
+
+
 def design(source: Any) -> DesignResult:
-    """Design an optimal (ε,𝒫)-PML mechanism and certify it.
+    """Design an optimal (ε,𝒫)-PML mechanism and certify it: spec → program → solve → certify.
 
     ``source`` is a :class:`Spec`, a dict, a path to a YAML file or YAML text.
     Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
@@ -249,44 +280,26 @@ def design(source: Any) -> DesignResult:
     spec = load_spec(source)
     bayes_as_lp = spec.objective.kind == "bayes_vulnerability" and spec.m >= spec.n  # compile.py: exact LP
     if spec.objective.kind in SUBLINEAR_KINDS and not bayes_as_lp:  # extreme-ray LP / column generation
-        from mechdesign.objectives.sublinear import design_sublinear
-        return design_sublinear(spec)
-    compiled = compile_problem(spec)
-    t1 = time.perf_counter()
-
-    solutions = []
-    budget = spec.solver.time_limit
-    for lp in compiled.lps:
-        remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
-        solutions.append(solve_lp(lp, spec.solver, time_limit=remaining))
-        if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
-            break
+        outcome = solve_sublinear(spec)
+    else:
+        outcome = solve_kernel_lps(spec)
     t2 = time.perf_counter()
 
-    statuses = [s.status for s in solutions]
-    status = Status.OPTIMAL if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses) else \
-        next(s for s in statuses if not s.is_ok) if any(not s.is_ok for s in statuses) else Status.UNKNOWN
-    i = _pick(compiled, solutions)
-    chosen = solutions[i]
-    lp = compiled.lps[i]
-
+    status = outcome.status
     kernel = exact = cert = objective = None
-    if chosen.x is not None:
-        dual = None
-        if status is Status.OPTIMAL and all(s.row_dual is not None for s in solutions):
-            duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.lps, solutions)]
-            dual = max(duals) if lp.sense < 0 else duals[0]
+    if outcome.kernel is not None:
         exact, kernel, objective, cert, ok = certify_design(
-            spec, _emit_kernel(spec, compiled, chosen.x), lp_objective=chosen.objective, dual=dual, sense=lp.sense)
+            spec, outcome.kernel, lp_objective=outcome.value, dual=outcome.bound if status is Status.OPTIMAL else None,
+            sense=outcome.sense)
         if status is Status.OPTIMAL and not ok:
             status = Status.SUBOPTIMAL
     t3 = time.perf_counter()
 
     report = SolveReport(
-        solver="HiGHS", backend=chosen.backend, method=chosen.method,
-        seconds=sum(s.seconds for s in solutions), compile_seconds=t1 - t0, certify_seconds=t3 - t2,
-        total_seconds=t3 - t0, iterations=sum(s.iterations for s in solutions), lps=len(solutions),
-        rows=lp.num_rows, columns=lp.num_cols, nonzeros=int(lp.A.nnz), message=chosen.message,
+        solver="HiGHS", backend=outcome.backend, method=outcome.method, seconds=outcome.seconds,
+        compile_seconds=outcome.compile_seconds, certify_seconds=t3 - t2, total_seconds=t3 - t0,
+        iterations=outcome.iterations, lps=outcome.lps, rows=outcome.rows, columns=outcome.columns,
+        nonzeros=outcome.nonzeros, message=outcome.message,
     )
     return DesignResult(status=status, objective=objective, kernel=kernel, exact_kernel=exact,
-                        epsilon=spec.epsilon.value, certificate=cert, solve=report, spec=spec)
+                        epsilon=spec.epsilon.value, certificate=cert, solve=report, spec=spec, rays=outcome.rays)

@@ -200,7 +200,7 @@ def test_theorem3_upper_bound_dominates_post_processings(n, seed, d20):
     prior = (prior / prior.sum()).tolist()
     delta = d20 / 20
     up = b.envelope_upper_bound(m.max_leakage(K), float(np.nanmax(m.pml(K, prior))), delta)
-    low, up2 = m.envelope_bounds(K, prior, delta)
+    low, up2 = b.envelope_bounds(K, prior, delta)
     assert low <= up + 1e-9 and up2 == pytest.approx(up)
     for _ in range(5):  # random post-processings Z with 3 outputs
         W = rng.random((4, 3))
@@ -215,7 +215,7 @@ def test_theorem4_pml_extremal_mechanism(prior):
     assert np.allclose(K.sum(axis=1), 1) and (K >= 0).all()
     assert m.pml(K, prior) == pytest.approx([eps] * len(prior), rel=1e-9)  # every output leaks eps
     for delta in (0.01, 0.3, 0.9):  # Theorem 4: the envelope is eps for every delta
-        low, up = m.envelope_bounds(K, prior, delta)
+        low, up = b.envelope_bounds(K, prior, delta)
         assert low == pytest.approx(eps, rel=1e-9) and up == pytest.approx(eps, rel=1e-9)
         assert b.pml_extremal_envelope(prior, eps, delta) == eps
     with pytest.raises(ValueError, match="Theorem 4"):
@@ -281,7 +281,7 @@ def test_theorem5_krr_envelope_bounds(prior, eps_r):
         except ValueError:
             continue  # outside Theorem 5(iii)'s condition on the prior
         assert low <= up + 1e-12
-        assert m.envelope_bounds(K, prior, delta)[1] >= low - 1e-12
+        assert b.envelope_bounds(K, prior, delta)[1] >= low - 1e-12
         # the lower bound is attained by the explicit post-processings of the proof (W and Z)
         assert _krr_constructed_lower(prior, eps_r, delta) >= low - 1e-9
 

@@ -34,7 +34,7 @@ def _chi_square_p(counts: np.ndarray, probs: list[Fraction]) -> float:
 def test_frequencies_match_the_rows_and_a_one_percent_error_would_be_detected(krr):
     # k-RR at eps = log 3, N = 4: diagonal 3/6 = 1/2, off-diagonal 1/6
     n_draws = 400_000
-    for i, label in enumerate(krr.labels):
+    for i in range(len(krr.labels)):
         ys = krr.privatize_indices(np.full(n_draws, i), rng=12345 + i)
         counts = np.bincount(ys, minlength=krr.shape[1])
         row = krr.kernel.fractions()[i]

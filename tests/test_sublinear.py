@@ -1,5 +1,4 @@
 """Sublinear objectives (mutual information, f-divergences, Bayes vulnerability): mechdesign.objectives.sublinear."""
-import json
 import math
 from fractions import Fraction
 
@@ -10,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from mechdesign import bounds, design
 from mechdesign.certify.exact import check_pml
 from mechdesign.spec.models import SpecError, spec_from_dict
-from mechdesign.objectives.sublinear import corollary1_bound, design_column_generation, design_exact
+from mechdesign.objectives.sublinear import design_column_generation, design_exact
 
 
 def spec(n, eps, prior_set, objective, **kw):

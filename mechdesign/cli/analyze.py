@@ -73,7 +73,7 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1") -> dict[
     }
     if prior_set.kind == "point":
         prior = list(prior_set.prior)
-        lower, upper = measures.envelope_bounds(kernel, prior, delta)
+        lower, upper = bounds.envelope_bounds(kernel, prior, delta)
         out["point_prior"] = {
             "pml": [_num(v) for v in measures.pml(kernel, prior)],
             "min_entropy": _num(measures.min_entropy(prior)),

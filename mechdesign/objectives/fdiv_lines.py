@@ -42,6 +42,9 @@ from mechdesign.objectives.compile import add_pml_kernel
 from mechdesign.lp.program import LPBuilder, dual_bound
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
+from mechdesign.objectives.rays import (
+    CG_TIME_LIMIT, RayDesign, column_utility, compact_columns, normalise_rows, ray_lp,
+)
 
 __all__ = ["design_tangent_secant", "f_derivatives", "f_at_zero", "tangent_gains", "secant_gains", "START_RATIOS"]
 
@@ -174,7 +177,6 @@ def _used_columns(Kx: np.ndarray) -> np.ndarray:
 
 def design_tangent_secant(spec: Spec, tol: float = 1e-7):
     """The f-divergence design by tangent and secant LPs (module docstring); returns a RayDesign."""
-    from mechdesign.objectives.sublinear import CG_TIME_LIMIT, RayDesign, column_utility, ray_lp
 
     t0 = time.perf_counter()
     limit = spec.solver.time_limit or CG_TIME_LIMIT
@@ -228,8 +230,6 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
     (each column of an optimal kernel lies under the secant of its ratio's interval); the tangent
     MIP's kernel is the design. Returns (kernel N × M or None, its utility, upper bound or None,
     rounds, seconds)."""
-    from mechdesign.objectives.fixed_outputs import _compact, _normalise_rows
-    from mechdesign.objectives.sublinear import column_utility
 
     t0 = time.perf_counter()
     obj = spec.objective
@@ -247,7 +247,7 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
             sol = solve_lp(lp, spec.solver, time_limit=remaining)
             if sol.x is None:
                 continue
-            Kx = _normalise_rows(_compact(np.clip(np.asarray(sol.x, float)[K], 0.0, None), m))
+            Kx = normalise_rows(compact_columns(np.clip(np.asarray(sol.x, float)[K], 0.0, None), m))
             v = float(mu_fn(Kx.T).sum())
             if v > best_v:
                 best_K, best_v = Kx, v

@@ -96,6 +96,7 @@ from mechdesign.privacy.extremes import cone_inequalities
 from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
+from mechdesign.objectives.rays import column_utility, compact_columns, normalise_rows
 
 __all__ = ["FixedDesign", "design_fixed_outputs", "bayes_mip", "enumerate_vertices", "enumeration_applies",
            "linearisation_ascent", "ENUM_MAX_DIM", "ENUM_MAX_ROWS", "MIP_TIME_LIMIT"]
@@ -127,11 +128,6 @@ class FixedDesign:
 
 def _utility(mu_fn, K: np.ndarray) -> float:
     return float(mu_fn(np.asarray(K, float).T).sum())
-
-
-def _normalise_rows(K: np.ndarray) -> np.ndarray:
-    K = np.clip(np.asarray(K, float), 0.0, None)
-    return K / K.sum(axis=1, keepdims=True)
 
 
 def columns_as_rays(K: np.ndarray) -> np.ndarray:
@@ -168,20 +164,10 @@ def bayes_mip(spec: Spec, m: int, time_limit: float | None = None):
     options = spec.solver
     limit = time_limit if time_limit is not None else (options.time_limit or MIP_TIME_LIMIT)
     sol = solve_lp(lp, options, time_limit=limit)
-    kernel = None if sol.x is None else _normalise_rows(sol.x[K])
+    kernel = None if sol.x is None else normalise_rows(sol.x[K])
     if kernel is not None:
-        kernel = _normalise_rows(_compact(kernel, m))
+        kernel = normalise_rows(compact_columns(kernel, m))
     return kernel, sol.objective, sol.mip_dual_bound, sol
-
-
-def _compact(K: np.ndarray, m: int) -> np.ndarray:
-    """The M columns of an N-column kernel with at most M nonzero columns (the largest M kept;
-    any residue of the solver in the others is merged into the first kept one: post-processing)."""
-    order = np.argsort(-K.sum(axis=0), kind="stable")
-    keep, rest = order[:m], order[m:]
-    out = K[:, np.sort(keep)].copy()
-    out[:, 0] += K[:, rest].sum(axis=1)
-    return out
 
 
 # ------------------------------------------------------------------ tiny N·M: vertex enumeration
@@ -263,7 +249,7 @@ def linearisation_ascent(spec: Spec, K: np.ndarray, mu_fn, deadline: float,
                        time_limit=max(deadline - time.perf_counter(), 1e-3))
         if sol.x is None or sol.status is not Status.OPTIMAL:
             continue
-        cand, val = _ascend(spec, b, Kidx, options, _normalise_rows(sol.x[Kidx]), mu_fn, deadline)
+        cand, val = _ascend(spec, b, Kidx, options, normalise_rows(sol.x[Kidx]), mu_fn, deadline)
         if val > best_val:
             best, best_val = cand, val
     return best, best_val
@@ -279,7 +265,7 @@ def _ascend(spec, b, Kidx, options, K, mu_fn, deadline):
         sol = solve_lp(lp, options, time_limit=max(deadline - time.perf_counter(), 1e-3))
         if sol.x is None or sol.status is not Status.OPTIMAL:
             break
-        cand = _normalise_rows(sol.x[Kidx])
+        cand = normalise_rows(sol.x[Kidx])
         val = _utility(mu_fn, cand)
         if not val > best_val + 1e-12 * max(1.0, abs(best_val)):
             break
@@ -295,7 +281,6 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray) -> FixedDes
     for every M) and ``greedy`` its greedy merge to M columns. The returned bound is an upper
     bound on max U over 𝒦_M (None only when the auto design has none).
     """
-    from mechdesign.objectives.sublinear import column_utility
 
     mu_fn = column_utility(spec)
     n = spec.n

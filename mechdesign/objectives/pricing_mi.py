@@ -336,7 +336,7 @@ class MIPricer:
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)   # families already finished
         todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
         new, g_best, limit = [], -math.inf, PRICE_NODE_LIMIT
-        for attempt in range(2):
+        for _attempt in range(2):
             left, open_bounds = [], []
             for f in todo:
                 fam = items[f]

@@ -62,142 +62,29 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
 
 import numpy as np
 
 from mechdesign.spec.errors import InputError
 from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays, extreme_rays
-from mechdesign.lp.program import LPBuilder
 from mechdesign.privacy.ray_families import families, start_rays
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
+from mechdesign.objectives.plan import PlanOutcome
+from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
+    CG_TIME_LIMIT, RayDesign, column_utility, kernel_utility, normalise_rows, compact_columns, ray_lp,
+    rays_to_kernel, _prior, _perspective, _xlogy,
+)
 
-__all__ = ["column_utility", "kernel_utility", "design_sublinear", "design_exact", "design_column_generation",
+__all__ = ["column_utility", "kernel_utility", "solve_sublinear", "design_exact", "design_column_generation",
            "RayDesign", "EXACT_MAX_RAYS", "ray_lp", "corollary1_bound"]
 
 EXACT_MAX_RAYS = 120_000
 """Largest number of listed rays for the exact method (above: column generation, when available)."""
 CG_MAX_ITERATIONS = 1000
-CG_TIME_LIMIT = 60.0
-"""Seconds of column generation when solver.time_limit is unset (the bound stays valid when it stops early)."""
 CG_SMOOTHING = 0.5
 """Wentges dual smoothing: each round prices at CG_SMOOTHING·(duals of the best bound) + (1 − CG_SMOOTHING)·(LP duals);
 when no ray found there improves the LP by more than the floor, it prices at the LP duals too."""
-
-
-# ------------------------------------------------------------------ utilities μ
-def _prior(spec: Spec, value) -> np.ndarray:
-    if isinstance(value, str):  # "uniform"
-        return np.full(spec.n, 1.0 / spec.n)
-    return np.array([float(p) for p in value])
-
-
-def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """x log y with 0 log(anything) = 0."""
-    out = np.zeros(np.broadcast(x, y).shape)
-    x, y = np.broadcast_arrays(x, y)
-    pos = x > 0
-    out[pos] = x[pos] * np.log(y[pos])
-    return out
-
-
-def _perspective(f, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """b f(a/b), with the limits at b = 0 (a·f'(∞)) and a = b = 0 (0)."""
-    spec_f = f
-    out = np.zeros(np.broadcast(a, b).shape)
-    a, b = np.broadcast_arrays(a, b)
-    pos = b > 0
-    ap, bp = a[pos], b[pos]
-    if spec_f == "kl":
-        out[pos] = _xlogy(ap, np.where(ap > 0, ap / bp, 1.0))
-        slope = math.inf
-    elif spec_f == "tv":
-        out[pos] = 0.5 * np.abs(ap - bp)
-        slope = 0.5
-    elif spec_f == "hellinger":
-        out[pos] = (np.sqrt(ap) - np.sqrt(bp)) ** 2
-        slope = 1.0
-    elif spec_f == "chi2":
-        out[pos] = (ap - bp) ** 2 / bp
-        slope = math.inf
-    else:
-        alpha = spec_f.alpha
-        if alpha == 1:
-            return _perspective("kl", a, b)
-        if alpha < 1:
-            out[pos] = bp - ap ** alpha * bp ** (1 - alpha)
-            slope = 0.0
-        else:
-            out[pos] = ap ** alpha * bp ** (1 - alpha) - bp
-            slope = math.inf
-    zero_b = ~pos & (a > 0)
-    if zero_b.any():
-        out[zero_b] = a[zero_b] * slope if math.isfinite(slope) else math.inf
-    return out
-
-
-def column_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
-    """μ as a vectorised function: rows of R (shape (r, N)) → μ of each row."""
-    obj = spec.objective
-    if obj.kind == "mutual_information":
-        P = _prior(spec, obj.prior)
-
-        def mi(R):
-            R = np.atleast_2d(R)
-            s = R @ P
-            w = R * P[None, :]
-            ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
-            return _xlogy(w, ratio).sum(axis=1)
-        return mi
-    if obj.kind == "f_divergence":
-        P0, P1 = (np.array([float(p) for p in pr]) for pr in obj.priors)
-        f = obj.f
-
-        def fdiv(R):
-            R = np.atleast_2d(R)
-            return _perspective(f, R @ P0, R @ P1)
-        return fdiv
-    if obj.kind == "bayes_vulnerability":
-        P = _prior(spec, obj.prior)
-        return lambda R: (np.atleast_2d(R) * P[None, :]).max(axis=1)
-    raise ValueError(f"{obj.kind} is not a sublinear objective")
-
-
-def kernel_utility(spec: Spec, K: np.ndarray) -> float:
-    """U(K) = Σ_y μ(K(:,y))."""
-    return float(column_utility(spec)(np.asarray(K, float).T).sum())
-
-
-# ------------------------------------------------------------------ the ray LP
-class RayDesign:
-    """The solution of (P): rays, weights θ, dual λ and the certified upper bound."""
-
-    def __init__(self, rays, theta, lam, value, bound, method, iterations=1, seconds=0.0, lp_size=(0, 0, 0)):
-        self.rays, self.theta, self.lam = rays, theta, lam
-        self.value, self.bound, self.method = value, bound, method
-        self.iterations, self.seconds, self.lp_size = iterations, seconds, lp_size
-
-
-def ray_lp(R: np.ndarray, mu: np.ndarray, options):
-    """Solve (P) over the rows of R: returns (θ, λ, objective, LPSolution).
-
-    θ has no upper bound (an upper bound would let the solver return row duals
-    that are not dual feasible); λ is the dual of Σθ r = 1 in the maximisation
-    sense, λ·r ≥ μ(r) on the listed rays at optimum.
-    """
-    r, n = R.shape
-    b = LPBuilder()
-    theta = b.variables("theta", (r,), lower=0.0)  # no upper bound: the duals must satisfy λ·r ≥ μ(r)
-    b.rows(np.broadcast_to(theta, (n, r)), R.T, 1.0, 1.0)
-    lp = b.build((theta, mu), sense=-1)
-    if options.method == "auto":   # N rows, many columns: simplex (interior point is far slower here)
-        options = options.model_copy(update={"method": "simplex"})
-    sol = solve_lp(lp, options)
-    if sol.x is None or sol.row_dual is None or sol.status is not Status.OPTIMAL:
-        return None, None, None, sol, lp
-    lam = -np.asarray(sol.row_dual, float)
-    return np.asarray(sol.x, float), lam, sol.objective, sol, lp
 
 
 class _LiveRayLP:
@@ -385,35 +272,6 @@ def choose_method(spec: Spec) -> str:
                      "LPs and mutual_information by column generation over min_mass and simplex")
 
 
-# ------------------------------------------------------------------ kernel from rays
-def rays_to_kernel(rd: RayDesign, mu_fn, m: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """K(:, y) = θ_y r_y over the rays with θ > 0; with fixed M below that count, merge the pair
-    of columns whose merge loses the least utility (post-processing keeps (ε,𝒫)-PML)."""
-    used = np.flatnonzero(rd.theta > 1e-12)
-    K = (rd.rays[used] * rd.theta[used, None]).T
-    rays = rd.rays[used]
-    if m is not None:
-        while K.shape[1] > m:
-            cols = K.T
-            base = mu_fn(cols)
-            best = None
-            for a in range(len(cols)):
-                merged = cols[a][None, :] + cols[a + 1:]
-                loss = base[a] + base[a + 1:] - mu_fn(merged)
-                if len(loss):
-                    i = int(np.argmin(loss))
-                    if best is None or loss[i] < best[0]:
-                        best = (loss[i], a, a + 1 + i)
-            _, a, b = best
-            K[:, a] += K[:, b]
-            K = np.delete(K, b, axis=1)
-        if K.shape[1] < m:
-            K = np.hstack([K, np.zeros((K.shape[0], m - K.shape[1]))])
-    K = np.clip(K, 0.0, None)
-    K = K / K.sum(axis=1, keepdims=True)
-    return K, rays
-
-
 # ------------------------------------------------------------------ bounds for the report
 def corollary1_bound(spec: Spec) -> float | None:
     """Dobrushin paper, Corollary 1: D(K∘P0 ‖ K∘P1) ≤ Ξ(ε,c) log((1 − Nc)e^ε + 1) TV(P0, P1),
@@ -431,15 +289,11 @@ def corollary1_bound(spec: Spec) -> float | None:
 
 
 # ------------------------------------------------------------------ pipeline
-def design_sublinear(spec: Spec):
-    """The design pipeline for sublinear objectives: rays → (P) → kernel → exact certificate.
+def solve_sublinear(spec: Spec) -> PlanOutcome:
+    """The program for sublinear objectives: rays → (P) → kernel (certified by ``design``).
 
-    Returns a :class:`mechdesign.design.DesignResult` whose ``rays`` are the
-    extreme rays used by the optimum (normalised to max entry 1).
+    The outcome's ``rays`` are the extreme rays used by the optimum (normalised to max entry 1).
     """
-    from mechdesign.design import DesignResult, SolveReport, certify_design
-
-    t0 = time.perf_counter()
     method = choose_method(spec)
     if method == "exact":
         rd = design_exact(spec)
@@ -450,9 +304,7 @@ def design_sublinear(spec: Spec):
         rd = design_tangent_secant(spec)
     else:
         rd = design_column_generation(spec)
-    t1 = time.perf_counter()
-    kernel = exact = cert = objective = rays = None
-    status = Status.SOLVER_ERROR
+    K = rays = value = bound = None
     if rd.theta is not None:
         m = None if spec.output_size == "auto" else spec.output_size
         K, rays = rays_to_kernel(rd, column_utility(spec), m)
@@ -462,13 +314,8 @@ def design_sublinear(spec: Spec):
             fixed = design_fixed_outputs(spec, rd, m, K)
             K, rays, value, bound = fixed.kernel, columns_as_rays(fixed.kernel), fixed.value, fixed.bound
             rd.method = f"{rd.method}; output_size {m}: {fixed.method}"
-        exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=value, dual=bound, sense=-1)
-        status = Status.OPTIMAL if ok else Status.SUBOPTIMAL
-    t2 = time.perf_counter()
     rows, cols, nnz = rd.lp_size
-    report = SolveReport(solver="HiGHS", backend="highs", method=rd.method, seconds=rd.seconds,
-                         compile_seconds=0.0, certify_seconds=t2 - t1, total_seconds=t2 - t0,
-                         iterations=rd.iterations, lps=rd.iterations, rows=rows, columns=cols, nonzeros=int(nnz),
-                         message=f"{len(rd.rays)} rays considered")
-    return DesignResult(status=status, objective=objective, kernel=kernel, exact_kernel=exact,
-                        epsilon=spec.epsilon.value, certificate=cert, solve=report, spec=spec, rays=rays)
+    return PlanOutcome(status=Status.OPTIMAL if K is not None else Status.SOLVER_ERROR, kernel=K, value=value,
+                       bound=bound, sense=-1, method=rd.method, seconds=rd.seconds, iterations=rd.iterations,
+                       lps=rd.iterations, rows=rows, columns=cols, nonzeros=int(nnz),
+                       message=f"{len(rd.rays)} rays considered", rays=rays)

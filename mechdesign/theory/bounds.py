@@ -16,6 +16,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from mechdesign.privacy.priors import vertices
+from mechdesign.theory import measures
+
 __all__ = [
     # Dobrushin paper
     "xi", "xi_regime", "ldp_dobrushin", "remark2_column", "remark2_kernel", "example1_kernel",
@@ -25,7 +28,7 @@ __all__ = [
     # f_alpha paper
     "r_alpha", "g_alpha", "g_alpha_inverse", "renyi_to_f_alpha", "f_alpha_to_renyi", "rldp_amplification_bound",
     # envelopes paper
-    "envelope_upper_bound", "pml_extremal_kernel", "pml_extremal_envelope", "krr_kernel",
+    "envelope_upper_bound", "envelope_bounds", "pml_extremal_kernel", "pml_extremal_envelope", "krr_kernel",
     "krr_envelope_exact", "krr_envelope_upper_bound", "krr_envelope_lower_bound",
     # certificates
     "applicable_bounds", "bounds_for",
@@ -534,9 +537,6 @@ def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries
     Kernels with more than ``max_entries`` entries get only Lemma 1 (the other checks need
     O(N²M) or exact rational work).
     """
-    from mechdesign.theory import measures
-    from mechdesign.privacy.priors import vertices
-
     K = measures._float_matrix(kernel)
     n = K.shape[0]
     eps = float(epsilon)
@@ -591,7 +591,7 @@ def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries
             h = float(np.nanmin(measures.posterior_min_entropies(K, prior)))
             out.append(_entry("Corollary 8 (disclosure): eps < H_inf(P_X) => no singling out (min_y H_inf(P_X|Y=y) > 0)",
                               t8, h, h > 0))
-        lower, upper = measures.envelope_bounds(K, prior, "0.1")
+        lower, upper = envelope_bounds(K, prior, "0.1")
         out.append(_entry("Theorem 3 (envelopes): eps_c(0.1) <= min{L(X->Y) + log 10, eps} (measured: lower bound)",
                           upper, lower, lower <= slack(upper)))
     return out
@@ -604,3 +604,15 @@ def applicable_bounds(spec, kernel) -> list[dict]:
         return bounds_for(spec.prior_set, spec.epsilon.value, kernel)
     except (ValueError, ZeroDivisionError, OverflowError):
         return []
+
+
+def envelope_bounds(K, prior, delta) -> tuple[float, float]:
+    """(lower, upper) bounds on the PML envelope ε_c(δ) of P_{XY} = K × P:
+
+    lower = max{ε̄_Y(δ), ε_b(δ)} (envelopes paper §IV-B), upper = min{ℒ(X→Y) + log 1/δ,
+    max_y ℓ(X→y)} (Theorem 3). Domain: δ ∈ (0, 1).
+    """
+    lower = max(measures.leakage_upper_quantile(K, prior, delta), measures.binary_envelope(K, prior, delta))
+    eps = float(np.nanmax(measures.pml(K, prior)))
+    upper = envelope_upper_bound(measures.max_leakage(K), eps, float(measures._delta(delta)))
+    return lower, upper

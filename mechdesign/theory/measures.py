@@ -41,7 +41,7 @@ __all__ = [
     "min_entropy", "disclosure_threshold", "singling_out_threshold", "posterior_min_entropies",
     # probabilistic PML and envelopes
     "pml_tail_probability", "is_probabilistic_pml", "leakage_quantile", "leakage_upper_quantile",
-    "binary_envelope", "event_leakage", "envelope_bounds",
+    "binary_envelope", "event_leakage",
 ]
 
 
@@ -553,17 +553,3 @@ def binary_envelope(K, prior, delta) -> float:
             acc_k += Kf[x][y]
         best = max(best, acc_k / d)
     return _log(best)
-
-
-def envelope_bounds(K, prior, delta) -> tuple[float, float]:
-    """(lower, upper) bounds on the PML envelope ε_c(δ) of P_{XY} = K × P:
-
-    lower = max{ε̄_Y(δ), ε_b(δ)} (envelopes paper §IV-B), upper = min{ℒ(X→Y) + log 1/δ,
-    max_y ℓ(X→y)} (Theorem 3). Domain: δ ∈ (0, 1).
-    """
-    from mechdesign.theory.bounds import envelope_upper_bound
-
-    lower = max(leakage_upper_quantile(K, prior, delta), binary_envelope(K, prior, delta))
-    eps = float(np.nanmax(pml(K, prior)))
-    upper = envelope_upper_bound(max_leakage(K), eps, float(_delta(delta)))
-    return lower, upper
