@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,8 @@ def strip(obj):
         return {k: strip(v) for k, v in obj.items() if k not in TIMING}
     if isinstance(obj, list):
         return [strip(v) for v in obj]
+    if isinstance(obj, str):  # durations quoted inside messages, e.g. "MIP (Optimal, 5 nodes, 0.04 s)"
+        return re.sub(r"\d+(\.\d+)? s\b", "<t> s", obj)
     return obj
 
 
@@ -85,7 +88,7 @@ def main() -> int:
         diff = "" if ok else ", ".join(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
         rows.append(f"| {name} | {a.get('status', a.get('error', '?'))} | {'identical' if ok else 'DIFFERS: ' + diff} |")
         print(rows[-1], flush=True)
-    text = (f"# solve --json: {args.base} vs {args.new}\n\nTiming fields ({', '.join(sorted(TIMING))}) removed; "
+    text = (f"# solve --json: {args.base} vs {args.new}\n\nTiming fields ({', '.join(sorted(TIMING))}) and durations quoted in messages removed; "
             f"everything else compared exactly.\n\n**{same} of {len(specs)} identical.**\n\n"
             "| spec | status | comparison |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n")
     if args.out:

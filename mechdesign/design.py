@@ -14,29 +14,17 @@ import numpy as np
 
 from mechdesign.theory import bounds
 
-from mechdesign.theory import measures
 from mechdesign.certify.exact import ExactKernel, repair, to_grid
-from mechdesign.objectives.compile import CompiledProblem, compile_problem, loss_matrix, objective_prior
-from mechdesign.lp.program import dual_bound
-from mechdesign.privacy.priors import min_expectation
-from mechdesign.lp.solve import LPSolution, Status, solve_lp
-from mechdesign.spec.models import SUBLINEAR_KINDS, Spec, load_spec
-from mechdesign.objectives.plan import PlanOutcome
-from mechdesign.objectives.sublinear import corollary1_bound, kernel_utility, solve_sublinear
+from mechdesign.lp.solve import Status
+from mechdesign.objectives.plan import ClosedForm
+from mechdesign.objectives.registry import objective_rules
+from mechdesign.spec.models import Spec, load_spec
 
 __all__ = ["design", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "GAP_TOLERANCE"]
 
 GAP_TOLERANCE = 1e-6
 """Relative optimality gap (|objective − dual bound| / max(1, |objective|)) above which a
 private kernel is reported as ``suboptimal`` rather than ``optimal``."""
-
-
-@dataclass(frozen=True)
-class ClosedForm:
-    name: str
-    value: float
-    difference: float
-    """objective − value."""
 
 
 @dataclass(frozen=True)
@@ -150,45 +138,12 @@ def _num(v):
 # ------------------------------------------------------------ objective values
 def objective_value(spec: Spec, K: np.ndarray) -> float:
     """The utility of a kernel, as the objective defines it (for the emitted kernel)."""
-    kind = spec.objective.kind
-    if kind == "dobrushin":
-        return measures.dobrushin(K)
-    if kind in SUBLINEAR_KINDS:
-        return kernel_utility(spec, K)
-    L = loss_matrix(spec)
-    prior = objective_prior(spec)
-    row_loss = (K * L).sum(axis=1)
-    if prior is not None:
-        return float(prior @ row_loss)
-    low, _ = min_expectation(spec.prior_set, spec.n, [-Fraction(float(v)) for v in row_loss])
-    return float(-low)
+    return objective_rules(spec).value(K)
 
 
 def closed_form(spec: Spec, objective: float) -> ClosedForm | None:
     """The paper's closed form for this problem, when one applies."""
-    if spec.objective.kind in SUBLINEAR_KINDS:
-        bound = corollary1_bound(spec)
-        return None if bound is None else ClosedForm(
-            name="Corollary 1 (Dobrushin paper): Xi(eps,c) log((1-Nc)e^eps + 1) TV(P0,P1), an upper bound",
-            value=bound, difference=objective - bound)
-    if spec.objective.kind != "dobrushin":
-        return None
-    ps, n, eps = spec.prior_set, spec.n, spec.epsilon.value
-    c = None
-    if ps.kind == "simplex" or (ps.kind == "min_mass" and ps.c == 0):
-        name, value = "eq. (4), LDP (Kairouz et al.): (e^eps - 1)/(e^eps + 1)", bounds.ldp_dobrushin(eps)
-    elif ps.kind == "min_mass" or (ps.kind == "point" and len(set(ps.prior)) == 1):
-        c = ps.c if ps.kind == "min_mass" else Fraction(1, n)
-        value = bounds.xi(eps, float(c), n)
-        if c * n == 1:
-            name = "Remark 1 (c = 1/N): min{e^eps - 1, 1}"
-        elif eps >= math.log(2 / (n * float(c))):
-            name = "Theorem 2 (eps >= log(2/(Nc))): 1"
-        else:
-            name = "Theorem 1: Xi(eps, c) = (e^eps - 1)/(e^eps (1 - Nc) + 1)"
-    else:
-        return None
-    return ClosedForm(name=name, value=value, difference=objective - value)
+    return objective_rules(spec).closed_form(objective)
 
 
 # ------------------------------------------------------------------- pipeline
@@ -219,56 +174,6 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     return exact, kernel, objective, cert, ok
 
 
-def _pick(compiled: CompiledProblem, solutions: list[LPSolution]) -> int:
-    best, best_val = 0, None
-    sense = compiled.lps[0].sense
-    for i, s in enumerate(solutions):
-        if s.objective is None:
-            continue
-        if best_val is None or sense * s.objective < sense * best_val:
-            best, best_val = i, s.objective
-    return best
-
-
-def _emit_kernel(spec: Spec, compiled: CompiledProblem, x: np.ndarray) -> np.ndarray:
-    K = x[compiled.kernel]
-    if K.shape[1] < spec.m:  # dobrushin with M > 2: the binary extremal kernel, other outputs unused
-        K = np.hstack([K, np.zeros((K.shape[0], spec.m - K.shape[1]))])
-    return K
-
-
-def solve_kernel_lps(spec: Spec) -> PlanOutcome:
-    """The program for objectives that are linear in K (expected loss, Dobrushin pairs, Bayes
-    vulnerability with M ≥ N): compile the kernel LP(s), solve each, keep the best; the bound is
-    recomputed from the solver's row multipliers by weak duality (:func:`mechdesign.lp.program.dual_bound`)."""
-    t0 = time.perf_counter()
-    compiled = compile_problem(spec)
-    compile_seconds = time.perf_counter() - t0
-    solutions = []
-    budget = spec.solver.time_limit
-    t1 = time.perf_counter()
-    for lp in compiled.lps:
-        remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
-        solutions.append(solve_lp(lp, spec.solver, time_limit=remaining))
-        if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
-            break
-    statuses = [s.status for s in solutions]
-    status = Status.OPTIMAL if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses) else \
-        next(s for s in statuses if not s.is_ok) if any(not s.is_ok for s in statuses) else Status.UNKNOWN
-    i = _pick(compiled, solutions)
-    chosen, lp = solutions[i], compiled.lps[i]
-    dual = None
-    if status is Status.OPTIMAL and all(s.row_dual is not None for s in solutions):
-        duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.lps, solutions)]
-        dual = max(duals) if lp.sense < 0 else duals[0]
-    return PlanOutcome(
-        status=status, kernel=None if chosen.x is None else _emit_kernel(spec, compiled, chosen.x),
-        value=chosen.objective, bound=dual, sense=lp.sense, method=chosen.method, backend=chosen.backend,
-        seconds=sum(s.seconds for s in solutions), iterations=sum(s.iterations for s in solutions),
-        lps=len(solutions), rows=lp.num_rows, columns=lp.num_cols, nonzeros=int(lp.A.nnz),
-        message=chosen.message, compile_seconds=compile_seconds)
-
-
 def design(source: Any) -> DesignResult:
     """Design an optimal (ε,𝒫)-PML mechanism and certify it: spec → program → solve → certify.
 
@@ -278,11 +183,7 @@ def design(source: Any) -> DesignResult:
     """
     t0 = time.perf_counter()
     spec = load_spec(source)
-    bayes_as_lp = spec.objective.kind == "bayes_vulnerability" and spec.m >= spec.n  # compile.py: exact LP
-    if spec.objective.kind in SUBLINEAR_KINDS and not bayes_as_lp:  # extreme-ray LP / column generation
-        outcome = solve_sublinear(spec)
-    else:
-        outcome = solve_kernel_lps(spec)
+    outcome = objective_rules(spec).solve()
     t2 = time.perf_counter()
 
     status = outcome.status

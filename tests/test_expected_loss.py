@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mechdesign import design
-from mechdesign.objectives.compile import compile_problem
+from mechdesign.objectives.registry import compile_problem
 from mechdesign.lp.program import dual_bound
 from mechdesign.lp.solve import solve_lp
 from mechdesign.spec.models import SolverOptions, load_spec

@@ -1,7 +1,7 @@
 """solve.py back ends turn solver failures into statuses, never tracebacks."""
 import cvxpy as cp
 
-from mechdesign.objectives.compile import compile_problem
+from mechdesign.objectives.registry import compile_problem
 from mechdesign.lp.solve import Status, _solve_cvxpy, solve_lp
 from mechdesign.spec.models import Spec
 

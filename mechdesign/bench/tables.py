@@ -107,7 +107,7 @@ def pairwise_dobrushin_lp(n: int, c: float, eps: float):
 
 
 def table2(cfg: dict, progress, out: Path) -> list[list]:
-    from mechdesign.objectives.compile import compile_problem
+    from mechdesign.objectives.registry import compile_problem
     from mechdesign.lp.solve import solve_lp
     from mechdesign.spec.models import load_spec
 

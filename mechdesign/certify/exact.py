@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.privacy.priors import min_expectation
+from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
 __all__ = ["ExactKernel", "PMLCheck", "Verification", "to_grid", "check_pml", "repair", "verify_kernel",
@@ -163,22 +163,7 @@ class PMLCheck:
 
 def _column_minima(prior_set: PriorSet, nums: np.ndarray) -> list[tuple[Fraction, list[Fraction] | None]]:
     """min_P P·K(:,y) (in units of the common denominator) for every column, exactly."""
-    n, m = nums.shape
-    kind = prior_set.kind
-    if kind in ("simplex", "min_mass"):
-        c = prior_set.c if kind == "min_mass" else Fraction(0)
-        mins = nums.min(axis=0)
-        sums = nums.sum(axis=0)
-        return [(c * int(sums[y]) + (1 - n * c) * int(mins[y]), None) for y in range(m)]
-    if kind == "point":
-        prior = list(prior_set.prior)
-        den = 1
-        for p in prior:
-            den = den * p.denominator // math.gcd(den, p.denominator)
-        pint = np.array([int(p * den) for p in prior], dtype=object)
-        dots = pint.dot(nums)
-        return [(Fraction(int(d), den), prior) for d in dots]
-    return [min_expectation(prior_set, n, [int(v) for v in nums[:, y]]) for y in range(m)]
+    return rules(prior_set, nums.shape[0]).column_minima(nums)
 
 
 def check_pml(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> PMLCheck:

@@ -16,6 +16,7 @@ from typing import Any
 from mechdesign.theory import bounds
 
 from mechdesign.theory import measures
+from mechdesign.privacy.registry import rules
 from mechdesign.spec.errors import InputError
 
 __all__ = ["analyze_kernel", "register"]
@@ -71,8 +72,8 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1") -> dict[
             "disjoint_support_pairs": [list(p) for p in measures.disjoint_support_pairs(K)],
         },
     }
-    if prior_set.kind == "point":
-        prior = list(prior_set.prior)
+    prior = rules(prior_set, n).point_prior()
+    if prior is not None:
         lower, upper = bounds.envelope_bounds(kernel, prior, delta)
         out["point_prior"] = {
             "pml": [_num(v) for v in measures.pml(kernel, prior)],

@@ -36,7 +36,7 @@ def _cmd_solve(args) -> int:
     from mechdesign.cli.report import render_result
 
     if args.write_lp:
-        from mechdesign.objectives.compile import compile_problem
+        from mechdesign.objectives.registry import compile_problem
         from mechdesign.lp.solve import write_lp
         from mechdesign.spec.models import load_spec
 

@@ -10,21 +10,27 @@ Every LP here shares the (ε,𝒫)-PML feasible set, written in lifted form
 The PML row is scaled by e^{−ε} (not multiplied by e^ε) so that coefficients
 stay ≤ 1 for every ε; for ε ≳ 20 HiGHS drops coefficients below 1e−9, which
 only relaxes the LP: the exact certificate then catches and repairs it.
-Objectives are registered by ``kind`` in :data:`OBJECTIVES`.
+Each objective that is linear in K builds its LP on :func:`add_pml_kernel` in its own module
+(:mod:`~mechdesign.objectives.expected_loss`, :mod:`~mechdesign.objectives.dobrushin`,
+:mod:`~mechdesign.objectives.bayes_vulnerability`); :func:`solve_kernel_lps` runs such LPs.
 """
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from mechdesign.lp.colgen import KernelLayout
 from mechdesign.lp.program import LinearProgram, LPBuilder
-from mechdesign.privacy.priors import constrain_min_expectation, is_permutation_invariant
+from mechdesign.privacy.priors import constrain_min_expectation, rules
+from mechdesign.lp.program import dual_bound
+from mechdesign.lp.solve import LPSolution, Status, solve_lp
+from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 
-__all__ = ["CompiledProblem", "compile_problem", "add_pml_kernel", "loss_matrix", "objective_prior"]
+__all__ = ["CompiledProblem", "add_pml_kernel", "solve_kernel_lps"]
 
 
 @dataclass(frozen=True)
@@ -63,123 +69,56 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
                     -np.inf, 0.0)
     scale = math.exp(-spec.epsilon.value)
     where = constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
-    if spec.prior_set.kind in ("simplex", "min_mass") and "low" in where:
-        c = float(spec.prior_set.c) if spec.prior_set.kind == "min_mass" else 0.0
+    if "low" in where:  # simplex or Q_X(c): output generation knows their rows
+        c = float(rules(spec.prior_set, n).equivalent_c())
         b.structure = KernelLayout(K=K, t=t, rows_sum=rows_sum, rows_t=rows_t.reshape(n, m), rows_low=where["low"],
                                    c=c, scale=scale, u=where.get("u"), rows_pml=where.get("column"))
     return K
 
 
-# ----------------------------------------------------------------- losses
-def loss_matrix(spec: Spec) -> np.ndarray:
-    """The N × M loss matrix L of an expected-loss objective (indices x, y from 0)."""
-    obj = spec.objective
-    n, m = spec.n, spec.m
-    if isinstance(obj.loss, list):
-        return np.asarray(obj.loss, dtype=float)
-    x = np.arange(n)[:, None]
-    y = np.arange(m)[None, :]
-    if obj.loss == "hamming":
-        return (x != y).astype(float)
-    if obj.loss == "absolute":
-        return np.abs(x - y).astype(float)
-    return ((x - y) ** 2).astype(float)
+# ----------------------------------------------------------------- running kernel LPs
+def _pick(compiled: CompiledProblem, solutions: list[LPSolution]) -> int:
+    best, best_val = 0, None
+    sense = compiled.lps[0].sense
+    for i, s in enumerate(solutions):
+        if s.objective is None:
+            continue
+        if best_val is None or sense * s.objective < sense * best_val:
+            best, best_val = i, s.objective
+    return best
 
 
-def objective_prior(spec: Spec) -> np.ndarray | None:
-    """The prior an expected loss is averaged under, or None for worst case over 𝒫."""
-    obj = spec.objective
-    n = spec.n
-    if obj.prior == "worst_case":
-        if spec.prior_set.kind == "point":
-            return np.array([float(p) for p in spec.prior_set.prior])
-        return None
-    if obj.prior == "uniform":
-        return np.full(n, 1.0 / n)
-    return np.array([float(p) for p in obj.prior])
+def _emit_kernel(spec: Spec, compiled: CompiledProblem, x: np.ndarray) -> np.ndarray:
+    K = x[compiled.kernel]
+    if K.shape[1] < spec.m:  # dobrushin with M > 2: the binary extremal kernel, other outputs unused
+        K = np.hstack([K, np.zeros((K.shape[0], spec.m - K.shape[1]))])
+    return K
 
 
-def compile_expected_loss(spec: Spec) -> CompiledProblem:
-    """Minimise expected loss over (ε,𝒫)-PML kernels.
-
-    Under a prior P:
-        minimise  Σ_x P(x) Σ_y L(x,y) K_xy   over the PML kernel set.
-    Worst case over 𝒫 (epigraph τ, loss per row r_x):
-        minimise  τ  s.t.  r_x = Σ_y L(x,y) K_xy,  τ ≥ max_{P∈𝒫} P·r
-    where the last line is −τ ≤ min_{P∈𝒫} P·(−r), compiled like a PML column.
-    """
-    n, m = spec.n, spec.m
-    L = loss_matrix(spec)
-    b = LPBuilder()
-    K = add_pml_kernel(b, spec, m)
-    prior = objective_prior(spec)
-    if prior is not None:
-        lp = b.build((K, prior[:, None] * L), sense=1)
-    else:
-        lmax = float(L.max(initial=0.0))
-        lmin = float(min(L.min(initial=0.0), 0.0))
-        r = b.variables("r", (n,), lower=lmin, upper=lmax)
-        tau = b.variables("tau", (1,), lower=lmin, upper=lmax)
-        b.rows(np.hstack([r[:, None], K]), np.hstack([-np.ones((n, 1)), L]), 0.0, 0.0)
-        constrain_min_expectation(b, spec.prior_set, n, r[:, None], -1.0, [(tau, -1.0)], tag="risk",
-                                  k_range=(-lmax, -lmin))
-        lp = b.build((tau, np.ones(1)), sense=1)
-    return CompiledProblem(lps=[lp], kernel=K)
-
-
-def compile_dobrushin(spec: Spec) -> CompiledProblem:
-    """Maximise the Dobrushin coefficient η_TV(K) = max_{x≠x'} TV(K_x, K_x') (eq. 2).
-
-    Lemma 3 (Dobrushin paper): binary outputs suffice, and TV between two rows of
-    a binary kernel [p, 1−p] is |p_a − p_b|. So
-
-        η_TV(ε,𝒫) = max over pairs {a, b} of  max p_a − p_b
-                     s.t. [p, 1−p] is (ε,𝒫)-PML      (one LP per pair).
-
-    Swapping the two outputs maps feasible kernels to feasible kernels and
-    p_a − p_b to p_b − p_a, so unordered pairs suffice: N(N−1)/2 LPs. When 𝒫 is
-    invariant under permutations of X every pair has the same value and one LP
-    (pair {0, 1}) is solved.
-    """
-    n = spec.n
-    b = LPBuilder()
-    K = add_pml_kernel(b, spec, 2)
-    if is_permutation_invariant(spec.prior_set, n):
-        pairs = [(0, 1)]
-        note = "prior set invariant under permutations: one LP (pair 0, 1)"
-    else:
-        pairs = [(a, c) for a in range(n) for c in range(a + 1, n)]
-        note = f"{len(pairs)} pair LPs"
-    lps = [b.build((np.array([K[a, 0], K[c, 0]]), np.array([1.0, -1.0])), sense=-1) for a, c in pairs]
-    return CompiledProblem(lps=lps, kernel=K, labels=[f"{a},{c}" for a, c in pairs], note=note)
-
-
-def compile_bayes_vulnerability(spec: Spec) -> CompiledProblem:
-    """Maximise Bayes vulnerability V(K) = Σ_y max_x P(x) K_x(y) with M ≥ N outputs, as one LP.
-
-    Give each output y the guess g(y) = argmax_x P(x) K_x(y). Merging the outputs with the
-    same guess is post-processing (it keeps (ε,𝒫)-PML) and keeps V, so some optimal kernel has
-    N outputs, output x guessing symbol x, and then V(K) ≥ Σ_x P(x) K_xx with equality at the
-    optimum. Conversely any kernel's V equals Σ_x P(x) K'_xx for its merged kernel K'. Hence
-
-        max V(K) = max Σ_x P(x) K_xx   over (ε,𝒫)-PML kernels with M = N columns,
-
-    an LP (the complement of the Hamming-loss design under P), solved on the first N outputs;
-    outputs beyond N stay unused. The emitted kernel's V is evaluated directly.
-    """
-    n = spec.n
-    prior = np.full(n, 1.0 / n) if spec.objective.prior == "uniform" else \
-        np.array([float(p) for p in spec.objective.prior])
-    b = LPBuilder()
-    K = add_pml_kernel(b, spec, n)
-    lp = b.build((np.diag(K), prior), sense=-1)
-    return CompiledProblem(lps=[lp], kernel=K, note="Bayes vulnerability as the LP max sum_x P(x) K_xx")
-
-
-COMPILERS = {"expected_loss": compile_expected_loss, "dobrushin": compile_dobrushin,
-             "bayes_vulnerability": compile_bayes_vulnerability}
-
-
-def compile_problem(spec: Spec) -> CompiledProblem:
-    """Dispatch on ``spec.objective.kind``."""
-    return COMPILERS[spec.objective.kind](spec)
+def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: float = 0.0) -> PlanOutcome:
+    """The program for objectives that are linear in K (expected loss, Dobrushin pairs, Bayes
+    vulnerability with M ≥ N): solve each compiled kernel LP, keep the best; the bound is
+    recomputed from the solver's row multipliers by weak duality (:func:`mechdesign.lp.program.dual_bound`)."""
+    solutions = []
+    budget = spec.solver.time_limit
+    t1 = time.perf_counter()
+    for lp in compiled.lps:
+        remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
+        solutions.append(solve_lp(lp, spec.solver, time_limit=remaining))
+        if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
+            break
+    statuses = [s.status for s in solutions]
+    status = Status.OPTIMAL if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses) else \
+        next(s for s in statuses if not s.is_ok) if any(not s.is_ok for s in statuses) else Status.UNKNOWN
+    i = _pick(compiled, solutions)
+    chosen, lp = solutions[i], compiled.lps[i]
+    dual = None
+    if status is Status.OPTIMAL and all(s.row_dual is not None for s in solutions):
+        duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.lps, solutions)]
+        dual = max(duals) if lp.sense < 0 else duals[0]
+    return PlanOutcome(
+        status=status, kernel=None if chosen.x is None else _emit_kernel(spec, compiled, chosen.x),
+        value=chosen.objective, bound=dual, sense=lp.sense, method=chosen.method, backend=chosen.backend,
+        seconds=sum(s.seconds for s in solutions), iterations=sum(s.iterations for s in solutions),
+        lps=len(solutions), rows=lp.num_rows, columns=lp.num_cols, nonzeros=int(lp.A.nnz),
+        message=chosen.message, compile_seconds=compile_seconds)

@@ -88,6 +88,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -98,7 +99,7 @@ from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.rays import column_utility, compact_columns, normalise_rows
 
-__all__ = ["FixedDesign", "design_fixed_outputs", "bayes_mip", "enumerate_vertices", "enumeration_applies",
+__all__ = ["FixedDesign", "FixedHooks", "design_fixed_outputs", "bayes_mip", "enumerate_vertices", "enumeration_applies",
            "linearisation_ascent", "ENUM_MAX_DIM", "ENUM_MAX_ROWS", "MIP_TIME_LIMIT"]
 
 ENUM_MAX_DIM = 8
@@ -124,6 +125,17 @@ class FixedDesign:
     bound: float | None
     method: str
     exact: bool
+
+
+@dataclass(frozen=True)
+class FixedHooks:
+    """An objective's own methods for a fixed output size, tried before / after vertex enumeration.
+    Each is called as hook(spec, m, greedy, greedy_value, mu_fn, cap, auto_bound) and returns a
+    :class:`FixedDesign` or None (then the next method is tried). ``cap`` clips a bound to the
+    auto optimum's bound."""
+
+    before_enumeration: Callable | None = None
+    after_enumeration: Callable | None = None
 
 
 def _utility(mu_fn, K: np.ndarray) -> float:
@@ -274,7 +286,7 @@ def _ascend(spec, b, Kidx, options, K, mu_fn, deadline):
 
 
 # ------------------------------------------------------------------ entry point
-def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray) -> FixedDesign:
+def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray, hooks: FixedHooks | None = None) -> FixedDesign:
     """The best kernel with M columns that the affordable method finds (module docstring).
 
     ``rd`` is the auto design (:class:`mechdesign.objectives.sublinear.RayDesign`, whose ``bound`` is valid
@@ -282,6 +294,7 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray) -> FixedDes
     bound on max U over 𝒦_M (None only when the auto design has none).
     """
 
+    hooks = hooks or FixedHooks()
     mu_fn = column_utility(spec)
     n = spec.n
     auto_bound = rd.bound
@@ -293,16 +306,9 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray) -> FixedDes
         v = _utility(mu_fn, K)
         return FixedDesign(K, v, v, "M = 1: the only kernel is the all-ones column", True)
 
-    if spec.objective.kind == "bayes_vulnerability" and m <= n:
-        K, value, bound, sol = bayes_mip(spec, m)
-        if K is not None:
-            v = _utility(mu_fn, K)
-            if v >= greedy_val or bound is not None:
-                use, use_v = (K, v) if v >= greedy_val else (greedy, greedy_val)
-                exact = sol.status is Status.OPTIMAL
-                return FixedDesign(use, use_v, cap(bound) if bound is not None else auto_bound,
-                                   f"Bayes vulnerability MIP ({sol.message}, "
-                                   f"{sol.seconds:.2f} s)", exact)
+    found = hooks.before_enumeration and hooks.before_enumeration(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound)
+    if found is not None:
+        return found
 
     if enumeration_applies(spec, m):
         try:
@@ -316,13 +322,9 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray) -> FixedDes
             return FixedDesign(K, v, cap(bound), f"vertex enumeration of the M-output kernels (N(M-1) = "
                                f"{n * (m - 1)} <= {ENUM_MAX_DIM})", True)
 
-    if spec.objective.kind == "f_divergence":   # tangent/secant MIPs: a design and a bound for this M
-        from mechdesign.objectives.fdiv_lines import design_tangent_secant_fixed
-        K, v, bound, rounds, sec = design_tangent_secant_fixed(spec, m, time_limit=spec.solver.time_limit or 30.0)
-        if K is not None and v >= greedy_val:
-            bound = cap(bound) if bound is not None else auto_bound
-            return FixedDesign(K, v, bound, f"tangent/secant MIPs with at most {m} outputs ({rounds} rounds, "
-                               f"{sec:.2f} s)", bound is not None and bound - v <= 1e-7 * max(1.0, abs(v)))
+    found = hooks.after_enumeration and hooks.after_enumeration(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound)
+    if found is not None:
+        return found
 
     budget = spec.solver.time_limit or 10.0
     K, v = linearisation_ascent(spec, greedy, mu_fn, time.perf_counter() + budget, starts=ASCENT_STARTS)

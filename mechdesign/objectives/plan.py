@@ -14,7 +14,7 @@ import numpy as np
 
 from mechdesign.lp.solve import Status
 
-__all__ = ["PlanOutcome"]
+__all__ = ["PlanOutcome", "ClosedForm"]
 
 
 @dataclass
@@ -42,3 +42,13 @@ class PlanOutcome:
     message: str = ""
     rays: np.ndarray | None = None
     """Sublinear objectives: the extreme rays used (max entry 1), one per output."""
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """A paper's closed form for the problem, compared with the emitted kernel's objective."""
+
+    name: str
+    value: float
+    difference: float
+    """objective − value."""

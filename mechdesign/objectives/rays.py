@@ -78,31 +78,50 @@ def _perspective(f, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def mutual_information_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """μ(k) = Σ_x P(x) k_x log(k_x / P·k): I(X;Y) = Σ_y μ(K(:,y)) under the objective's prior P."""
+    P = _prior(spec, spec.objective.prior)
+
+    def mi(R):
+        R = np.atleast_2d(R)
+        s = R @ P
+        w = R * P[None, :]
+        ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
+        return _xlogy(w, ratio).sum(axis=1)
+    return mi
+
+
+def f_divergence_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """μ(k) = (P1·k) f((P0·k)/(P1·k)), the perspective of f: D_f(K∘P0 ‖ K∘P1) = Σ_y μ(K(:,y))."""
+    P0, P1 = (np.array([float(p) for p in pr]) for pr in spec.objective.priors)
+    f = spec.objective.f
+
+    def fdiv(R):
+        R = np.atleast_2d(R)
+        return _perspective(f, R @ P0, R @ P1)
+    return fdiv
+
+
+def bayes_vulnerability_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """μ(k) = max_x P(x) k_x: V(K) = Σ_y μ(K(:,y))."""
+    P = _prior(spec, spec.objective.prior)
+    return lambda R: (np.atleast_2d(R) * P[None, :]).max(axis=1)
+
+
+COLUMN_UTILITIES: dict[str, Callable[[Spec], Callable[[np.ndarray], np.ndarray]]] = {
+    "mutual_information": mutual_information_utility,
+    "f_divergence": f_divergence_utility,
+    "bayes_vulnerability": bayes_vulnerability_utility,
+}
+"""μ of each sublinear objective, by kind: the engine evaluates it on candidate rays."""
+
+
 def column_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
     """μ as a vectorised function: rows of R (shape (r, N)) → μ of each row."""
-    obj = spec.objective
-    if obj.kind == "mutual_information":
-        P = _prior(spec, obj.prior)
-
-        def mi(R):
-            R = np.atleast_2d(R)
-            s = R @ P
-            w = R * P[None, :]
-            ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
-            return _xlogy(w, ratio).sum(axis=1)
-        return mi
-    if obj.kind == "f_divergence":
-        P0, P1 = (np.array([float(p) for p in pr]) for pr in obj.priors)
-        f = obj.f
-
-        def fdiv(R):
-            R = np.atleast_2d(R)
-            return _perspective(f, R @ P0, R @ P1)
-        return fdiv
-    if obj.kind == "bayes_vulnerability":
-        P = _prior(spec, obj.prior)
-        return lambda R: (np.atleast_2d(R) * P[None, :]).max(axis=1)
-    raise ValueError(f"{obj.kind} is not a sublinear objective")
+    try:
+        return COLUMN_UTILITIES[spec.objective.kind](spec)
+    except KeyError:
+        raise ValueError(f"{spec.objective.kind} is not a sublinear objective") from None
 
 
 def kernel_utility(spec: Spec, K: np.ndarray) -> float:

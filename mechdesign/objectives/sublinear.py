@@ -62,22 +62,24 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Callable
 
 import numpy as np
 
 from mechdesign.spec.errors import InputError
 from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays, extreme_rays
 from mechdesign.privacy.ray_families import families, start_rays
-from mechdesign.lp.solve import Status, solve_lp
+from mechdesign.lp.solve import Status
 from mechdesign.spec.models import Spec
+from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT, RayDesign, column_utility, kernel_utility, normalise_rows, compact_columns, ray_lp,
     rays_to_kernel, _prior, _perspective, _xlogy,
 )
 
-__all__ = ["column_utility", "kernel_utility", "solve_sublinear", "design_exact", "design_column_generation",
-           "RayDesign", "EXACT_MAX_RAYS", "ray_lp", "corollary1_bound"]
+__all__ = ["column_utility", "kernel_utility", "solve_sublinear", "choose_method", "design_exact", "design_column_generation",
+           "RayDesign", "EXACT_MAX_RAYS", "ray_lp"]
 
 EXACT_MAX_RAYS = 120_000
 """Largest number of listed rays for the exact method (above: column generation, when available)."""
@@ -152,13 +154,20 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
 
 
 # ------------------------------------------------------------------ column generation
+def _mi_pricer(spec: Spec, fams):
+    from mechdesign.objectives.pricing_mi import MIPricer
+
+    return MIPricer(_prior(spec, spec.objective.prior), fams)
+
+
+PRICERS: dict[str, Callable] = {"mutual_information": _mi_pricer}
+"""The exact pricing oracle of each objective that has one, by kind (used by column generation)."""
+
+
 def _pricer(spec: Spec, fams):
     """The pricing oracle of the objective (None when there is none)."""
-    kind = spec.objective.kind
-    if kind == "mutual_information":
-        from mechdesign.objectives.pricing_mi import MIPricer
-        return MIPricer(_prior(spec, spec.objective.prior), fams)
-    return None
+    make = PRICERS.get(spec.objective.kind)
+    return None if make is None else make(spec, fams)
 
 
 def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
@@ -227,43 +236,16 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
                      time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R))))
 
 
-def design_bayes_lp(spec: Spec) -> RayDesign:
-    """The auto (M ≥ N) Bayes-vulnerability optimum as the exact LP max Σ_x P(x) K_xx
-    (:func:`mechdesign.objectives.compile.compile_bayes_vulnerability`), as a RayDesign: its used columns,
-    normalised, are the rays and the weak-duality bound of the LP is the bound. Any N; used past
-    the exact threshold when a fixed M < N then goes to :mod:`mechdesign.objectives.fixed_outputs`."""
-    from mechdesign.objectives.compile import compile_bayes_vulnerability
-    from mechdesign.lp.program import dual_bound
-
-    t0 = time.perf_counter()
-    compiled = compile_bayes_vulnerability(spec)
-    lp = compiled.lps[0]
-    sol = solve_lp(lp, spec.solver)
-    if sol.x is None or sol.row_dual is None or sol.status is not Status.OPTIMAL:
-        return RayDesign(np.zeros((0, spec.n)), None, None, None, None, "Bayes vulnerability LP",
-                         seconds=time.perf_counter() - t0)
-    K = np.clip(np.asarray(sol.x, float)[compiled.kernel], 0.0, None)
-    used = K.max(axis=0) > 1e-12
-    scale = K[:, used].max(axis=0)
-    return RayDesign(K[:, used].T / scale[:, None], scale, None, sol.objective, dual_bound(lp, sol.row_dual),
-                     "Bayes vulnerability as the LP max sum_x P(x) K_xx", seconds=time.perf_counter() - t0,
-                     lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
-
-
-def choose_method(spec: Spec) -> str:
-    """'exact' while all extreme rays can be listed (module docstring), else 'tangent_secant' for
-    f-divergences (any prior set, :mod:`mechdesign.objectives.fdiv_lines`), 'bayes_lp' for Bayes vulnerability
-    (:func:`design_bayes_lp`) and 'column_generation' for mutual information over min_mass / simplex;
-    anything else is refused with a clear error."""
+def choose_method(spec: Spec, scalable: str | None = None) -> str:
+    """'exact' while all extreme rays can be listed (module docstring), else the objective's own method
+    past that threshold (``scalable``, e.g. 'tangent_secant' for f-divergences, 'bayes_lp' for Bayes
+    vulnerability, 'column_generation' for mutual information over min_mass / simplex); anything else is
+    refused with a clear error."""
     count = count_structured_rays(spec.prior_set, spec.n)
     if (count is not None and count <= EXACT_MAX_RAYS) or (count is None and spec.n <= CDD_MAX_N):
         return "exact"
-    if spec.objective.kind == "f_divergence":
-        return "tangent_secant"
-    if spec.objective.kind == "bayes_vulnerability":   # here only with M < N (design.py solves M >= N)
-        return "bayes_lp"
-    if spec.objective.kind == "mutual_information" and spec.prior_set.kind in ("min_mass", "simplex"):
-        return "column_generation"
+    if scalable is not None:
+        return scalable
     if count is None:
         return "exact"  # cdd path: extreme_rays raises a clear error past CDD_MAX_N
     raise InputError(f"objective: {spec.objective.kind} over a {spec.prior_set.kind} prior set is designed by "
@@ -272,46 +254,24 @@ def choose_method(spec: Spec) -> str:
                      "LPs and mutual_information by column generation over min_mass and simplex")
 
 
-# ------------------------------------------------------------------ bounds for the report
-def corollary1_bound(spec: Spec) -> float | None:
-    """Dobrushin paper, Corollary 1: D(K∘P0 ‖ K∘P1) ≤ Ξ(ε,c) log((1 − Nc)e^ε + 1) TV(P0, P1),
-    for (ε,c)-PML K and P0, P1 ∈ Q_X(c), c > 0. None when it does not apply."""
-    from mechdesign.theory import bounds
-
-    obj, ps, n = spec.objective, spec.prior_set, spec.n
-    if obj.kind != "f_divergence" or obj.f != "kl" or ps.kind != "min_mass" or ps.c == 0:
-        return None
-    if any(p < ps.c for pr in obj.priors for p in pr):
-        return None
-    eps, c = spec.epsilon.value, float(ps.c)
-    delta = float(sum(abs(a - b) for a, b in zip(*obj.priors)) / 2)
-    return bounds.xi(eps, c, n) * math.log1p((1 - n * c) * math.exp(eps)) * delta
-
-
 # ------------------------------------------------------------------ pipeline
-def solve_sublinear(spec: Spec) -> PlanOutcome:
+def solve_sublinear(spec: Spec, scalable: tuple[str, Callable[[Spec], RayDesign]] | None = None,
+                    fixed_hooks: FixedHooks | None = None) -> PlanOutcome:
     """The program for sublinear objectives: rays → (P) → kernel (certified by ``design``).
 
+    ``scalable`` is the objective's (name, method) past the exact threshold; ``fixed_hooks`` its own
+    methods for a fixed output size below the rays used (:mod:`mechdesign.objectives.fixed_outputs`).
     The outcome's ``rays`` are the extreme rays used by the optimum (normalised to max entry 1).
     """
-    method = choose_method(spec)
-    if method == "exact":
-        rd = design_exact(spec)
-    elif method == "bayes_lp":
-        rd = design_bayes_lp(spec)
-    elif method == "tangent_secant":
-        from mechdesign.objectives.fdiv_lines import design_tangent_secant
-        rd = design_tangent_secant(spec)
-    else:
-        rd = design_column_generation(spec)
+    method = choose_method(spec, None if scalable is None else scalable[0])
+    rd = design_exact(spec) if method == "exact" else scalable[1](spec)
     K = rays = value = bound = None
     if rd.theta is not None:
         m = None if spec.output_size == "auto" else spec.output_size
         K, rays = rays_to_kernel(rd, column_utility(spec), m)
         value, bound = rd.value, rd.bound
         if m is not None and m < int(np.count_nonzero(rd.theta > 1e-12)):  # fewer outputs than rays used
-            from mechdesign.objectives.fixed_outputs import columns_as_rays, design_fixed_outputs
-            fixed = design_fixed_outputs(spec, rd, m, K)
+            fixed = design_fixed_outputs(spec, rd, m, K, fixed_hooks or FixedHooks())
             K, rays, value, bound = fixed.kernel, columns_as_rays(fixed.kernel), fixed.value, fixed.bound
             rd.method = f"{rd.method}; output_size {m}: {fixed.method}"
     rows, cols, nnz = rd.lp_size

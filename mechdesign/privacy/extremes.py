@@ -36,13 +36,12 @@ N·V and the enumeration time explodes past it).
 """
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from mechdesign.spec.errors import InputError
-from mechdesign.privacy.priors import vertices
+from mechdesign.privacy.priors import rules, vertices
 from mechdesign.spec.models import PriorSet
 
 __all__ = ["extreme_rays", "structured_rays", "cdd_rays", "prior_vertices", "cone_inequalities",
@@ -79,100 +78,14 @@ def _normalise(R: np.ndarray) -> np.ndarray:
     return unique_rows(R / R.max(axis=1, keepdims=True))
 
 
-def _subsets(n: int) -> np.ndarray:
-    """All 2^n indicator vectors as a (2^n, n) 0/1 array."""
-    bits = np.arange(1 << n)[:, None] >> np.arange(n)[None, :] & 1
-    return bits.astype(float)
-
-
-def _sets_of_size(n: int, q: int) -> np.ndarray:
-    combos = list(itertools.combinations(range(n), q))
-    out = np.zeros((len(combos), n))
-    for i, c in enumerate(combos):
-        out[i, list(c)] = 1.0
-    return out
-
-
-# ------------------------------------------------------------------ structured
-def _simplex_rays(n: int, eps: float) -> np.ndarray:
-    if eps == 0:
-        return np.ones((1, n))
-    S = _subsets(n)[1:-1]
-    return S + math.exp(-eps) * (1 - S)
-
-
-def _min_mass_rays(n: int, eps: float, c: float) -> np.ndarray:
-    if eps == 0:
-        return np.ones((1, n))
-    if eps > 700 or math.exp(eps) * c >= 1 - TOL:  # e^eps c >= 1: the cone is the orthant
-        return np.eye(n)
-    e = math.exp(eps)
-    out = []
-    for q in range(1, n):
-        if e * c * q < 1 - TOL:
-            m = (1 - e * c * q) / (e * (1 - c * q))
-            A = _sets_of_size(n, q)
-            out.append(A + m * (1 - A))
-    t = math.exp(-eps) / c
-    a = math.ceil(t - TOL) - 1
-    w = t - a
-    if 1 <= a and a + 1 <= n - 1:
-        rows = []
-        for j in range(n):
-            rest = [x for x in range(n) if x != j]
-            for A in itertools.combinations(rest, a):
-                r = np.zeros(n)
-                r[list(A)] = 1.0
-                r[j] = min(w, 1.0)
-                rows.append(r)
-        out.append(np.array(rows))
-    return np.vstack(out)
-
-
-def _point_rays(n: int, eps: float, prior: np.ndarray) -> np.ndarray:
-    if eps == 0:
-        return np.ones((1, n))
-    target = math.exp(-eps)
-    out = []
-    S = _subsets(n - 1)
-    for j in range(n):
-        rest = [x for x in range(n) if x != j]
-        A = np.zeros((len(S), n))
-        A[:, rest] = S
-        w = (target - A @ prior) / prior[j]
-        ok = (w >= -TOL) & (w <= 1 + TOL)
-        A = A[ok]
-        A[:, j] = np.clip(w[ok], 0.0, 1.0)
-        empty = A.sum(axis=1) == A[:, j]
-        A[empty, j] = 1.0  # A = ∅: the ray w·e_j, i.e. e_j (w may underflow for large eps)
-        out.append(A)
-    return np.vstack(out)
-
-
 def count_structured_rays(prior_set: PriorSet, n: int) -> int | None:
     """An upper bound on the number of structured rays (None when cdd is needed)."""
-    kind = prior_set.kind
-    if kind in ("simplex", "min_mass"):
-        return 2 ** n + n * 2 ** (n - 1)
-    if kind == "point":
-        return n * 2 ** (n - 1)
-    return None
+    return rules(prior_set, n).structured_ray_count()
 
 
 def structured_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
     """The extreme rays of C(ε,𝒫) for simplex, min_mass and point, from their known form (max entry 1)."""
-    kind = prior_set.kind
-    if kind == "min_mass" and prior_set.c * n == 1:
-        R = _point_rays(n, epsilon, np.full(n, 1.0 / n))
-    elif kind == "simplex" or (kind == "min_mass" and prior_set.c == 0):
-        R = _simplex_rays(n, epsilon)
-    elif kind == "min_mass":
-        R = _min_mass_rays(n, epsilon, float(prior_set.c))
-    elif kind == "point":
-        R = _point_rays(n, epsilon, np.array([float(p) for p in prior_set.prior]))
-    else:
-        raise ValueError(f"no structured rays for prior set kind {kind!r}")
-    return _normalise(R)
+    return _normalise(rules(prior_set, n).structured_rays(epsilon))
 
 
 # ------------------------------------------------------------------ general (cdd)
@@ -191,19 +104,7 @@ def prior_vertices(prior_set: PriorSet, n: int) -> np.ndarray:
         e = [0.0] * n
         e[x] = 1.0
         rows.append([0.0] + e)  # P_x ≥ 0
-    if prior_set.kind == "box":
-        for x in range(n):
-            lo, hi = float(prior_set.lower[x]), float(prior_set.upper[x])
-            e = [0.0] * n
-            e[x] = 1.0
-            rows.append([-lo] + e)
-            rows.append([hi] + [-v for v in e])
-    else:  # l1_ball: Σ s_x (P_x − c_x) ≤ r for every sign vector s
-        center = np.array([float(v) for v in prior_set.center])
-        r = float(prior_set.radius)
-        for s in itertools.product((-1.0, 1.0), repeat=n):
-            s = np.array(s)
-            rows.append([r + float(s @ center)] + list(-s))
+    rows += rules(prior_set, n).polytope_rows()
     mat = cdd.matrix_from_array(rows, lin_set=lin, rep_type=cdd.RepType.INEQUALITY)
     gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
     V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
@@ -236,7 +137,7 @@ def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
 
 def extreme_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
     """All extreme rays of C(ε,𝒫), max entry 1: structured for simplex/min_mass/point, else cdd."""
-    if prior_set.kind in ("simplex", "min_mass", "point"):
+    if rules(prior_set, n).structured_ray_count() is not None:
         if n > STRUCTURED_MAX_N:
             raise InputError(f"listing all extreme rays is limited to N <= {STRUCTURED_MAX_N}, found N = {n}")
         return structured_rays(prior_set, n, epsilon)

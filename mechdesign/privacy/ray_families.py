@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from mechdesign.privacy.registry import rules
 from mechdesign.spec.models import Spec
 
 __all__ = ["families", "family_rays", "indicator", "cyclic", "start_rays"]
@@ -25,7 +26,7 @@ def families(spec: Spec):
     |A| = size, m = level) or 'zero' (r = 1_A + w e_j, |A| = size, w = level)."""
     n, eps = spec.n, spec.epsilon.value
     ps = spec.prior_set
-    c = 0.0 if ps.kind == "simplex" else float(ps.c)
+    c = rules(ps, n).ray_family_c()
     e = math.exp(min(eps, 700.0))
     fams = []
     if c * n >= 1 - 1e-15:  # uniform point prior

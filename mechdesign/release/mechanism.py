@@ -32,6 +32,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from mechdesign.certify.exact import ExactKernel
+from mechdesign.objectives.registry import objective_rules
 from mechdesign.spec.errors import InputError
 
 __all__ = ["Mechanism", "resolve_rng"]
@@ -154,7 +155,7 @@ class Mechanism:
             raise InputError("mechanism: the design's kernel did not pass the exact privacy check")
         spec = result.spec
         n, m = result.exact_kernel.shape
-        if output_labels is None and spec.objective.kind == "expected_loss" and m == n:
+        if output_labels is None and objective_rules(spec).outputs_estimate_x and m == n:
             output_labels = spec.labels
         return cls.from_kernel(result.exact_kernel, spec.labels, output_labels)
 

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from mechdesign.privacy.priors import vertices
+from mechdesign.privacy.priors import rules, vertices
 from mechdesign.theory import measures
 
 __all__ = [
@@ -509,15 +509,7 @@ def _entry(name: str, value, measured, holds: bool) -> dict:
 
 def _equivalent_c(prior_set, n: int):
     """c with 𝒫 = Q_X(c), when there is one: simplex (c = 0), min_mass, uniform point (c = 1/N)."""
-    from fractions import Fraction
-
-    if prior_set.kind == "simplex":
-        return Fraction(0)
-    if prior_set.kind == "min_mass":
-        return prior_set.c
-    if prior_set.kind == "point" and len(set(prior_set.prior)) == 1:
-        return Fraction(1, n)
-    return None
+    return rules(prior_set, n).equivalent_c()
 
 
 MAX_ENTRIES = 2_500
@@ -579,8 +571,8 @@ def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries
                 b3 = duchi_kl_bound(eps, 1.0)
                 out.append(_entry("Duchi et al.: D(KP||KQ)/TV(P,Q)^2 <= min{4, e^2eps}(e^eps - 1)^2 (vertex pairs)",
                                   b3, kl_ratio, kl_ratio <= slack(b3)))
-    if prior_set.kind == "point":
-        prior = list(prior_set.prior)
+    prior = rules(prior_set, n).point_prior()
+    if prior is not None:
         t7 = measures.disclosure_threshold(prior)
         if eps < t7:
             cap = measures.ldp(K)

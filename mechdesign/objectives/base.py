@@ -1,0 +1,51 @@
+"""The interface every objective implements, looked up by ``kind`` in :mod:`mechdesign.objectives.registry`.
+
+An objective knows three things: how to turn the spec into a program and run it (``solve``, returning a
+:class:`~mechdesign.objectives.plan.PlanOutcome`: a kernel LP, N(N−1)/2 pair LPs, the extreme-ray LP,
+column generation, tangent/secant LPs, a MIP), the utility of a given kernel (``value``, evaluated on the
+emitted exact kernel), and the closed forms of the papers that certify it (``closed_form``).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from mechdesign.objectives.compile import CompiledProblem
+from mechdesign.objectives.plan import ClosedForm, PlanOutcome
+from mechdesign.spec.errors import InputError
+from mechdesign.spec.models import Spec
+
+__all__ = ["ObjectiveRules"]
+
+
+class ObjectiveRules(ABC):
+    """One objective, bound to a validated spec."""
+
+    kind: ClassVar[str]
+    sense: ClassVar[int]
+    """+1 minimise, −1 maximise."""
+    outputs_estimate_x: ClassVar[bool] = False
+    """Output y is an estimate of symbol y (so with M = N the outputs carry the alphabet's labels)."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def solve(self) -> PlanOutcome:
+        """Build and run this objective's program."""
+
+    @abstractmethod
+    def value(self, K: np.ndarray) -> float:
+        """The utility of a kernel (N × M floats), as the objective defines it."""
+
+    def closed_form(self, value: float) -> ClosedForm | None:
+        """The paper's closed form for this problem, when one applies."""
+        return None
+
+    def compile(self) -> CompiledProblem:
+        """The kernel LP(s) when the objective is linear in K (``solve --write-lp`` writes the first)."""
+        raise InputError(f"objective: {self.kind} is not designed by one kernel LP (it is solved by "
+                         "extreme-ray LPs or column generation); --write-lp applies to expected_loss, "
+                         "dobrushin and bayes_vulnerability with M >= N")

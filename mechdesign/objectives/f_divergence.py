@@ -1,0 +1,64 @@
+"""f-divergences D_f(K∘P0 ‖ K∘P1) between the output laws of two priors (hypothesis testing, Dobrushin paper
+Example 3), maximised over (ε,𝒫)-PML kernels: a sublinear utility, so the extreme-ray LP while the rays can be
+listed, and past that tangent/secant LPs (:mod:`mechdesign.objectives.fdiv_lines`). Closed form: Corollary 1
+of the Dobrushin paper bounds the KL divergence for Q_X(c).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mechdesign.objectives.base import ObjectiveRules
+from mechdesign.objectives.fdiv_lines import design_tangent_secant, design_tangent_secant_fixed
+from mechdesign.objectives.fixed_outputs import FixedDesign, FixedHooks
+from mechdesign.objectives.plan import ClosedForm, PlanOutcome
+from mechdesign.objectives.rays import kernel_utility
+from mechdesign.objectives.sublinear import solve_sublinear
+from mechdesign.privacy.registry import rules
+from mechdesign.spec.models import Spec
+from mechdesign.theory import bounds
+
+__all__ = ["FDivergence", "corollary1_bound"]
+
+
+def corollary1_bound(spec: Spec) -> float | None:
+    """Dobrushin paper, Corollary 1: D(K∘P0 ‖ K∘P1) ≤ Ξ(ε,c) log((1 − Nc)e^ε + 1) TV(P0, P1),
+    for (ε,c)-PML K and P0, P1 ∈ Q_X(c), c > 0. None when it does not apply."""
+    obj, ps, n = spec.objective, spec.prior_set, spec.n
+    if obj.f != "kl":
+        return None
+    c = rules(ps, n).equivalent_c()
+    if c is None or c == 0 or any(p < c for pr in obj.priors for p in pr):  # Q_X(c), c > 0 (incl. a uniform point)
+        return None
+    eps, c = spec.epsilon.value, float(c)
+    delta = float(sum(abs(a - b) for a, b in zip(*obj.priors)) / 2)
+    return bounds.xi(eps, c, n) * math.log1p((1 - n * c) * math.exp(eps)) * delta
+
+
+def _fixed_tangent_secant(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound) -> FixedDesign | None:
+    """Fixed M past vertex enumeration: tangent/secant MIPs with at most M outputs (a design and a bound)."""
+    K, v, bound, rounds, sec = design_tangent_secant_fixed(spec, m, time_limit=spec.solver.time_limit or 30.0)
+    if K is not None and v >= greedy_val:
+        bound = cap(bound) if bound is not None else auto_bound
+        return FixedDesign(K, v, bound, f"tangent/secant MIPs with at most {m} outputs ({rounds} rounds, "
+                           f"{sec:.2f} s)", bound is not None and bound - v <= 1e-7 * max(1.0, abs(v)))
+    return None
+
+
+class FDivergence(ObjectiveRules):
+    kind = "f_divergence"
+    sense = -1
+
+    def solve(self) -> PlanOutcome:
+        return solve_sublinear(self.spec, scalable=("tangent_secant", design_tangent_secant),
+                               fixed_hooks=FixedHooks(after_enumeration=_fixed_tangent_secant))
+
+    def value(self, K: np.ndarray) -> float:
+        return kernel_utility(self.spec, K)
+
+    def closed_form(self, value):
+        bound = corollary1_bound(self.spec)
+        return None if bound is None else ClosedForm(
+            name="Corollary 1 (Dobrushin paper): Xi(eps,c) log((1-Nc)e^eps + 1) TV(P0,P1), an upper bound",
+            value=bound, difference=value - bound)

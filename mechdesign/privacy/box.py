@@ -1,0 +1,52 @@
+"""𝒫 = {P : lower ≤ P ≤ upper, Σ_x P(x) = 1}, by LP duality (DESIGN.md §2, "dualise"):
+
+    min P·k = max μ + l·α − u·β   over α, β ≥ 0 with μ + α_x − β_x ≤ k_x,
+
+so w_j ≤ min P·k_j is enforced by  μ_j + α_xj − β_xj − k_xj ≤ 0  and  w_j − μ_j − l·α_j + u·β_j ≤ 0.
+Exactly: start at the lower bounds and pour the remaining mass into the smallest k first (greedy).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mechdesign.privacy.base import PriorSetRules, column_rows, dot, dual_multipliers
+
+
+class BoxRules(PriorSetRules):
+    kind = "box"
+
+    def lp_rows(self, b, k_idx, k_coef, w, tag, k_range):
+        mu, alpha, beta, _ = dual_multipliers(b, self.n, k_idx, k_coef, tag, k_range)
+        lo = np.array([float(v) for v in self.model.lower])[:, None]
+        up = np.array([float(v) for v in self.model.upper])[:, None]
+        column_rows(b, w, k_idx.shape[1], [(mu[None, :], -1.0), (alpha, -lo), (beta, up)])
+        return {}
+
+    def min_expectation(self, k):
+        lower, upper = self.model.lower, self.model.upper
+        prior = list(lower)
+        left = 1 - sum(prior)
+        for i in sorted(range(self.n), key=lambda i: k[i]):
+            take = min(left, upper[i] - lower[i])
+            prior[i] += take
+            left -= take
+            if left == 0:
+                break
+        return dot(prior, k), prior
+
+    def polytope_rows(self):
+        rows = []
+        for x in range(self.n):
+            lo, hi = float(self.model.lower[x]), float(self.model.upper[x])
+            e = [0.0] * self.n
+            e[x] = 1.0
+            rows.append([-lo] + e)
+            rows.append([hi] + [-v for v in e])
+        return rows
+
+    def contains_uniform(self):
+        u = 1 / self.n
+        return all(lo <= u <= hi for lo, hi in zip(self.model.lower, self.model.upper))
+
+    def is_permutation_invariant(self):
+        return len(set(self.model.lower)) == 1 and len(set(self.model.upper)) == 1

@@ -1,0 +1,61 @@
+"""𝒫 = {P in the simplex : ‖P − center‖₁ ≤ r}, by LP duality (DESIGN.md §2, "dualise"): with s ≥ |P − c|,
+
+    min P·k = max μ + c·(α − β) − rρ   over α, β, ρ ≥ 0 with μ + α_x − β_x ≤ k_x (P_x ≥ 0), α_x + β_x ≤ ρ.
+
+Exactly: move up to r/2 of mass from the largest-k symbols to the smallest-k symbol (each unit moved
+from x to x* changes P·k by k_x* − k_x ≤ 0 and costs 2 units of ℓ1 distance, so largest k first).
+"""
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+
+from mechdesign.privacy.base import PriorSetRules, column_rows, dot, dual_multipliers
+
+
+class L1BallRules(PriorSetRules):
+    kind = "l1_ball"
+
+    def lp_rows(self, b, k_idx, k_coef, w, tag, k_range):
+        n, J = self.n, k_idx.shape[1]
+        mu, alpha, beta, span = dual_multipliers(b, n, k_idx, k_coef, tag, k_range)
+        center = np.array([float(v) for v in self.model.center])[:, None]
+        rho = b.variables(f"rho_{tag}", (J,), lower=0.0, upper=4 * span)
+        b.rows(np.stack([alpha, beta, np.broadcast_to(rho, (n, J))], -1).reshape(n * J, 3),
+               np.array([1.0, 1.0, -1.0]), -np.inf, 0.0)
+        column_rows(b, w, J, [(mu[None, :], -1.0), (alpha, -center), (beta, center),
+                              (rho[None, :], float(self.model.radius))])
+        return {}
+
+    def min_expectation(self, k):
+        n = self.n
+        prior = list(self.model.center)
+        j = min(range(n), key=lambda i: k[i])
+        budget = self.model.radius / 2
+        for i in sorted(range(n), key=lambda i: k[i], reverse=True):
+            if budget <= 0 or k[i] <= k[j]:
+                break
+            move = min(budget, prior[i])
+            prior[i] -= move
+            prior[j] += move
+            budget -= move
+        return dot(prior, k), prior
+
+    def polytope_rows(self):
+        """Σ_x s_x (P_x − c_x) ≤ r for every sign vector s (2^N rows)."""
+        center = np.array([float(v) for v in self.model.center])
+        r = float(self.model.radius)
+        rows = []
+        for s in itertools.product((-1.0, 1.0), repeat=self.n):
+            s = np.array(s)
+            rows.append([r + float(s @ center)] + list(-s))
+        return rows
+
+    def contains_uniform(self):
+        u = Fraction(1, self.n)
+        return sum(abs(a - u) for a in self.model.center) <= self.model.radius
+
+    def is_permutation_invariant(self):
+        return len(set(self.model.center)) == 1
