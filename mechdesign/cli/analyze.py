@@ -17,6 +17,7 @@ from mechdesign.theory import bounds
 
 from mechdesign.theory import measures
 from mechdesign.privacy.registry import rules
+from mechdesign.theory.composition import repeated_release
 from mechdesign.spec.errors import InputError
 
 __all__ = ["analyze_kernel", "register"]
@@ -43,7 +44,7 @@ def _holds(kernel, prior_set, epsilon) -> bool | None:
     return True if expr.exp_exact(epsilon.text) is not None else None
 
 
-def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1") -> dict[str, Any]:
+def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", reports: int | None = None) -> dict[str, Any]:
     """All measures of an :class:`~mechdesign.certify.exact.ExactKernel` over a prior set, as a JSON-ready dict.
 
     ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)).
@@ -100,6 +101,11 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1") -> dict[
         "ldp": ldp_ok,
     }
     out["bounds"] = [] if eps_value == math.inf else bounds.bounds_for(prior_set, eps_value, kernel, max_entries=10**6)
+    if reports is not None:
+        rr = repeated_release(kernel, prior_set, reports)
+        out["repeated_release"] = {"k": rr.k, "epsilon": _num(rr.epsilon), "exact": rr.exact, "ldp": _num(rr.ldp),
+                                   "worst_counts": None if rr.worst_counts is None else list(rr.worst_counts),
+                                   "method": rr.method, "sentence": rr.sentence()}
     return out
 
 
@@ -129,6 +135,8 @@ def _render(result: dict[str, Any], path: str) -> str:
         verdict = {True: "holds", False: "FAILS", None: "undecided (within 2^-150 of eps)"}
         con.print(f"(eps, P)-PML at eps = {g['epsilon_text']}: {verdict[g['pml']]} (exact check); "
                   f"eps-LDP: {verdict[g['ldp']]}")
+    if "repeated_release" in result:
+        con.print(result["repeated_release"]["sentence"])
     if result["bounds"]:
         bt = Table(title="closed forms that apply", show_lines=False)
         for col in ("bound", "value", "measured", "holds"):
@@ -156,8 +164,10 @@ def _cmd_analyze(args) -> int:
         raise InputError(f"--delta: not a number: {args.delta!r}") from None
     if not 0 < d < 1:
         raise InputError(f"--delta: must lie in (0, 1), found {args.delta}")
+    if args.reports is not None and args.reports < 1:
+        raise InputError(f"--reports: must be an integer >= 1, found {args.reports}")
     try:
-        result = analyze_kernel(kernel, prior_set, epsilon, args.delta.strip())
+        result = analyze_kernel(kernel, prior_set, epsilon, args.delta.strip(), reports=args.reports)
     except ValueError as exc:
         raise InputError(f"{args.kernel}: {exc}") from None
     text = json.dumps(result, indent=2) + "\n" if args.json else _render(result, args.kernel)
@@ -179,6 +189,8 @@ def register(subparsers) -> None:
                    help="simplex (default), min_mass:C, point:P1,P2,..., or a mapping '{kind: box, ...}'")
     p.add_argument("--epsilon", help="check (eps, P)-PML and eps-LDP at this eps (number or expression)")
     p.add_argument("--delta", default="0.1", help="failure probability for the PML envelope (point prior), default 0.1")
+    p.add_argument("--reports", type=int, metavar="K",
+                   help="the cost of K independent reports of one person: exact (eps, P)-PML and LDP of the K-fold product")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.set_defaults(func=_cmd_analyze)
