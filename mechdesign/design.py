@@ -14,7 +14,7 @@ import numpy as np
 
 from mechdesign.theory import bounds
 
-from mechdesign.certify.exact import ExactKernel, repair, to_grid
+from mechdesign.certify.exact import ExactKernel, check_pml, repair, to_grid
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.plan import ClosedForm
 from mechdesign.objectives.registry import objective_rules
@@ -156,7 +156,13 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     < 52) the utility lost by rounding is deliberate, so the LP solution's gap is judged instead.
     """
     bound_e = spec.epsilon.exp_lower_bound()
+    rules = objective_rules(spec)
     exact, weight, check = repair(to_grid(K), spec.prior_set, bound_e, bits=spec.solver.denominator_bits)
+    exact, side_weight = rules.enforce(exact)   # the objective's own constraints (e.g. a vulnerability cap)
+    if side_weight:
+        weight = 1 - (1 - weight) * (1 - side_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    side_failure = rules.side_check(exact)
     kernel = exact.to_float()
     objective = objective_value(spec, kernel)
     gap = None if dual is None else abs(objective - dual)
@@ -170,7 +176,8 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     )
     judged = gap if spec.solver.denominator_bits == 52 or gap is None or lp_objective is None \
         else abs(lp_objective - dual)
-    ok = check.feasible and judged is not None and judged <= GAP_TOLERANCE * max(1.0, abs(objective))
+    ok = check.feasible and side_failure is None and judged is not None \
+        and judged <= GAP_TOLERANCE * max(1.0, abs(objective))
     return exact, kernel, objective, cert, ok
 
 

@@ -8,10 +8,12 @@ emitted exact kernel), and the closed forms of the papers that certify it (``clo
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
 
+from mechdesign.certify.exact import ExactKernel
 from mechdesign.objectives.compile import CompiledProblem
 from mechdesign.objectives.plan import ClosedForm, PlanOutcome
 from mechdesign.spec.errors import InputError
@@ -42,6 +44,15 @@ class ObjectiveRules(ABC):
 
     def closed_form(self, value: float) -> ClosedForm | None:
         """The paper's closed form for this problem, when one applies."""
+        return None
+
+    def enforce(self, kernel: ExactKernel) -> tuple[ExactKernel, Fraction]:
+        """Restore the objective's own side constraints on the exact kernel (e.g. a vulnerability cap) by
+        mixing with the constant kernel, which keeps (ε,𝒫)-PML; returns the kernel and the weight mixed in."""
+        return kernel, Fraction(0)
+
+    def side_check(self, kernel: ExactKernel) -> str | None:
+        """A message when a side constraint of the objective fails on the exact kernel, else None."""
         return None
 
     def compile(self) -> CompiledProblem:

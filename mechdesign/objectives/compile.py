@@ -30,7 +30,7 @@ from mechdesign.lp.solve import LPSolution, Status, solve_lp
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 
-__all__ = ["CompiledProblem", "add_pml_kernel", "solve_kernel_lps"]
+__all__ = ["CompiledProblem", "add_pml_kernel", "solve_kernel_lps", "loss_matrix", "objective_prior"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,10 @@ class CompiledProblem:
     kernel: np.ndarray
     labels: list[str] = field(default_factory=list)
     note: str = ""
+    bound_lps: list[LinearProgram] | None = None
+    """The LPs of the problem as the user stated it, when ``lps`` tightens a right-hand side to leave
+    room for the solver's tolerance: the dual bound is computed on these (the same multipliers stay
+    dual feasible, only the right-hand sides differ), so it bounds the stated problem."""
 
 
 def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
@@ -74,6 +78,34 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
         b.structure = KernelLayout(K=K, t=t, rows_sum=rows_sum, rows_t=rows_t.reshape(n, m), rows_low=where["low"],
                                    c=c, scale=scale, u=where.get("u"), rows_pml=where.get("column"))
     return K
+
+
+# ----------------------------------------------------------------- losses
+def loss_matrix(spec: Spec) -> np.ndarray:
+    """The N × M loss matrix L of an expected-loss objective (indices x, y from 0)."""
+    obj = spec.objective
+    n, m = spec.n, spec.m
+    if isinstance(obj.loss, list):
+        return np.asarray(obj.loss, dtype=float)
+    x = np.arange(n)[:, None]
+    y = np.arange(m)[None, :]
+    if obj.loss == "hamming":
+        return (x != y).astype(float)
+    if obj.loss == "absolute":
+        return np.abs(x - y).astype(float)
+    return ((x - y) ** 2).astype(float)
+
+
+def objective_prior(spec: Spec) -> np.ndarray | None:
+    """The prior an expected loss is averaged under, or None for worst case over 𝒫."""
+    obj = spec.objective
+    n = spec.n
+    if obj.prior == "worst_case":
+        point = rules(spec.prior_set, n).point_prior()
+        return None if point is None else np.array([float(p) for p in point])
+    if obj.prior == "uniform":
+        return np.full(n, 1.0 / n)
+    return np.array([float(p) for p in obj.prior])
 
 
 # ----------------------------------------------------------------- running kernel LPs
@@ -114,7 +146,7 @@ def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: flo
     chosen, lp = solutions[i], compiled.lps[i]
     dual = None
     if status is Status.OPTIMAL and all(s.row_dual is not None for s in solutions):
-        duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.lps, solutions)]
+        duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.bound_lps or compiled.lps, solutions)]
         dual = max(duals) if lp.sense < 0 else duals[0]
     return PlanOutcome(
         status=status, kernel=None if chosen.x is None else _emit_kernel(spec, compiled, chosen.x),

@@ -9,39 +9,15 @@ import numpy as np
 
 from mechdesign.lp.program import LPBuilder
 from mechdesign.objectives.base import ObjectiveRules
-from mechdesign.objectives.compile import CompiledProblem, add_pml_kernel, solve_kernel_lps
+from mechdesign.objectives.compile import (
+    CompiledProblem, add_pml_kernel, loss_matrix, objective_prior, solve_kernel_lps,
+)
+from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior
 from mechdesign.objectives.plan import PlanOutcome
-from mechdesign.privacy.priors import constrain_min_expectation, min_expectation, rules
+from mechdesign.privacy.priors import constrain_min_expectation, min_expectation
 from mechdesign.spec.models import Spec
 
 __all__ = ["ExpectedLoss", "compile_expected_loss", "loss_matrix", "objective_prior"]
-
-
-def loss_matrix(spec: Spec) -> np.ndarray:
-    """The N × M loss matrix L of an expected-loss objective (indices x, y from 0)."""
-    obj = spec.objective
-    n, m = spec.n, spec.m
-    if isinstance(obj.loss, list):
-        return np.asarray(obj.loss, dtype=float)
-    x = np.arange(n)[:, None]
-    y = np.arange(m)[None, :]
-    if obj.loss == "hamming":
-        return (x != y).astype(float)
-    if obj.loss == "absolute":
-        return np.abs(x - y).astype(float)
-    return ((x - y) ** 2).astype(float)
-
-
-def objective_prior(spec: Spec) -> np.ndarray | None:
-    """The prior an expected loss is averaged under, or None for worst case over 𝒫."""
-    obj = spec.objective
-    n = spec.n
-    if obj.prior == "worst_case":
-        point = rules(spec.prior_set, n).point_prior()
-        return None if point is None else np.array([float(p) for p in point])
-    if obj.prior == "uniform":
-        return np.full(n, 1.0 / n)
-    return np.array([float(p) for p in obj.prior])
 
 
 def compile_expected_loss(spec: Spec) -> CompiledProblem:
@@ -58,6 +34,11 @@ def compile_expected_loss(spec: Spec) -> CompiledProblem:
     b = LPBuilder()
     K = add_pml_kernel(b, spec, m)
     prior = objective_prior(spec)
+    cap = spec.objective.max_vulnerability
+    if cap is not None:   # V_g(K) ≤ b: v_y ≥ Σ_x G(w,x)P(x)K_xy, Σ_y v_y ≤ b (objectives.vulnerability)
+        gain, prior_exact = gain_and_prior(spec, cap)
+        v = add_vulnerability(b, K, gain, prior_exact)
+        b.rows(v[None, :], np.ones((1, len(v))), -np.inf, float(cap.at_most))
     if prior is not None:
         lp = b.build((K, prior[:, None] * L), sense=1)
     else:
@@ -86,6 +67,12 @@ class ExpectedLoss(ObjectiveRules):
         t0 = time.perf_counter()
         compiled = self.compile()
         return solve_kernel_lps(self.spec, compiled, time.perf_counter() - t0)
+
+    def enforce(self, kernel):
+        cap = self.spec.objective.max_vulnerability
+        if cap is None:
+            return kernel, Fraction(0)
+        return enforce_cap(kernel, self.spec, cap, Fraction(cap.at_most), self.spec.solver.denominator_bits)
 
     def value(self, K):
         spec = self.spec

@@ -11,13 +11,15 @@ from mechdesign.objectives.dobrushin import Dobrushin
 from mechdesign.objectives.expected_loss import ExpectedLoss
 from mechdesign.objectives.f_divergence import FDivergence
 from mechdesign.objectives.mutual_information import MutualInformation
+from mechdesign.objectives.vulnerability import MinVulnerability
 from mechdesign.objectives.compile import CompiledProblem
 from mechdesign.spec.models import Spec
 
 __all__ = ["OBJECTIVE_RULES", "objective_rules", "compile_problem"]
 
 OBJECTIVE_RULES: dict[str, type[ObjectiveRules]] = {
-    cls.kind: cls for cls in (ExpectedLoss, Dobrushin, BayesVulnerability, MutualInformation, FDivergence)
+    cls.kind: cls for cls in (ExpectedLoss, Dobrushin, BayesVulnerability, MutualInformation, FDivergence,
+                              MinVulnerability)
 }
 
 

@@ -38,6 +38,7 @@ from mechdesign.spec.errors import SpecError
 __all__ = [
     "Spec", "MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball", "PriorSet",
     "Dobrushin", "ExpectedLoss", "MutualInformation", "FDivergence", "AlphaF", "BayesVulnerability",
+    "VulnerabilityCap", "MinVulnerability",
     "SUBLINEAR_KINDS", "Objective", "SolverOptions", "Epsilon",
     "load_spec", "spec_from_dict",
 ]
@@ -237,14 +238,39 @@ class Dobrushin(_Model):
     kind: Literal["dobrushin"]
 
 
+def _gain_matrix(gain):
+    if isinstance(gain, list):
+        if not gain or not gain[0]:
+            raise ValueError("gain matrix is empty")
+        widths = {len(row) for row in gain}
+        if len(widths) != 1:
+            raise ValueError(f"gain matrix rows have different lengths {sorted(widths)}")
+    return gain
+
+
+class VulnerabilityCap(_Model):
+    """A cap on the adversary's posterior g-vulnerability under the objective's prior P:
+    V_g(K) = Σ_y max_w Σ_x G(w, x) P(x) K_x(y) ≤ at_most (Bayes vulnerability: G = identity; libqif's
+    ``bayes_vuln`` / ``g_vuln`` mechanisms). Must be at least the prior vulnerability max_w Σ_x G(w, x) P(x),
+    which every kernel's posterior vulnerability is (the constant kernel attains it)."""
+
+    at_most: Rational
+    """The cap b."""
+    gain: Annotated[Union[Literal["bayes"], list[list[Rational]]], AfterValidator(_gain_matrix)] = "bayes"
+    """bayes (one guess, gain 1 when right), or a W x N gain matrix G (guesses x secrets)."""
+
+
 class ExpectedLoss(_Model):
-    """Minimise Σ_x P(x) Σ_y K_x(y) L(x, y) under one prior, or its worst case over the prior set."""
+    """Minimise Σ_x P(x) Σ_y K_x(y) L(x, y) under one prior, or its worst case over the prior set;
+    optionally subject to a cap on the posterior vulnerability under that prior (``max_vulnerability``)."""
 
     kind: Literal["expected_loss"]
     loss: Union[NamedLoss, list[list[float]]] = "hamming"
     """hamming 1[x != y], absolute |x - y|, squared (x - y)^2 (x, y are indices), or an N x M matrix."""
     prior: Annotated[Union[Literal["uniform", "worst_case"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
     """The prior the loss is averaged under: a list of N masses, uniform, or worst_case over the prior set."""
+    max_vulnerability: VulnerabilityCap | None = None
+    """Also require V_g(K) ≤ at_most under the prior (not with worst_case)."""
 
     @field_validator("loss")
     @classmethod
@@ -258,6 +284,21 @@ class ExpectedLoss(_Model):
             if any(not math.isfinite(v) for row in loss for v in row):
                 raise ValueError("loss matrix entries must be finite")
         return loss
+
+
+class MinVulnerability(_Model):
+    """Minimise the posterior g-vulnerability V_g(K) = Σ_y max_w Σ_x G(w, x) P(x) K_x(y) under a prior P,
+    subject to expected loss Σ_x P(x) Σ_y K_x(y) L(x, y) ≤ max_loss (libqif's ``min_vuln_given_max_loss``)."""
+
+    kind: Literal["min_vulnerability"]
+    gain: Annotated[Union[Literal["bayes"], list[list[Rational]]], AfterValidator(_gain_matrix)] = "bayes"
+    """bayes, or a W x N gain matrix G (guesses x secrets)."""
+    prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
+    """The prior P of X: a list of N masses summing to 1, or uniform."""
+    loss: Union[NamedLoss, list[list[float]]] = "hamming"
+    """The loss of the utility constraint, as in expected_loss."""
+    max_loss: Rational
+    """The largest expected loss allowed."""
 
 
 class MutualInformation(_Model):
@@ -318,7 +359,8 @@ class BayesVulnerability(_Model):
 SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
 """Objectives maximised over the extreme rays of the PML cone (mechdesign.objectives.sublinear)."""
 
-Objective = Annotated[Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability],
+Objective = Annotated[Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability,
+                            MinVulnerability],
                       Field(discriminator="kind")]
 
 
@@ -338,6 +380,40 @@ class SolverOptions(_Model):
     is the finest grid of exact doubles; a small k gives a rational kernel with small denominators.
     Either way the kernel is repaired until it is exactly (eps, P)-PML; certificate.rounding_cost
     reports the utility this cost (with k < 52, status optimal refers to the LP solution)."""
+
+
+def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
+    """Shapes of the gain matrix and loss, and the cap at least the prior vulnerability (exactly)."""
+    errors = []
+    cap = obj.max_vulnerability if isinstance(obj, ExpectedLoss) else obj
+    if cap is None:
+        return errors
+    where = "objective.max_vulnerability" if isinstance(obj, ExpectedLoss) else "objective"
+    if obj.prior == "worst_case":
+        return [(f"{where}", "a vulnerability cap needs one prior (a list of N masses or uniform), not worst_case")]
+    if isinstance(cap.gain, list) and len(cap.gain[0]) != n:
+        return [(f"{where}.gain", f"must have N = {n} columns (one per secret), found {len(cap.gain[0])}")]
+    if isinstance(obj, MinVulnerability):
+        if isinstance(obj.prior, list) and len(obj.prior) != n:
+            return [("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}")]
+        if isinstance(obj.loss, list):
+            if len(obj.loss) != n:
+                errors.append(("objective.loss", f"must have N = {n} rows, found {len(obj.loss)}"))
+            if output_size != "auto" and len(obj.loss[0]) != output_size:
+                errors.append(("objective.loss", f"must have M = output_size = {output_size} columns, "
+                                                 f"found {len(obj.loss[0])}"))
+        if obj.max_loss < 0:
+            errors.append(("objective.max_loss", f"must be >= 0, found {float(obj.max_loss):g}"))
+        return errors
+    if isinstance(obj.prior, list) and len(obj.prior) != n:
+        return errors  # reported with the objective's prior
+    prior = [Fraction(1, n)] * n if obj.prior == "uniform" else list(obj.prior)
+    gain = [[Fraction(int(w == x)) for x in range(n)] for w in range(n)] if cap.gain == "bayes" else cap.gain
+    v0 = max(sum((g * p for g, p in zip(row, prior)), Fraction(0)) for row in gain)
+    if cap.at_most < v0:
+        errors.append((f"{where}.at_most", f"must be >= the prior vulnerability max_w sum_x G(w,x) P(x) = "
+                                            f"{float(v0):.6g} (no kernel has less), found {float(cap.at_most):.6g}"))
+    return errors
 
 
 # ------------------------------------------------------------------------ spec
@@ -395,7 +471,7 @@ class Spec(_Model):
         """M, the number of outputs (output_size with auto resolved)."""
         if self.output_size != "auto":
             return self.output_size
-        if isinstance(self.objective, ExpectedLoss):
+        if isinstance(self.objective, (ExpectedLoss, MinVulnerability)):
             return len(self.objective.loss[0]) if isinstance(self.objective.loss, list) else self.n
         if self.objective.kind in SUBLINEAR_KINDS:
             return self.n  # a basic solution of the extreme-ray LP uses at most N rays
@@ -429,6 +505,8 @@ class Spec(_Model):
                     errors.append(("objective.loss", f"must have M = output_size = {self.output_size} columns, found {cols}"))
             if isinstance(obj.prior, list) and len(obj.prior) != n:
                 errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+        if isinstance(obj, (ExpectedLoss, MinVulnerability)):
+            errors += _vulnerability_errors(obj, n, self.output_size)
         if isinstance(obj, (MutualInformation, BayesVulnerability)) and isinstance(obj.prior, list) \
                 and len(obj.prior) != n:
             errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
