@@ -68,8 +68,10 @@ def remark2_column(epsilon: float, c: float, n: int, q: int) -> list[float]:
     """First column p of the Remark 2 extremal binary mechanism K* = [p, 1 − p]:
     q entries M = e^ε(1 − cq)/(1 + e^ε(1 − Nc)), then N − q entries m = (1 − e^ε c q)/(1 + e^ε(1 − Nc)).
 
-    Domain: 1 ≤ q ≤ N − 1, e^ε c q ≤ 1 (m ≥ 0) and e^ε c (N − q) ≤ 1 (M ≤ 1); both hold for
-    q = N/2 throughout the regime of Theorem 3 (ε < log(2/(Nc))).
+    Domain: 1 ≤ q ≤ N − 1, e^ε c q ≤ 1 (m ≥ 0) and e^ε c (N − q) ≤ 1 (M ≤ 1). For even N both hold
+    for q = N/2 throughout the regime of Theorem 3 (ε < log(2/(Nc))). For odd N some q is valid only
+    when ε ≤ log(2/((N + 1)c)): e.g. N = 3, c = 0.2, ε = 1.1 lies in the Theorem 3 regime but no q gives
+    a valid two-level column; the Dobrushin LP still reaches Ξ(ε, c) there, with a three-level column.
     """
     _check_eps_c_n(epsilon, c, n)
     if not (isinstance(q, int) and 1 <= q <= n - 1):
