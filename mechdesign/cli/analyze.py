@@ -112,11 +112,12 @@ def _disclosure_guarantees(kernel, prior_set, eps_value: float, ldp: float) -> d
     from mechdesign.theory import disclosure
 
     n = kernel.shape[0]
-    t_dis = disclosure.disclosure_threshold_for_set(prior_set, n)
-    t_so = disclosure.singling_out_threshold_for_set(prior_set, n)
+    low, high = disclosure.prior_set_mass_range(prior_set, n)
+    t_dis = -math.log1p(-float(low))
+    t_so = 0.0 - math.log(float(high))  # 0.0, not -0.0, for the simplex
     return {
         "theorem4_protected_min_entropy_above": _num(eps_value),
-        "theorem6_min_entropy_left": _num(disclosure.theorem6_min_entropy_bound_for_set(kernel, prior_set)),
+        "theorem6_min_entropy_left": _num(disclosure.theorem6_min_entropy_bound(ldp, min(float(low), 0.5))),
         "leakage_capacity_all_priors": _num(ldp),
         "no_disclosure_threshold": _num(t_dis),
         "no_disclosure": bool(eps_value < t_dis or ldp < math.inf),

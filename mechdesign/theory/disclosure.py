@@ -198,7 +198,7 @@ def singling_out_threshold_for_set(prior_set, n: int) -> float:
     """inf_{P∈𝒫} H∞(P) = −log max_{P∈𝒫} max_x P(x): below it no P ∈ 𝒫 lets the mechanism single out
     X (Corollary 8 for each P). Q_X(c): −log(1 − (N − 1)c); all priors: 0."""
     _, high = prior_set_mass_range(prior_set, n)
-    return -_log(high)
+    return 0.0 - _log(high)  # 0.0, not -0.0, when some prior is a point mass
 
 
 def theorem6_min_entropy_bound_for_set(K, prior_set) -> float:

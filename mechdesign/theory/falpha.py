@@ -24,10 +24,11 @@ def contraction_ratio_alpha(K, P, Q, alpha: float) -> float:
     P, Q = np.asarray(P, float), np.asarray(Q, float)
     if np.array_equal(P, Q):
         return math.nan
-    den = measures.renyi_divergence(P, Q, alpha)
-    if den <= 0:  # rounding of Σ P^α Q^{1−α} − 1 when P ≈ Q
-        return math.nan
-    num = measures.renyi_divergence(P @ K, Q @ K, alpha)
+    with np.errstate(over="ignore"):  # extreme priors of the local search: an infinite D_α is a valid value
+        den = measures.renyi_divergence(P, Q, alpha)
+        if den <= 0:  # rounding of Σ P^α Q^{1−α} − 1 when P ≈ Q
+            return math.nan
+        num = measures.renyi_divergence(P @ K, Q @ K, alpha)
     return num / den if math.isfinite(den) else (0.0 if math.isfinite(num) else math.nan)
 
 
