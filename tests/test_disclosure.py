@@ -326,3 +326,30 @@ def test_proposition12_halves_the_dp_parameter_near_c_half():
     # "when c is close to 1/2, the privacy parameter is reduced by almost a factor of 1/2" (printed remark)
     n, b = 1000, 1.0  # nb large, as in the remark (1/(nb) = 1e-3)
     assert d.laplace_count_entry_leakage_bound(n, b, 0.4999) / (1 / (n * b)) == pytest.approx(0.5, abs=0.01)
+
+
+def _laplace_db_pml_bruteforce(n, eps, p, eta, y):
+    """ℓ(D_1 → y) by enumerating the 2^n databases and evaluating Laplace densities (definition of PML)."""
+    b = 1 / (n * eps)
+    dbs = d.database_index(2, n)
+    prior = np.array([(1 - eta) * ((p if all(x) else 0) + ((1 - p) if not any(x) else 0)) + eta / 2 ** n for x in dbs])
+    dens = np.array([math.exp(-abs(y - sum(x) / n) / b) / (2 * b) for x in dbs])
+    py = prior @ dens
+    cond = [sum(prior[r] * dens[r] for r, x in enumerate(dbs) if x[0] == v) / sum(prior[r] for r, x in enumerate(dbs) if x[0] == v)
+            for v in (0, 1)]
+    return math.log(max(cond) / py)
+
+
+@pytest.mark.parametrize("n, eps, p, eta", [(3, 0.5, 0.3, 0.01), (6, 0.2, 0.5, 0.1), (8, 1.0, 0.4, 1e-4)])
+def test_theorem10_closed_form_matches_bruteforce(n, eps, p, eta):
+    for y in (1.0, 1.7):
+        assert d.theorem10_correlated_laplace_leakage(n, eps, p, eta) == pytest.approx(
+            _laplace_db_pml_bruteforce(n, eps, p, eta, y), rel=1e-10)
+
+
+@pytest.mark.parametrize("eps, delta", [(0.1, 0.05), (0.5, 0.01), (0.01, 0.1)])
+def test_theorem10_correlated_data_leak_almost_eps_max(eps, delta):
+    n, leak = d.theorem10_construction(eps, delta, p=0.5)
+    # the mechanism is eps-DP: Laplace with scale b = 1/(n eps) on a query of sensitivity 1/n (Dwork et al.)
+    assert leak > math.log(2) - delta - 1e-9   # eps_max(D_1) = log 2 for p = 1/2 (eta = 1e-12)
+    assert leak > eps                          # far above the DP parameter

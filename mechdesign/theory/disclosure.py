@@ -38,7 +38,8 @@ __all__ = [
     "count_query_leakage", "count_query_leakage_bound", "count_query_no_leakage_bound",
     "example33_gender_threshold", "binary_kl",
     "database_index", "dp_epsilon", "free_lunch_epsilon", "entry_pml", "conditional_entry_pml",
-    "theorem9_sup_conditional_pml", "laplace_count_entry_leakage_bound",
+    "theorem9_sup_conditional_pml", "theorem10_correlated_laplace_leakage", "theorem10_construction",
+    "laplace_count_entry_leakage_bound",
     "laplace_count_entry_leakage_bound_simplified",
 ]
 
@@ -406,6 +407,48 @@ def theorem9_sup_conditional_pml(K, d: int, n: int) -> float:
             block = K[[pos[r_[:i] + (v,) + r_[i:]] for v in range(d)]]
             worst = max(worst, measures.ldp(block))
     return worst
+
+
+def theorem10_correlated_laplace_leakage(n: int, epsilon: float, p: float, eta: float) -> float:
+    """ℓ(D_1 → y) for y ≥ 1 under a *correlated* database, for the ε-DP Laplace count mechanism
+    Y ~ Lap(S/n, b), S = Σ f(d_i), b = 1/(nε) (sensitivity 1/n, so ε-DP).
+
+    Prior (full support): with probability 1 − η all n binary entries are equal (all ones w.p. p), with
+    probability η they are i.i.d. uniform. For y ≥ 1 every mean S/n ≤ y, so p(y | ·) ∝ E[e^{εS} | ·] and
+
+        ℓ(D_1 → y) = log max_d E[e^{εS} | D_1 = d] / E[e^{εS}],
+
+    with E[e^{εS} | D_1 = 1] = (p(1−η) e^{nε} + (η/2) e^ε ((1 + e^ε)/2)^{n−1}) / (p(1−η) + η/2) and likewise for
+    d = 0. As η → 0 and n → ∞ it tends to log 1/min(p, 1 − p) = ε_max(D_1): a construction for Theorem 10
+    (Saeidian et al. 2024, Thm. 3) of the disclosure paper. Domain: n ≥ 1, ε > 0, p, η ∈ (0, 1)."""
+    if not (isinstance(n, int) and n >= 1 and epsilon > 0 and 0 < p < 1 and 0 < eta < 1):
+        raise ValueError(f"need n >= 1, eps > 0, p and eta in (0, 1), found {n!r}, {epsilon!r}, {p!r}, {eta!r}")
+    # work in logs: log E[e^{eps S} | ...] terms, scaled by e^{-n eps}
+    half = math.log((1 + math.exp(epsilon)) / 2)
+    mix = epsilon + (n - 1) * half - n * epsilon           # log of e^eps ((1+e^eps)/2)^{n-1} e^{-n eps}
+    mix0 = (n - 1) * half - n * epsilon                    # D_1 = 0: ((1+e^eps)/2)^{n-1} e^{-n eps}
+    all1, all0 = p * (1 - eta), (1 - p) * (1 - eta)
+    e1 = (all1 + eta / 2 * math.exp(mix)) / (all1 + eta / 2)
+    e0 = (all0 * math.exp(-n * epsilon) + eta / 2 * math.exp(mix0)) / (all0 + eta / 2)
+    total = all1 + eta / 2 * math.exp(mix) + all0 * math.exp(-n * epsilon) + eta / 2 * math.exp(mix0)
+    return math.log(max(e1, e0) / total)
+
+
+def theorem10_construction(epsilon: float, delta: float, p: float = 0.5, eta: float = 1e-12) -> tuple[int, float]:
+    """Theorem 10 (disclosure paper): for ε, δ > 0 find a database size n for which the ε-DP Laplace count
+    mechanism of :func:`theorem10_correlated_laplace_leakage` leaks ℓ(D_1 → y) > ε_max(D_1) − δ about one
+    entry, ε_max(D_1) = log 1/min_d p_{D_1}(d). Returns (n, leakage); n is doubled from 1 until it holds."""
+    if not (epsilon > 0 and delta > 0):
+        raise ValueError(f"need eps > 0 and delta > 0, found {epsilon!r}, {delta!r}")
+    q1 = p * (1 - eta) + eta / 2
+    eps_max = -math.log(min(q1, 1 - q1))
+    n = 1
+    while n < 2 ** 40:
+        v = theorem10_correlated_laplace_leakage(n, epsilon, p, eta)
+        if v > eps_max - delta:
+            return n, v
+        n *= 2
+    raise ValueError("no n found (eta too large for this delta)")
 
 
 def laplace_count_entry_leakage_bound(n: int, b: float, c: float) -> float:
