@@ -64,3 +64,17 @@ def test_analyze_shows_disclosure_guarantees(tmp_path, capsys):
     assert dis["no_disclosure"] is True
     status, out, _ = _run(capsys, "analyze", str(k), "--prior-set", "min_mass:0.1")
     assert "disclosure guarantees" in out
+
+
+def test_epsilon_unachievable_requirement_exits_1(capsys):
+    # over all priors some prior is a point mass: min_P H∞(P) = 0, so no eps guarantees no singling out
+    status, out, _ = _run(capsys, "epsilon", "--prior-set", "simplex", "--alphabet", "4", "--no-singling-out")
+    assert status == 1 and "no eps" in out
+
+
+def test_epsilon_hull_prior_set_infers_the_alphabet(capsys):
+    status, out, _ = _run(capsys, "epsilon", "--prior-set", "{kind: hull, priors: [[0.2, 0.3, 0.5], [0.4, 0.4, 0.2]]}",
+                          "--no-disclosure", "--json")
+    res = json.loads(out)
+    # min over the hull of min_x P(x) = 0.2 (at a vertex): log 1/(1 - 0.2)
+    assert status == 0 and res["alphabet"] == 3 and res["epsilon"] == pytest.approx(-math.log(0.8), rel=1e-12)

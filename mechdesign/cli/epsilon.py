@@ -10,8 +10,9 @@ requirement, whichever prior of 𝒫 is the true one, and the theorem that justi
 * ``--no-disclosure``: no attribute at all (ε < −log(1 − min_{P∈𝒫} min_x P(x)));
 * ``--no-singling-out``: X is never singled out (ε < min_{P∈𝒫} H∞(P), Corollary 8).
 
-"strict" in the answer means the guarantee holds for every ε below the value, not at it. Exit 0, or 2
-on bad input. (A spec form ``epsilon: {protect: …}`` is not offered here: see the README.)
+"strict" in the answer means the guarantee holds for every ε below the value, not at it. Exit 0; 1 when
+no ε ≥ 0 is guaranteed by the theorems (a strict bound of 0, e.g. --no-singling-out over all priors); 2 on
+bad input. (A spec form ``epsilon: {protect: …}`` is not offered here: see the README.)
 """
 from __future__ import annotations
 
@@ -90,4 +91,7 @@ def _cmd_epsilon(args) -> int:
     else:
         rel = "<" if out["strict"] else "<="
         sys.stdout.write(f"eps {rel} {out['epsilon']:.12g} nats  ({out['theorem']})\n  {out['explanation']}\n")
-    return 0
+        if out["strict"] and out["epsilon"] <= 0:
+            sys.stdout.write("  no eps >= 0 meets this bound: the prior set contains a prior with a zero mass "
+                             "(or a point mass); restrict the prior set (e.g. min_mass:C)\n")
+    return 1 if out["strict"] and out["epsilon"] <= 0 else 0
