@@ -56,6 +56,9 @@ def _rel(x, ref):
     (3.0, 1 - 1e-7, 2.0),
     (2.0, 0.5, 4.0),
     (1.2, 0.3, 2.5),
+    (1 + 1e-9, 0.5, 3.0),           # u → 1 alone
+    (1 + 1e-7, 0.2, 1.5),
+    (1.3, 1 - 1e-12, 12.0),         # v → 1 alone, large α
 ])
 def test_r_alpha_relative_accuracy(u, v, alpha):
     assert _rel(r_alpha(u, v, alpha), _r_ref(u, v, alpha)) <= RTOL
