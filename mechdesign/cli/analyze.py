@@ -106,7 +106,30 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", reports:
         out["repeated_release"] = {"k": rr.k, "epsilon": _num(rr.epsilon), "exact": rr.exact, "ldp": _num(rr.ldp),
                                    "worst_counts": None if rr.worst_counts is None else list(rr.worst_counts),
                                    "method": rr.method, "sentence": rr.sentence()}
+    out["disclosure"] = _disclosure_guarantees(kernel, prior_set, eps_value if pml_ok else capacity, ldp)
     return out
+
+
+def _disclosure_guarantees(kernel, prior_set, eps_value: float, ldp: float) -> dict[str, Any]:
+    """The disclosure paper's guarantees for this kernel and prior set
+    (:mod:`mechdesign.theory.disclosure`): Theorem 4's threshold (attributes with H∞(P_U) above the
+    guaranteed ε are not disclosed), Theorem 6's min-entropy left to every adversary of the set, and the
+    set-valued thresholds of Proposition 7 / Corollary 8 with whether ε lies below them."""
+    from mechdesign.theory import disclosure
+
+    n = kernel.shape[0]
+    low, high = disclosure.prior_set_mass_range(prior_set, n)
+    t_dis = -math.log1p(-float(low))
+    t_so = 0.0 - math.log(float(high))  # 0.0, not -0.0, for the simplex
+    return {
+        "theorem4_protected_min_entropy_above": _num(eps_value),
+        "theorem6_min_entropy_left": _num(disclosure.theorem6_min_entropy_bound(ldp, min(float(low), 0.5))),
+        "leakage_capacity_all_priors": _num(ldp),
+        "no_disclosure_threshold": _num(t_dis),
+        "no_disclosure": bool(eps_value < t_dis or ldp < math.inf),
+        "no_singling_out_threshold": _num(t_so),
+        "no_singling_out": bool(eps_value < t_so or ldp < math.inf),
+    }
 
 
 def _render(result: dict[str, Any], path: str) -> str:
@@ -137,6 +160,13 @@ def _render(result: dict[str, Any], path: str) -> str:
                   f"eps-LDP: {verdict[g['ldp']]}")
     if "repeated_release" in result:
         con.print(result["repeated_release"]["sentence"])
+    if result.get("disclosure"):
+        dt = Table(title="disclosure guarantees (disclosure paper)", show_header=False, box=None)
+        dt.add_column(justify="left")
+        dt.add_column(justify="left")
+        for k, v in result["disclosure"].items():
+            dt.add_row(k, str(v))
+        con.print(dt)
     if result["bounds"]:
         bt = Table(title="closed forms that apply", show_lines=False)
         for col in ("bound", "value", "measured", "holds"):

@@ -68,8 +68,10 @@ def remark2_column(epsilon: float, c: float, n: int, q: int) -> list[float]:
     """First column p of the Remark 2 extremal binary mechanism K* = [p, 1 − p]:
     q entries M = e^ε(1 − cq)/(1 + e^ε(1 − Nc)), then N − q entries m = (1 − e^ε c q)/(1 + e^ε(1 − Nc)).
 
-    Domain: 1 ≤ q ≤ N − 1, e^ε c q ≤ 1 (m ≥ 0) and e^ε c (N − q) ≤ 1 (M ≤ 1); both hold for
-    q = N/2 throughout the regime of Theorem 3 (ε < log(2/(Nc))).
+    Domain: 1 ≤ q ≤ N − 1, e^ε c q ≤ 1 (m ≥ 0) and e^ε c (N − q) ≤ 1 (M ≤ 1). For even N both hold
+    for q = N/2 throughout the regime of Theorem 3 (ε < log(2/(Nc))). For odd N some q is valid only
+    when ε ≤ log(2/((N + 1)c)): e.g. N = 3, c = 0.2, ε = 1.1 lies in the Theorem 3 regime but no q gives
+    a valid two-level column; the Dobrushin LP still reaches Ξ(ε, c) there, with a three-level column.
     """
     _check_eps_c_n(epsilon, c, n)
     if not (isinstance(q, int) and 1 <= q <= n - 1):
@@ -284,18 +286,48 @@ def _check_alpha(alpha: float) -> None:
 def r_alpha(u: float, v: float, alpha: float) -> float:
     """R_α(u, v) = (u^α − 1)/(u − 1) − (1 − v^α)/(1 − v) (f_α paper Theorem 6, eq. 23):
     D_{f_α}(P‖Q) ≤ TV(P, Q) R_α(Γ_max, Γ_min). Limits: α at u = 1 and at v = 1.
-    Domain: α > 1, u ∈ [1, ∞], v ∈ [0, 1]."""
+    Domain: α > 1, u ∈ [1, ∞], v ∈ [0, 1].
+
+    Numerics: with h(x) = (x^α − 1)/(x − 1), R_α = h(u) − h(v) cancels as u, v → 1 (both terms
+    → α). Near 1 (u − 1, 1 − v ≤ 0.05) it is summed as the binomial series
+    h(1 + a) − h(1 − b) = Σ_{k≥1} C(α, k+1)(a^k − (−b)^k), with a^k − (−b)^k written without
+    cancellation; elsewhere each term is expm1(α log x)/(x − 1), never 1 − v^α.
+    """
     _check_alpha(alpha)
     if not (u >= 1 and 0 <= v <= 1):
         raise ValueError(f"need u >= 1 and v in [0, 1], found {u!r}, {v!r}")
     if u == math.inf:
         return math.inf
+    a, b = u - 1.0, 1.0 - v  # exact in floats (Sterbenz) where the series is used
+    if a <= 0.05 and b <= 0.05 and alpha <= 200:
+        return _r_alpha_series(a, b, alpha)
     try:
-        up = alpha if u == 1 else math.expm1(alpha * math.log(u)) / (u - 1)
+        up = alpha if u == 1 else math.expm1(alpha * math.log(u)) / a
     except OverflowError:
         return math.inf
-    low = alpha if v == 1 else (1 - v ** alpha) / (1 - v)
+    low = alpha if v == 1 else (-math.expm1(alpha * math.log(v)) / b if v > 0 else 1.0 / b)
     return up - low
+
+
+def _r_alpha_series(a: float, b: float, alpha: float) -> float:
+    """Σ_{k≥1} C(α, k+1) (a^k − (−b)^k) for 0 ≤ a, b ≤ 0.05 (see :func:`r_alpha`).
+
+    a^k − (−b)^k = (a + b)·S_k with S_k = Σ_{j=0}^{k−1} a^j (−b)^{k−1−j}, computed by the recursion
+    S_1 = 1, S_{k+1} = a^k − b S_k. The k = 1 term C(α, 2)(a + b) dominates; rounding in the
+    later S_k is of order 1e−16·max(a, b)^{k−1}, negligible beside it."""
+    total = 0.0
+    coef = alpha * (alpha - 1) / 2.0   # C(α, 2)
+    s_k, a_pow = 1.0, 1.0              # S_1 = 1, a^0
+    top = max(a, b)
+    for k in range(1, 400):
+        total += coef * s_k
+        # |S_j| ≤ j top^{j−1} and |C(α, j+1)| decreases for j > α: stop when the bound is negligible
+        if coef == 0 or (k > alpha + 2 and abs(coef) * (k + 1) * top ** k <= 1e-18 * abs(total)):
+            break
+        a_pow *= a                     # a^k
+        s_k = a_pow - b * s_k          # S_{k+1} = a^k + (−b) S_k
+        coef *= (alpha - k - 1) / (k + 2)  # C(α, k+2) = C(α, k+1)(α − k − 1)/(k + 2)
+    return (a + b) * total
 
 
 def g_alpha(t: float, alpha: float) -> float:
@@ -309,11 +341,14 @@ def g_alpha(t: float, alpha: float) -> float:
     _check_alpha(alpha)
     if not 0 <= t <= 1:
         raise ValueError(f"t must lie in [0, 1], found {t!r}")
-    if t < 1 / alpha:
-        return math.expm1(2 * (alpha - 1) * t * t) if alpha < 2 else (4 * t * t + 1) ** (alpha - 1) - 1
+    if t < 1 / alpha:  # expm1/log1p: no cancellation near t = 0 (g_α(1e−9, 3) = 8e−18, not 0)
+        return math.expm1(2 * (alpha - 1) * t * t) if alpha < 2 else math.expm1((alpha - 1) * math.log1p(4 * t * t))
     if t == 1:
         return math.inf
-    return (1 - t) ** (1 - alpha) - 1
+    try:
+        return math.expm1((1 - alpha) * math.log1p(-t))
+    except OverflowError:
+        return math.inf
 
 
 def g_alpha_inverse(s: float, alpha: float) -> float:
@@ -334,11 +369,11 @@ def g_alpha_inverse(s: float, alpha: float) -> float:
     if s == math.inf:
         return 1.0
     t0 = 1 / alpha
-    h = math.expm1(2 * (alpha - 1) * t0 * t0) if alpha < 2 else (1 + 4 * t0 * t0) ** (alpha - 1) - 1
-    if s < h:
+    h = math.expm1(2 * (alpha - 1) * t0 * t0) if alpha < 2 else math.expm1((alpha - 1) * math.log1p(4 * t0 * t0))
+    if s < h:  # expm1/log1p: (s + 1)^{1/(α−1)} − 1 cancels for small s
         if alpha < 2:
             return min(t0, math.sqrt(math.log1p(s) / (2 * (alpha - 1))))
-        return min(t0, 0.5 * math.sqrt((s + 1) ** (1 / (alpha - 1)) - 1))
+        return min(t0, 0.5 * math.sqrt(math.expm1(math.log1p(s) / (alpha - 1))))
     return max(-math.expm1(math.log1p(s) / (1 - alpha)), t0)
 
 
