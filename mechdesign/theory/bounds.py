@@ -53,7 +53,10 @@ def xi(epsilon: float, c: float, n: int) -> float:
     """
     _check_eps_c_n(epsilon, c, n)
     inv = math.exp(-epsilon)  # divide through by e^ε: no overflow for any ε
-    return min((1.0 - inv) / ((1.0 - n * c) + inv), 1.0)
+    den = max(0.0, 1.0 - n * c) + inv
+    if den == 0.0:  # c = 1/N and e^-ε underflows: (e^ε − 1)/1 ≥ 1 (Remark 1), never 0/0
+        return 1.0
+    return min(-math.expm1(-epsilon) / den, 1.0)
 
 
 def ldp_dobrushin(epsilon: float) -> float:
