@@ -115,8 +115,8 @@ def exact_number_text(value: Any) -> str | None:
         return None
     if isinstance(value, np.integer):
         return str(int(value))
-    if isinstance(value, np.floating):
-        return float.__repr__(float(value))
+    if isinstance(value, np.floating):  # float32, longdouble: the shortest decimal at their precision
+        return str(value)
     return None
 
 
