@@ -255,7 +255,7 @@ def test_a_50_mb_file_is_refused_by_its_size_before_reading(tmp_path, capsys):
         f.truncate(50 * 1024 * 1024)  # sparse: 50 MB on paper
     status = main(["solve", str(path)])
     err = capsys.readouterr().err
-    assert status == 2 and "16777216 bytes" in err and str(50 * 1024 * 1024) in err
+    assert status == 2 and "8388608 bytes" in err and str(50 * 1024 * 1024) in err
 
 
 def test_deep_python_data_is_a_spec_error_not_recursion():

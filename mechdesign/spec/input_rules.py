@@ -16,11 +16,13 @@ aliases are refused, and so is a key that appears twice in one mapping (named, w
 
 **Limits, checked before any heavy work** (each message states the limit):
 
-* the spec file is at most :data:`MAX_SPEC_BYTES` (16 MiB), checked with ``stat`` before the file is
+* the spec file is at most :data:`MAX_SPEC_BYTES` (8 MiB), checked with ``stat`` before the file is
   read, so a 50 MB file of comments is refused at once. The documented scale N = M = 3000 uses a
-  named loss (hamming, absolute, squared) and needs a few hundred bytes; 16 MiB still holds an
-  explicit 1000 × 1000 loss matrix with 16 characters per entry. A larger matrix is not a spec
-  any more but data, and YAML parsing in Python would cost minutes and gigabytes.
+  named loss (hamming, absolute, squared) and needs a few hundred bytes; 8 MiB still holds an
+  explicit 1000 × 1000 loss matrix with 6 characters per entry (``0.125,``). YAML parsing costs
+  about 1.5 s and 55 MB per MiB of numbers here (PyYAML with libyaml: a 16 MB matrix took 25 s and
+  0.9 GB), so 8 MiB bounds a spec's parse at about 12 s; a larger matrix is data, to be passed from
+  Python as an array (``design({... "loss": np.array(...)})``), where no YAML is parsed.
 * nesting depth at most :data:`MAX_DEPTH` (32): a spec is 4 levels deep (spec → objective →
   priors → list), so 32 is generous; it is counted on the parser's event stream, before a node
   tree is built, so a 5,000-deep document gives a message, never a RecursionError.
@@ -42,7 +44,7 @@ import yaml
 __all__ = ["DecimalText", "MAX_SPEC_BYTES", "MAX_DEPTH", "MAX_N", "MAX_M", "MAX_NM",
            "SpecInputError", "load_yaml_text", "read_spec_file", "plain_python", "exact_number_text"]
 
-MAX_SPEC_BYTES = 16 * 1024 * 1024
+MAX_SPEC_BYTES = 8 * 1024 * 1024
 """Largest spec file accepted (bytes)."""
 MAX_DEPTH = 32
 """Deepest nesting of mappings and sequences accepted in a spec."""
@@ -164,8 +166,11 @@ class _ExactLoader(yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) 
 
 
 def _construct_float(loader, node):
-    text = loader.construct_scalar(node)
-    value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    text = node.value
+    try:
+        value = float(text)  # a plain decimal (fast path); .inf, .nan and base 60 go through PyYAML
+    except ValueError:
+        value = yaml.SafeLoader.construct_yaml_float(loader, node)
     return DecimalText(text, value) if math.isfinite(value) else value
 
 
@@ -237,7 +242,7 @@ def load_yaml_text(text: str) -> Any:
     """Parse spec YAML under the rules above; raise :class:`SpecInputError` or ``yaml.YAMLError``."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
         raise SpecInputError("spec", f"YAML text is {len(text.encode('utf-8', 'surrogatepass'))} bytes; "
-                             f"the limit is {MAX_SPEC_BYTES} bytes (16 MiB)")
+                             f"the limit is {MAX_SPEC_BYTES} bytes (8 MiB)")
     _check_events(text)
     return yaml.load(text, Loader=_ExactLoader)  # noqa: S506 - _ExactLoader is a SafeLoader
 
@@ -251,7 +256,7 @@ def read_spec_file(path: Path) -> str:
     except OSError as exc:
         raise SpecInputError("spec", f"cannot read {path}: {exc}") from None
     if size > MAX_SPEC_BYTES:
-        raise SpecInputError("spec", f"file {path} is {size} bytes; the limit is {MAX_SPEC_BYTES} bytes (16 MiB)")
+        raise SpecInputError("spec", f"file {path} is {size} bytes; the limit is {MAX_SPEC_BYTES} bytes (8 MiB)")
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
