@@ -296,3 +296,14 @@ def test_a_linspace_sweep_matches_the_ldp_dobrushin_closed_form():
                          "objective": {"kind": "dobrushin"}})
         assert result.is_ok
         assert result.objective == pytest.approx(math.tanh(float(eps) / 2), abs=1e-9)
+
+
+def test_remark2_and_proposition2_at_large_epsilon_take_their_limits():
+    """c = 0 (LDP): Remark 2's column is e^ε/(1 + e^ε), 1/(1 + e^ε) → (1, 0); Proposition 2's
+    Γ_max = e^ε + 1 → ∞ and Γ_min → 0 (both overflowed before at ε ≥ 710)."""
+    assert bounds.remark2_column(1000.0, 0.0, 3, 1) == [1.0, 0.0, 0.0]
+    assert bounds.proposition2_gamma_bounds(1000.0, 0.0, 3) == (math.inf, 0.0)
+    # and at an ordinary ε they are the paper's formulas, written out here
+    e = math.exp(1.0)
+    assert bounds.remark2_column(1.0, 0.1, 4, 2)[0] == pytest.approx(e * (1 - 0.2) / (1 + e * (1 - 0.4)), rel=1e-15)
+    assert bounds.proposition2_gamma_bounds(1.0, 0.1, 3)[0] == pytest.approx((1 - 0.3) * e + 1, rel=1e-15)
