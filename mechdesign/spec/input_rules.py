@@ -123,6 +123,8 @@ def exact_number_text(value: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------- Python data
+_PLAIN_SCALARS = frozenset({int, float, str, bool, type(None), DecimalText, Fraction})
+
 def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
     """Turn NumPy scalars and arrays (and tuples) into plain ints, floats and lists, checking depth.
 
@@ -134,6 +136,8 @@ def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
     if isinstance(value, dict):
         return {k: plain_python(v, f"{where}.{k}" if where != "spec" else str(k), depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(type(v) in _PLAIN_SCALARS for v in value):  # fast path: a row of plain numbers
+            return list(value)
         return [plain_python(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
     try:
         import numpy as np
@@ -144,7 +148,7 @@ def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
             raise SpecInputError(where, f"nested deeper than {MAX_DEPTH} levels (limit {MAX_DEPTH})")
         if value.dtype.kind not in "biuf":
             raise SpecInputError(where, f"array of dtype {value.dtype} is not numeric")
-        return plain_python(value.tolist() if value.ndim else value.item(), where, depth)
+        return value.tolist() if value.ndim else plain_python(value.item(), where, depth)  # Python numbers
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, np.integer):
