@@ -14,7 +14,8 @@ import numpy as np
 
 from mechdesign.theory import bounds
 
-from mechdesign.certify.exact import ExactKernel, check_pml, repair, to_grid
+from mechdesign.certify.exact import GRID, ExactKernel, check_pml, repair, to_grid
+from mechdesign.certify.saturation import ratio_cap
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.plan import ClosedForm
 from mechdesign.objectives.registry import objective_rules
@@ -155,7 +156,8 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     the gap within GAP_TOLERANCE·max(1, |objective|). On a coarse grid (solver.denominator_bits
     < 52) the utility lost by rounding is deliberate, so the LP solution's gap is judged instead.
     """
-    bound_e = spec.epsilon.exp_lower_bound()
+    # E ≤ e^ε from the text as written; capped where no kernel on the 2^-52 grid can tell e^ε from ∞
+    bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
     rules = objective_rules(spec)
     exact, weight, check = repair(to_grid(K), spec.prior_set, bound_e, bits=spec.solver.denominator_bits)
     exact, side_weight = rules.enforce(exact)   # the objective's own constraints (e.g. a vulnerability cap)

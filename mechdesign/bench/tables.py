@@ -158,6 +158,7 @@ def _qif_child(n: int, eps: float, queue) -> None:
     from qif.mechanism import d_privacy
 
     from mechdesign.certify.exact import check_pml, to_grid
+    from mechdesign.certify.saturation import ratio_cap
     from mechdesign.spec.models import load_spec
 
     t = time.perf_counter()
@@ -165,7 +166,7 @@ def _qif_child(n: int, eps: float, queue) -> None:
                                               lambda i, j: float(abs(i - j))))
     total = time.perf_counter() - t
     spec = load_spec(_spec_loss(n, 0.0, eps))
-    feasible = check_pml(to_grid(C), spec.prior_set, spec.epsilon.exp_lower_bound()).feasible
+    feasible = check_pml(to_grid(C), spec.prior_set, spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, 1 << 52))).feasible
     loss = float(np.mean((C * np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])).sum(axis=1)))
     queue.put({"total": total, "objective": loss, "feasible": feasible,
                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})

@@ -325,8 +325,9 @@ class Verification:
     private: bool
     decided: bool
     check: PMLCheck
-    upper_bound: Fraction
-    """The rational U ≥ e^ε used to confirm a rejection."""
+    upper_bound: Fraction | None
+    """The rational U ≥ e^ε used to confirm a rejection (None when e^ε ≥ the kernel's ratio cap, past
+    which only infinite ratios fail: :mod:`mechdesign.certify.saturation`)."""
     row_sums: list[Fraction]
     negative: list[tuple[int, int]]
     """(row, column) of negative entries (at most 10 listed)."""
@@ -346,17 +347,20 @@ def verify_kernel(kernel: ExactKernel, prior_set: PriorSet, epsilon) -> Verifica
     """
     from mechdesign.spec import expr
 
+    from mechdesign.certify.saturation import ratio_cap
+
     text = epsilon.text if hasattr(epsilon, "text") else str(epsilon)
+    cap = ratio_cap(prior_set, kernel.denominator)  # e^ε ≥ cap behaves as ∞ for this kernel (saturation.py)
     nums = kernel.numerators
     row_sums = [Fraction(int(s), kernel.denominator) for s in nums.sum(axis=1)]
     negative = [(int(i), int(j)) for i, j in zip(*np.nonzero(nums < 0))][:10]
     for bits in (160, 640, 2560):  # both bounds are e^ε itself when it is rational (ε = log 3)
-        lower = expr.exp_lower_bound(text, bits)
-        upper = expr.exp_upper_bound(text, bits)
+        lower = expr.exp_lower_bound(text, bits, cap=cap)
+        upper = expr.exp_upper_bound(text, bits, cap=cap)  # None: e^ε ≥ cap, only infinite ratios fail
         check = check_pml(kernel, prior_set, lower)
         if check.feasible or not check.stochastic:
             return Verification(check.feasible, True, check, upper, row_sums, negative)
-        if any(r is not None and r > upper for r in check.ratios) or any(
+        if any(r is not None and upper is not None and r > upper for r in check.ratios) or any(
                 r is None and int(mx) > 0 for r, mx in zip(check.ratios, nums.max(axis=0))):
             return Verification(False, True, check, upper, row_sums, negative)
     return Verification(False, False, check, upper, row_sums, negative)

@@ -36,10 +36,15 @@ def _holds(kernel, prior_set, epsilon) -> bool | None:
     rational, e.g. log(10/3), is decided exactly)."""
     from mechdesign.spec import expr
     from mechdesign.certify.exact import check_pml
+    from mechdesign.certify.saturation import ratio_cap
 
-    if check_pml(kernel, prior_set, expr.exp_lower_bound(epsilon.text)).feasible:
+    cap = ratio_cap(prior_set, kernel.denominator)  # e^ε ≥ cap behaves as ∞ for this kernel
+    if check_pml(kernel, prior_set, expr.exp_lower_bound(epsilon.text, cap=cap)).feasible:
         return True
-    if not check_pml(kernel, prior_set, expr.exp_upper_bound(epsilon.text)).feasible:
+    upper = expr.exp_upper_bound(epsilon.text, cap=cap)
+    if upper is None:  # e^ε ≥ cap: the failure is an infinite ratio
+        return False if expr.exp_saturates(epsilon.text, cap) else None
+    if not check_pml(kernel, prior_set, upper).feasible:
         return False
     return True if expr.exp_exact(epsilon.text) is not None else None
 

@@ -5,6 +5,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from mechdesign.spec.errors import InputError, SpecError
+from mechdesign.spec.input_rules import SpecInputError, load_yaml_text
 from mechdesign.spec.models import Epsilon, PriorSet, _to_epsilon
 
 __all__ = ["parse_prior_set", "parse_epsilon"]
@@ -21,7 +22,9 @@ def parse_prior_set(text: str, n: int | None = None):
     text = text.strip()
     if text.startswith("{"):
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml_text(text)  # decimals keep their text (exact), plain types only
+        except SpecInputError as exc:
+            raise InputError(f"--prior-set: {exc.rule}") from None
         except yaml.YAMLError:
             raise InputError(f"--prior-set: malformed mapping {text!r}") from None
     elif ":" in text:

@@ -100,6 +100,35 @@ def _violations(result: Verification) -> list[tuple[int, object]]:
     return [(y, r) for y, r in enumerate(result.check.ratios) if r is not None and r > bound]
 
 
+def _decimal_down(q: Fraction, digits: int = 17) -> str:
+    """q as a decimal with ``digits`` significant digits, rounded toward 0, so that it is still ≤ q
+    (printing E ≤ e^ε rounded to nearest could show a number above e^ε)."""
+    return _decimal(q, digits, up=False)
+
+
+def _decimal_up(q: Fraction, digits: int = 17) -> str:
+    """q rounded away from 0 (still ≥ q), for an upper bound U ≥ e^ε."""
+    return _decimal(q, digits, up=True)
+
+
+def _decimal(q: Fraction, digits: int, up: bool) -> str:
+    from decimal import Decimal
+
+    q = Fraction(q)
+    if q <= 0:
+        return str(q)
+    e10 = len(str(q.numerator)) - len(str(q.denominator))  # 10^e10 <= q < 10^(e10+1), after adjusting
+    while q >= Fraction(10) ** (e10 + 1):
+        e10 += 1
+    while q < Fraction(10) ** e10:
+        e10 -= 1
+    k = e10 - digits + 1  # 10^k is the unit of the last of `digits` significant digits
+    scaled = q / Fraction(10) ** k
+    n = -((-scaled.numerator) // scaled.denominator) if up else scaled.numerator // scaled.denominator
+    d = Decimal(f"{n}E{k}").normalize()
+    return format(d, "f") if -6 <= d.adjusted() < 21 else str(d)
+
+
 def verification_json(result: Verification, eps) -> dict:
     c = result.check
     return {
@@ -109,7 +138,7 @@ def verification_json(result: Verification, eps) -> dict:
         "epsilon": eps.value,
         "epsilon_text": eps.text,
         "exp_epsilon_lower_bound": str(c.bound),
-        "exp_epsilon_upper_bound": str(result.upper_bound),
+        "exp_epsilon_upper_bound": None if result.upper_bound is None else str(result.upper_bound),
         "leakage": c.leakage if math.isfinite(c.leakage) else "inf",
         "worst_output": c.worst_output,
         "worst_prior": _frac_list(c.worst_prior),
@@ -137,17 +166,22 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
     bound = c.bound
     if bound == result.upper_bound:
         bound_text = f"e^eps = {bound}"
+    elif result.upper_bound is None:
+        bound_text = (f"E = {_decimal_down(bound)} (a rational E <= e^eps; e^eps is past this kernel's ratio cap, "
+                      "so only zero patterns matter)")
     else:
-        bound_text = f"E = {float(bound):.17g} (a rational E <= e^eps)"
+        bound_text = f"E = {_decimal_down(bound)} (a rational E <= e^eps)"
     if c.worst_output is not None:
         y = c.worst_output
         rel = "<=" if c.worst_ratio != math.inf and c.worst_ratio <= bound else ">"
+        above = "e^eps" if result.upper_bound is None else "e^eps <= " + _decimal_up(result.upper_bound)
         lines.append(f"  worst output y = {y}: max_x K_x(y) / min_P P.K(:,y) = {_ratio_str(c.worst_ratio)} "
-                     f"{rel} {bound_text if rel == '<=' or bound == result.upper_bound else 'e^eps <= ' + str(float(result.upper_bound))}")
+                     f"{rel} {bound_text if rel == '<=' or bound == result.upper_bound else above}")
         if c.worst_prior is not None:
             lines.append(f"  worst prior vertex P = [{', '.join(_frac_list(c.worst_prior))}]")
         leak = c.leakage
-        lines.append(f"  leakage {leak:.17g} nats {'<=' if rel == '<=' else '>'} eps = {eps.value:.17g}"
+        shown = eps.text if len(eps.text) <= 60 else f"{eps.value:.17g}"
+        lines.append(f"  leakage {leak:.17g} nats {'<=' if rel == '<=' else '>'} eps = {shown}"
                      if math.isfinite(leak) else "  leakage infinite (an output some prior deems impossible)")
     bad = _violations(result)
     if len(bad) > 1:

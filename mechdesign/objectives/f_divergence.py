@@ -5,7 +5,6 @@ of the Dobrushin paper bounds the KL divergence for Q_X(c).
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -33,7 +32,7 @@ def corollary1_bound(spec: Spec) -> float | None:
         return None
     eps, c = spec.epsilon.value, float(c)
     delta = float(sum(abs(a - b) for a, b in zip(*obj.priors)) / 2)
-    return bounds.xi(eps, c, n) * math.log1p((1 - n * c) * math.exp(eps)) * delta
+    return bounds.corollary1_kl_bound(eps, c, n, min(delta, 1.0))  # log-space: no overflow at large eps
 
 
 def _fixed_tangent_secant(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound) -> FixedDesign | None:

@@ -4,10 +4,15 @@ The text is parsed with :mod:`ast` and only numbers, ``+ - * / **``, unary
 signs, the constants ``e`` and ``pi`` and the functions ``log``, ``exp`` and
 ``sqrt`` are accepted; nothing is ever passed to ``eval``.
 
-The same tree is evaluated twice: once in floats (the value the LP uses) and
-once in mpmath interval arithmetic, which gives a rigorous enclosure of ε and
-hence a *rational lower bound of e^ε* that the exact privacy check relies on
-(an emitted kernel checked against a number ≤ e^ε is private at ε).
+Every literal means its text exactly (``0.1`` is 1/10, a 38-digit decimal is
+that decimal, not the double Python's parser rounds it to). The tree is evaluated
+in mpmath interval arithmetic with outward rounding, which gives a rigorous
+enclosure of ε and hence a *rational lower bound of e^ε* that the exact privacy
+check relies on (an emitted kernel checked against a number ≤ e^ε is private at
+ε). The double the LP uses is that enclosure rounded (:func:`evaluate`). Huge
+values never ask for huge numbers: exp saturates at 2^20 nats (an enclosure
+[e^(2^20), ∞]) and callers cap e^ε where no kernel can tell it from ∞
+(``cap`` of :func:`exp_lower_bound`).
 """
 from __future__ import annotations
 
@@ -17,7 +22,8 @@ from fractions import Fraction
 
 import mpmath
 
-__all__ = ["ExpressionError", "evaluate", "exp_lower_bound", "exp_upper_bound", "exp_exact", "parse"]
+__all__ = ["ExpressionError", "enclose", "evaluate", "exp_lower_bound", "exp_upper_bound", "exp_exact",
+           "exp_saturates", "parse"]
 
 _FUNCTIONS = {"log", "exp", "sqrt"}
 _CONSTANTS = {"e", "pi"}
@@ -32,8 +38,9 @@ def parse(text: str) -> ast.Expression:
     """Parse ``text`` and reject every construct outside the small grammar."""
     if len(text) > 200:
         raise ExpressionError("expression longer than 200 characters")
+    source = text.strip()
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"not an arithmetic expression: {text!r}") from exc
     for node in ast.walk(tree):
@@ -46,6 +53,7 @@ def parse(text: str) -> ast.Expression:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 raise ExpressionError(f"only numbers are allowed as constants in {text!r}")
+            node.exact = _literal(ast.get_source_segment(source, node), node.value)
             continue
         if isinstance(node, ast.Name):
             if node.id not in _CONSTANTS and node.id not in _FUNCTIONS:
@@ -65,7 +73,7 @@ def _walk(node: ast.AST, ops: dict):
     if isinstance(node, ast.Expression):
         return _walk(node.body, ops)
     if isinstance(node, ast.Constant):
-        return ops["const"](node.value)
+        return ops["const"](node.exact)
     if isinstance(node, ast.Name):
         return ops[node.id]
     if isinstance(node, ast.UnaryOp):
@@ -87,84 +95,135 @@ def _walk(node: ast.AST, ops: dict):
     raise ExpressionError(f"cannot evaluate {type(node).__name__}")  # pragma: no cover
 
 
-def _float_div(a: float, b: float) -> float:
-    if b == 0:
-        raise ExpressionError("division by zero")
-    return a / b
+MAX_LITERAL_EXPONENT = 4000
+"""A decimal literal's exponent is at most 4000 in absolute value (``1e999`` is fine, ``1e99999`` is
+refused): the literal is turned into an exact integer ratio, whose size grows with the exponent."""
 
 
-def _float_log(a: float) -> float:
-    if a <= 0:
-        raise ExpressionError("log of a non-positive number")
-    return math.log(a)
+def _literal(segment: str | None, value) -> Fraction:
+    """The exact rational a literal denotes: its source text, never its binary double.
 
-
-def _float_sqrt(a: float) -> float:
-    if a < 0:
-        raise ExpressionError("sqrt of a negative number")
-    return math.sqrt(a)
-
-
-def _float_exp(a: float) -> float:
+    ``2.30258509299404568401799145468436420760`` is that decimal exactly (issue 10, item 1): the
+    double Python's parser made of it lies above ln 10, the decimal below.
+    """
+    if isinstance(value, int):
+        return Fraction(value)
+    text = (segment or repr(value)).replace("_", "")
+    mantissa, _, exponent = text.lower().partition("e")
+    if exponent and abs(int(exponent)) > MAX_LITERAL_EXPONENT:
+        raise ExpressionError(f"the literal {text} is out of range (decimal exponent at most "
+                              f"{MAX_LITERAL_EXPONENT} in absolute value)")
     try:
-        return math.exp(a)
-    except OverflowError as exc:
-        raise ExpressionError("exp overflows") from exc
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ExpressionError(f"not a decimal number: {text!r}") from None
 
 
-def _float_pow(a: float, b: float) -> float:
-    try:
-        result = a ** b
-    except (OverflowError, ZeroDivisionError) as exc:
-        raise ExpressionError("power out of range") from exc
-    if isinstance(result, complex):
-        raise ExpressionError("power of a negative number")
-    return float(result)
+EXP_SATURATION = 2 ** 20
+"""exp of an argument above 2^20 is enclosed as [e^(2^20), +inf]: still a rigorous enclosure, and
+2^20 nats is far beyond any e^ε a kernel can tell apart (see mechdesign.certify.saturation), so
+``exp(exp(100))`` never asks for a number with 10^43 digits."""
+
+MAX_INTEGER_POWER = 4096
 
 
-_FLOAT_OPS = {
-    "const": float, "e": math.e, "pi": math.pi, "div": _float_div, "pow": _float_pow,
-    "log": _float_log, "exp": _float_exp, "sqrt": _float_sqrt,
-}
-
-
-def evaluate(text: str) -> float:
-    """Value of the expression in floating point."""
-    value = _walk(parse(text), _FLOAT_OPS)
-    if not math.isfinite(value):
-        raise ExpressionError(f"{text!r} is not finite")
-    return float(value)
+def _ends(x) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """The exact endpoints (lo, hi) of an mpmath interval, as mpf numbers."""
+    lo, hi = x._mpi_
+    return mpmath.mp.make_mpf(lo), mpmath.mp.make_mpf(hi)
 
 
 def _interval(text: str, bits: int):
+    """A rigorous enclosure of the expression's exact value (mpmath ``iv``, outward rounding)."""
     iv = mpmath.iv
-    def const(v):
-        # a float literal denotes the decimal the user wrote, not its binary neighbour
-        q = Fraction(repr(v)) if isinstance(v, float) else Fraction(v)
+
+    def const(q: Fraction):
         return iv.mpf(q.numerator) / iv.mpf(q.denominator)
+
     def div(a, b):
-        if 0 in b:
+        lo, hi = _ends(b)
+        if lo <= 0 <= hi:
             raise ExpressionError("division by zero")
         return a / b
+
     def log(a):
-        if a.a <= 0:
+        if _ends(a)[0] <= 0:
             raise ExpressionError("log of a non-positive number")
         return iv.log(a)
+
     def sqrt(a):
-        if a.a < 0:
+        if _ends(a)[0] < 0:
             raise ExpressionError("sqrt of a negative number")
         return iv.sqrt(a)
-    ops = {"const": const, "e": iv.e, "pi": iv.pi, "div": div, "pow": lambda a, b: a ** b,
-           "log": log, "exp": iv.exp, "sqrt": sqrt}
+
+    def exp(a):
+        lo, hi = _ends(a)
+        if hi <= EXP_SATURATION:
+            return iv.exp(a)
+        low, _ = _ends(iv.exp(iv.mpf(min(lo, mpmath.mpf(EXP_SATURATION)))))
+        return iv.mpf([low, mpmath.inf])
+
+    def power(a, b):
+        (alo, ahi), (blo, bhi) = _ends(a), _ends(b)
+        if blo == bhi and mpmath.isfinite(blo) and blo == int(blo) and abs(int(blo)) <= MAX_INTEGER_POWER \
+                and mpmath.isfinite(alo) and mpmath.isfinite(ahi):
+            k = int(blo)
+            if k < 0 and alo <= 0 <= ahi:
+                raise ExpressionError("power out of range (negative power of zero)")
+            return a ** k
+        if alo <= 0:
+            raise ExpressionError("power of a number that may be <= 0 needs an integer exponent "
+                                  f"of at most {MAX_INTEGER_POWER}")
+        return exp(b * iv.log(a))
+
+    ops = {"const": const, "e": iv.e, "pi": iv.pi, "div": div, "pow": power,
+           "log": log, "exp": exp, "sqrt": sqrt}
     old = iv.prec
     iv.prec = bits
     try:
-        return _walk(parse(text), ops)
+        value = _walk(parse(text), ops)
+    except (OverflowError, ZeroDivisionError, MemoryError) as exc:  # pragma: no cover - guarded above
+        raise ExpressionError(f"cannot evaluate {text!r}: {type(exc).__name__}") from None
     finally:
         iv.prec = old
+    lo, hi = _ends(value)
+    if mpmath.isnan(lo) or mpmath.isnan(hi) or lo == -mpmath.inf:
+        raise ExpressionError(f"cannot bound {text!r} rigorously (an infinity times zero or minus infinity)")
+    return value
 
 
-def exp_lower_bound(text: str, bits: int = 160) -> Fraction:
+def enclose(text: str) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(lo, hi) with lo ≤ value ≤ hi, the value of ``text`` taken exactly; hi may be +inf.
+
+    When the enclosure straddles 0 the precision is raised (160, 640, 2560 bits); an expression
+    whose sign is still undecided (and that is not evidently 0, see :func:`exp_exact`) is refused.
+    """
+    for bits in (160, 640, 2560):
+        lo, hi = _ends(_interval(text, bits))
+        if lo >= 0 or hi < 0:
+            return lo, hi
+    if exp_exact(text) == 1:
+        return mpmath.mpf(0), mpmath.mpf(0)
+    raise ExpressionError(f"cannot decide the sign of {text!r} (it lies within 2^-2500 of 0)")
+
+
+def evaluate(text: str) -> float:
+    """The expression's exact value rounded to a double (the value the LP is given).
+
+    0.0 for a positive value below the double range (``1/1e999``: the LP then designs for ε = 0,
+    which is private at every ε ≥ 0) and ``inf`` above it (``exp(1000)``).
+    """
+    lo, hi = enclose(text)
+    if lo == 0 and hi == 0:
+        return 0.0
+    mid = lo if not mpmath.isfinite(hi) else (lo + hi) / 2
+    try:
+        return float(mid)
+    except OverflowError:  # pragma: no cover - mpmath returns inf
+        return math.inf
+
+
+def exp_lower_bound(text: str, bits: int = 160, cap: Fraction | None = None) -> Fraction:
     """A rational number ≤ e^ε, where ε is the exact value of ``text``.
 
     ε is enclosed in an interval with ``bits`` of working precision, and the
@@ -172,22 +231,62 @@ def exp_lower_bound(text: str, bits: int = 160) -> Fraction:
     is within a relative 2^-(bits-10) of e^ε for moderate ε. When e^ε is an
     evident rational (ε = 0, log(10/3), 2*log(2) − log(3)) it is returned
     exactly (:func:`exp_exact`), so mechanisms that are tight at ε pass.
+
+    ``cap``: when e^ε ≥ cap (rigorously), ``cap`` itself is returned — a rational ≤ e^ε that a caller
+    chooses so large that no kernel it checks can tell it from ∞
+    (:func:`mechdesign.certify.saturation.ratio_cap`). Without a cap, ε above 2^16 nats is refused
+    (e^ε would have more than 28,000 digits).
     """
     exact = exp_exact(text)
     if exact is not None:
-        return exact
+        return exact if cap is None else min(exact, cap)
+    if _saturated(text, bits, cap):
+        return cap
     value = _exp_endpoint(text, bits, 0)
     if value < 1:  # ε ≥ 0 is checked elsewhere; e^ε ≥ 1 always holds then
         value = Fraction(1)
-    return value
+    return value if cap is None else min(value, cap)
 
 
-def exp_upper_bound(text: str, bits: int = 160) -> Fraction:
-    """A rational number ≥ e^ε (the upper end of the interval exponential); exact when e^ε is rational."""
+def exp_upper_bound(text: str, bits: int = 160, cap: Fraction | None = None) -> Fraction | None:
+    """A rational number ≥ e^ε (the upper end of the interval exponential); exact when e^ε is rational.
+
+    None when e^ε ≥ ``cap`` (then no finite ratio of the caller's kernels exceeds e^ε) or when the
+    enclosure of ε is unbounded above.
+    """
     exact = exp_exact(text)
     if exact is not None:
-        return exact
+        return None if cap is not None and exact >= cap else exact
+    if _saturated(text, bits, cap):
+        return None
+    if not mpmath.isfinite(_ends(_interval(text, bits))[1]):
+        return None
     return _exp_endpoint(text, bits, 1)
+
+
+def exp_saturates(text: str, cap: Fraction) -> bool:
+    """True when e^ε ≥ cap is proved (interval arithmetic), i.e. ε behaves as ∞ below ``cap``."""
+    exact = exp_exact(text)
+    if exact is not None:
+        return exact >= cap
+    return _saturated(text, 160, cap)
+
+
+def _saturated(text: str, bits: int, cap: Fraction | None) -> bool:
+    lo = _ends(_interval(text, bits))[0]
+    if cap is None:
+        if lo > 2 ** 16:
+            raise ExpressionError(f"epsilon = {text} is too large for an explicit rational e^eps "
+                                  "(a caller must cap it; see mechdesign.certify.saturation)")
+        return False
+    iv = mpmath.iv
+    old = iv.prec
+    iv.prec = bits
+    try:
+        log_cap = _ends(iv.log(iv.mpf(cap.numerator) / iv.mpf(cap.denominator)))[1]
+    finally:
+        iv.prec = old
+    return lo >= log_cap
 
 
 def _exp_endpoint(text: str, bits: int, end: int) -> Fraction:
@@ -278,7 +377,7 @@ def exp_exact(text: str) -> Fraction | None:
     def unsupported(*_):
         raise _NotRational
 
-    ops = {"const": lambda v: _V(Fraction(repr(v)) if isinstance(v, float) else Fraction(v)),
+    ops = {"const": lambda v: _V(v),
            "div": lambda a, b: _V(_exact_op("div", a.v, b.v)), "pow": lambda a, b: _V(_exact_op("pow", a.v, b.v)),
            "log": lambda a: _V(_exact_op("log", a.v)), "exp": unsupported, "sqrt": unsupported}
     try:

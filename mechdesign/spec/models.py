@@ -14,6 +14,8 @@ exact sum so that the exact privacy check sees a true distribution.
 from __future__ import annotations
 
 import math
+import re
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -34,6 +36,10 @@ from pydantic import (
 
 from mechdesign.spec import expr
 from mechdesign.spec.errors import SpecError
+from mechdesign.spec.input_rules import (
+    MAX_M, MAX_N, MAX_NM, DecimalText, SpecInputError, exact_number_text, load_yaml_text, plain_python,
+    read_spec_file,
+)
 
 __all__ = [
     "Spec", "MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball", "PriorSet",
@@ -48,22 +54,34 @@ SUM_TOLERANCE = 1e-9
 
 # ---------------------------------------------------------------- scalar types
 def _to_fraction(value: Any) -> Fraction:
+    """The exact rational a number means: a YAML decimal its text, a float its repr (see input_rules)."""
     if isinstance(value, Fraction):
         return value
     if isinstance(value, bool):
         raise ValueError("expected a number, found a boolean")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"expected a finite number, found {value}")
-        return Fraction(repr(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, found {value}")
+    if isinstance(value, DecimalText):
+        return value.exact()
+    text = exact_number_text(value)
+    if text is not None:
+        return _decimal_to_fraction(text)
     if isinstance(value, str):
-        try:
-            return Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"expected a number or a fraction 'p/q', found {value!r}") from None
+        return _decimal_to_fraction(value.strip(), value)
     raise ValueError(f"expected a number, found {type(value).__name__}")
+
+
+def _decimal_to_fraction(text: str, shown: Any = None) -> Fraction:
+    if len(text) > 10_000:
+        raise ValueError(f"a number is at most 10000 characters long, found {len(text)}")
+    exponent = re.search(r"[eE]\s*([-+]?\d+)", text)
+    if exponent and abs(int(exponent.group(1))) > expr.MAX_LITERAL_EXPONENT:
+        raise ValueError(f"decimal exponent out of range (at most {expr.MAX_LITERAL_EXPONENT} in absolute "
+                         f"value), found {text!r}")
+    try:
+        return Fraction(text.replace("_", ""))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"expected a number or a fraction 'p/q', found {shown if shown is not None else text!r}") from None
 
 
 Rational = Annotated[
@@ -76,32 +94,49 @@ Rational = Annotated[
 
 
 class Epsilon(BaseModel):
-    """ε in nats: the text the user wrote and its floating-point value."""
+    """ε in nats: the text the user wrote (what ε means, exactly) and its value rounded to a double.
+
+    ``value`` is what the LP and the float formulas use (at most the largest double; a positive ε
+    below the double range, such as 1/1e999, rounds to 0.0, which only makes the LP stricter);
+    the certificate always works from ``text`` (:meth:`exp_lower_bound`)."""
 
     model_config = ConfigDict(frozen=True)
     text: str
     value: float
 
-    def exp_lower_bound(self) -> Fraction:
-        """A rational number ≤ e^ε (rigorous, from interval arithmetic)."""
-        return expr.exp_lower_bound(self.text)
+    def exp_lower_bound(self, cap: Fraction | None = None) -> Fraction:
+        """A rational number ≤ e^ε (rigorous, from interval arithmetic on the text as written).
+
+        ``cap``: return min(that, cap) without building e^ε when e^ε ≥ cap (large ε; see
+        :func:`mechdesign.certify.saturation.ratio_cap`)."""
+        return expr.exp_lower_bound(self.text, cap=cap)
 
 
 def _to_epsilon(value: Any) -> Epsilon:
+    """ε from a number or an expression; the text is what the value means exactly (input_rules)."""
     if isinstance(value, Epsilon):
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError("expected a number or an expression such as 'log(10/3)'")
-    text = repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, Fraction):
+        value = str(value)
+    if isinstance(value, DecimalText) and ":" in value.text:  # YAML 1.1 base-60 decimal
+        value = str(value.exact())
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"must be finite, found {value}")
+        raise ValueError(f"must be finite, found {float(value)}")
+    text = exact_number_text(value)
+    if text is None:
+        if isinstance(value, bool) or not isinstance(value, str):
+            raise ValueError("expected a number or an expression such as 'log(10/3)'")
+        text = value
     try:
+        lo, hi = expr.enclose(text)
         number = expr.evaluate(text)
     except expr.ExpressionError as exc:
         raise ValueError(str(exc)) from None
-    if number < 0:
-        raise ValueError(f"must be >= 0, found {text} = {number:g}")
-    return Epsilon(text=text, value=number)
+    if hi < 0:
+        raise ValueError(f"must be >= 0, found {text} = {float(hi):g}")
+    # the LP and the float formulas get a finite double; ε beyond the double range (exp(1000)) is
+    # the largest double there, which every float path treats as the ε = ∞ problem
+    return Epsilon(text=text, value=min(number, sys.float_info.max))
 
 
 EpsilonField = Annotated[
@@ -451,11 +486,18 @@ class Spec(_Model):
                 raise ValueError(f"needs at least 2 labels, found {len(alphabet)}")
             if len(set(map(str, alphabet))) != len(alphabet):
                 raise ValueError("labels must be distinct")
-            if len(alphabet) > 100_000:
-                raise ValueError("at most 100000 labels")
-        elif alphabet > 100_000:
-            raise ValueError(f"N must be <= 100000, found {alphabet}")
+            if len(alphabet) > MAX_N:
+                raise ValueError(f"at most N = {MAX_N} labels, found {len(alphabet)}")
+        elif alphabet > MAX_N:
+            raise ValueError(f"N must be <= {MAX_N}, found {alphabet}")
         return alphabet
+
+    @field_validator("output_size")
+    @classmethod
+    def _m_limit(cls, m):
+        if m != "auto" and m > MAX_M:
+            raise ValueError(f"M must be <= {MAX_M}, found {m}")
+        return m
 
     @property
     def n(self) -> int:
@@ -516,8 +558,10 @@ class Spec(_Model):
                     errors.append((f"objective.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
         if isinstance(obj, Dobrushin) and self.m < 2:
             errors.append(("output_size", f"must be >= 2 for the dobrushin objective, found {self.m}"))
-        if n * self.m > 5_000_000:
-            errors.append(("output_size", f"N*M must be <= 5000000, found {n}*{self.m}"))
+        if self.m > MAX_M:
+            errors.append(("output_size", f"M must be <= {MAX_M}, found {self.m}"))
+        elif n * self.m > MAX_NM:
+            errors.append(("output_size", f"N*M must be <= {MAX_NM}, found {n}*{self.m} = {n * self.m}"))
         if errors:
             raise SpecError.from_pairs(errors)
         return self
@@ -569,6 +613,10 @@ def spec_from_dict(data: Any) -> Spec:
     """Build and validate a :class:`Spec`; raise :class:`SpecError` naming each bad field."""
     if isinstance(data, Spec):
         return data
+    try:
+        data = plain_python(data)
+    except SpecInputError as exc:
+        raise SpecError([(exc.field, exc.rule)]) from None
     if not isinstance(data, dict):
         raise SpecError([("spec", f"must be a mapping of keys to values, found {type(data).__name__}")])
     try:
@@ -599,19 +647,18 @@ def load_spec(source: Any) -> Spec:
     if isinstance(source, (Spec, dict)):
         return spec_from_dict(source)
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml"))):
-        path = Path(source)
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SpecError([("spec", f"file not found: {path}")]) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError([("spec", f"cannot read {path}: {exc}")]) from None
+            text = read_spec_file(Path(source))  # refused by size before it is read
+        except SpecInputError as exc:
+            raise SpecError([(exc.field, exc.rule)]) from None
     elif isinstance(source, str):
         text = source
     else:
         raise SpecError([("spec", f"expected a dict, a YAML path or YAML text, found {type(source).__name__}")])
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml_text(text)  # exact decimals, plain types, no duplicate keys, depth limit
+    except SpecInputError as exc:
+        raise SpecError([(exc.field, exc.rule)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -53,7 +53,10 @@ def xi(epsilon: float, c: float, n: int) -> float:
     """
     _check_eps_c_n(epsilon, c, n)
     inv = math.exp(-epsilon)  # divide through by e^ε: no overflow for any ε
-    return min((1.0 - inv) / ((1.0 - n * c) + inv), 1.0)
+    den = max(0.0, 1.0 - n * c) + inv
+    if den == 0.0:  # c = 1/N and e^-ε underflows: (e^ε − 1)/1 ≥ 1 (Remark 1), never 0/0
+        return 1.0
+    return min(-math.expm1(-epsilon) / den, 1.0)
 
 
 def ldp_dobrushin(epsilon: float) -> float:
@@ -76,14 +79,14 @@ def remark2_column(epsilon: float, c: float, n: int, q: int) -> list[float]:
     _check_eps_c_n(epsilon, c, n)
     if not (isinstance(q, int) and 1 <= q <= n - 1):
         raise ValueError(f"q must be an integer in [1, N-1], found {q!r}")
-    ee = math.exp(epsilon)
-    if ee * c * q > 1 + 1e-12:
-        raise ValueError(f"Remark 2 needs e^eps * c * q <= 1, found {ee * c * q:g}")
-    if ee * c * (n - q) > 1 + 1e-12:  # M <= 1, i.e. 1 - M >= 0 in the second column
-        raise ValueError(f"Remark 2 needs e^eps * c * (N - q) <= 1, found {ee * c * (n - q):g}")
-    d = 1.0 + ee * (1.0 - n * c)
-    big = min(1.0, ee * (1.0 - c * q) / d)  # clip rounding at the tie e^eps c q = 1 (m = 0, M = 1 - 0)
-    small = max(0.0, (1.0 - ee * c * q) / d)
+    inv = math.exp(-epsilon)  # divide through by e^ε: no overflow at large ε (c = 0, LDP)
+    if c * q > inv * (1 + 1e-12):
+        raise ValueError(f"Remark 2 needs e^eps * c * q <= 1, found {c * q / inv if inv else math.inf:g}")
+    if c * (n - q) > inv * (1 + 1e-12):  # M <= 1, i.e. 1 - M >= 0 in the second column
+        raise ValueError(f"Remark 2 needs e^eps * c * (N - q) <= 1, found {c * (n - q) / inv if inv else math.inf:g}")
+    d = inv + (1.0 - n * c)
+    big = min(1.0, (1.0 - c * q) / d)  # clip rounding at the tie e^eps c q = 1 (m = 0, M = 1 - 0)
+    small = max(0.0, (inv - c * q) / d)
     return [big] * q + [small] * (n - q)
 
 
@@ -142,8 +145,9 @@ def proposition2_gamma_bounds(epsilon: float, c: float, n: int) -> tuple[float, 
     _check_eps_c_n(epsilon, c, n)
     if c > 0 and epsilon > -math.log(c) + 1e-12:
         raise ValueError(f"Proposition 2 needs eps <= -log(c) = {-math.log(c):g}, found {epsilon:g}")
-    g = (1 - n * c) * math.exp(epsilon) + 1
-    return g, 1 / g
+    log_g = _log_g(epsilon, c, n)  # log((1 − Nc)e^ε + 1) without overflow
+    g = math.exp(log_g) if log_g < 709.0 else math.inf
+    return g, math.exp(-log_g)
 
 
 def _xlogx(t: float) -> float:
