@@ -418,7 +418,8 @@ def em_mle(K, counts, tol: float = 1e-10, max_iter: int = 100_000, p0=None, acce
 
     EM converges slowly when the MLE has masses at 0 or K is noisy (its rate is the fraction of
     missing information), so with ``polish`` EM runs to a gap of 1e-3 (at most 30 maps) and an
-    active-set Newton method (:func:`_newton_active_set`, L non-decreasing too) finishes each row; rows
+    active-set Newton method (:func:`_newton_active_set`, L non-decreasing too) finishes it (a batch of
+    several rows first runs batched SQUAREM to tol, at most 500 maps, and polishes the rest); rows
     where Newton fails (singular Hessian: rank-deficient K) continue with EM. Every row stops when
     max_x g_x(p) − 1 ≤ tol (a bound on (L* − L(p))/n, see the module docstring) or after ``max_iter`` maps."""
     K = np.ascontiguousarray(K, dtype=float)
@@ -438,7 +439,10 @@ def em_mle(K, counts, tol: float = 1e-10, max_iter: int = 100_000, p0=None, acce
     elif not polish:
         _squarem(K, KT, C, nrep, P, tol, max_iter, iters, gap)
     else:
-        _squarem(K, KT, C, nrep, P, max(tol, _WARMUP_GAP), min(max_iter, _WARMUP_MAPS), iters, gap)
+        if b == 1:
+            _squarem(K, KT, C, nrep, P, max(tol, _WARMUP_GAP), min(max_iter, _WARMUP_MAPS), iters, gap)
+        else:  # a batch (bootstrap): batched SQUAREM to tol is cheaper than one Newton polish per row
+            _squarem(K, KT, C, nrep, P, tol, min(max_iter, 500), iters, gap)
         rest = []
         for i in np.flatnonzero(gap > tol):
             out = _newton_active_set(K, C[i], P[i], tol)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["InversionAccuracy", "inversion_accuracy", "inversion_matrix", "inversion_covariance",
+__all__ = ["InversionAccuracy", "inversion_accuracy", "accuracy_summary", "describe_accuracy", "inversion_matrix", "inversion_covariance",
            "inversion_variances", "kernel_rank"]
 
 
@@ -124,3 +124,26 @@ def inversion_accuracy(K, prior, n: int) -> InversionAccuracy:
     var_one = inversion_variances(B, q, 1.0)
     return InversionAccuracy(n=int(n), expected_squared_error=float(var_one.sum() / n),
                              standard_deviations=np.sqrt(var_one / n), per_report=float(var_one.sum()))
+
+
+def accuracy_summary(K, prior, n: int) -> dict:
+    """:func:`inversion_accuracy` as a JSON-ready dict, with the prior used; when rank K < N, the rank and
+    the reason instead of the numbers (the inversion estimator is not defined; the MLE is not identifiable)."""
+    if hasattr(K, "to_float"):
+        K = K.to_float()
+    P = np.asarray(prior, dtype=float)
+    P = P / P.sum()
+    try:
+        acc = inversion_accuracy(K, P, n)
+    except ValueError as exc:
+        return {"n": int(n), "prior": [float(v) for v in P], "expected_squared_error": None, "error": str(exc)}
+    return {"prior": [float(v) for v in P], **acc.to_json()}
+
+
+def describe_accuracy(summary: dict) -> str:
+    """One line for a report: 'E||p_hat - P||^2 = … (rmse …), max sd … at n = …' or the reason it is undefined."""
+    if summary.get("expected_squared_error") is None:
+        return f"undefined at n = {summary['n']}: {summary['error']}"
+    return (f"E||p_hat - P||^2 = {summary['expected_squared_error']:.4g} (rmse {summary['rmse']:.4g}), "
+            f"max sd(p_hat_x) = {summary['max_standard_deviation']:.4g} at n = {summary['n']} "
+            f"(n * E||p_hat - P||^2 = {summary['per_report']:.4g})")
