@@ -6,8 +6,8 @@ Data: P_X ∝ 1/(x + 1) over N = 1000 symbols (Zipf); each record is X ~ P_X rel
 i.e. Y ~ Kᵀ P_X, drawn with a seeded numpy generator (the same law as ``privatize``, faster to generate)
 and written as a two-column CSV (id, released label) like ``privatize`` writes, ~110 MB. Mechanisms:
 k-RR at ε = 1, 2, 4 (k = 1000) and the truncated geometric mechanism K_xy ∝ e^(−ε|x−y|/4) at ε = 4
-(ill-conditioned: the hard case for EM). Each measurement runs in a fresh subprocess with 2 BLAS threads
-so the peak RSS is its own.
+(ill-conditioned: the hard case for EM). Each measurement runs in a fresh subprocess (so the peak RSS is its
+own) with 1 BLAS thread and at most 2 pyarrow threads: at most 2 cores.
 
 Measured, side by side:
 
@@ -16,8 +16,8 @@ Measured, side by side:
   (method ``mle``, tol 1e-10, no bootstrap): SQUAREM-EM warm-up then the active-set Newton polish;
 * baseline counting: ``pandas.read_csv(usecols=[column], dtype=str)`` of the whole column, then
   ``value_counts`` (what a user would write; holds every record in memory);
-* baseline EM: plain EM (the iterative Bayesian update, no acceleration) from the uniform start, for
-  at most 2000 maps: the gap it reaches and its time.
+* baseline EM: plain EM (the iterative Bayesian update, no acceleration) from the uniform start on the
+  same counts, for at most 2000 maps: the gap and log-likelihood it reaches and its time.
 
 Wall time on the shared machine depends on its load (it is printed: 8 engineers share 2 cores), so CPU
 seconds of the process are shown too.
@@ -33,8 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "2")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
+# One BLAS thread: on this shared, oversubscribed machine OpenBLAS with 2 threads spends most of its time
+# spin-waiting (mle 7-8 s wall instead of 0.6 s at load 10); pyarrow's pool is capped at 2 threads.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
@@ -77,6 +79,10 @@ def measure(args) -> dict:
     """One measurement in this (fresh) process; prints a JSON line."""
     import resource
 
+    import pyarrow as pa
+
+    pa.set_cpu_count(2)
+    pa.set_io_thread_count(2)
     K = kernel(args.kind, args.eps)
     labels = [str(i) for i in range(N)]
     out: dict = {}
@@ -100,11 +106,10 @@ def measure(args) -> dict:
         counts = np.zeros(N, dtype=np.int64)
         counts[vc.index.astype(int).to_numpy()] = vc.to_numpy()
         out.update(count_s=time.perf_counter() - t0, count_cpu=time.process_time() - c0, n=int(counts.sum()))
-    else:  # plain EM from counts
-        from mechdesign.release.estimate import em_mle
+    else:  # plain EM on the same counts
+        from mechdesign.release.estimate import count_csv_column, em_mle
 
-        rng = np.random.default_rng(args.seed)
-        counts = rng.multinomial(args.records, K.T @ prior())
+        counts = count_csv_column(args.csv, "released", labels)
         t0, c0 = time.perf_counter(), time.process_time()
         r = em_mle(K, counts, tol=1e-10, max_iter=2000, accelerate=False, polish=False)
         out.update(mle_s=time.perf_counter() - t0, mle_cpu=time.process_time() - c0, em_maps=int(r.iterations[0]),
@@ -156,7 +161,7 @@ def main(argv=None) -> int:
         "# Decoding at scale: counting + mle, N = M = 1000",
         "",
         f"`python benchmarks/estimate_scale.py` ({args.records:,} records per mechanism, P_X ∝ 1/(x+1), "
-        "2 BLAS threads, each measurement in a fresh process; the machine is shared, its 1-minute load "
+        "1 BLAS thread and ≤ 2 pyarrow threads, each measurement in a fresh process; the machine is shared, its 1-minute load "
         "average is in the table; CPU = process CPU seconds).",
         "",
         "| mechanism | load | counting wall / CPU s | mle wall / CPU s | **total wall / CPU s** | EM maps + Newton steps "
@@ -168,11 +173,13 @@ def main(argv=None) -> int:
                      f"{o['mle_s']:.2f} / {o['mle_cpu']:.2f} | **{o['total_s']:.2f} / {o['total_cpu']:.2f}** | "
                      f"{o['em_maps']} + {o['newton']} | {o['gap']:.1e} | {o['peak_rss_mib']:.0f} | {o['l1_error']:.4f} |")
     lines += ["", "Baselines, side by side:", "",
-              "| mechanism | plain EM: 2000 maps wall / CPU s | gap reached | our mle wall / CPU s | gap |",
-              "| --- | --- | --- | --- | --- |"]
+              "| mechanism | plain EM (≤ 2000 maps) wall / CPU s | its gap | its log-likelihood | our mle wall / CPU s "
+              "| our gap | our log-likelihood |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
     for kind, eps, size, load, o, _, pl in rows:
         lines.append(f"| {kind} ε = {eps:g} | {pl['mle_s']:.2f} / {pl['mle_cpu']:.2f} ({pl['em_maps']} maps) | "
-                     f"{pl['gap']:.1e} | {o['mle_s']:.2f} / {o['mle_cpu']:.2f} | {o['gap']:.1e} |")
+                     f"{pl['gap']:.1e} | {pl['loglik']:.6f} | {o['mle_s']:.2f} / {o['mle_cpu']:.2f} | {o['gap']:.1e} "
+                     f"| {o['loglik']:.6f} |")
     kind, eps, size, load, o, pd_, _ = rows[0]
     lines += ["", f"Counting the {size:.0f} MiB CSV of {kind} ε = {eps:g}: ours (pyarrow, streamed) "
               f"{o['count_s']:.2f} s wall / {o['count_cpu']:.2f} s CPU; pandas `read_csv(dtype=str)` + `value_counts` "
