@@ -118,7 +118,7 @@ def _render(result, mech) -> str:
     from rich.table import Table
 
     buf = StringIO()
-    con = Console(file=buf, width=110, force_terminal=False, color_system=None, highlight=False)
+    con = Console(file=buf, width=120, force_terminal=False, color_system=None, highlight=False)
     n, m = mech.shape
     level = f"{100 * result.confidence:g}%" + (" simultaneous (Bonferroni)" if result.simultaneous else "")
     con.print(f"mechdesign estimate: {result.method}, N = {n} secrets, M = {m} outputs, n = {result.n} reports")
@@ -136,7 +136,8 @@ def _render(result, mech) -> str:
     d = result.diagnostics
     con.print(f"uncertainty: {result.uncertainty}")
     if "loglik" in d:
-        con.print(f"log-likelihood {d['loglik']:.12g}, {d['iterations']} EM iterations, certified gap "
+        con.print(f"log-likelihood {d['loglik']:.12g}, {d['iterations']} EM maps + {d['newton_iterations']} Newton "
+                  f"steps, certified gap "
                   f"(L* - L)/n <= {d['gap']:.3g} (tol {d['tolerance']:g}, {'converged' if d['converged'] else 'NOT converged'})")
     if "residual" in d:
         con.print(f"||K^T p - q_hat|| = {d['residual']:.3g}" + (f", moved {d['moved']:.3g} by the projection"
