@@ -60,7 +60,9 @@ def inversion_matrix(K) -> np.ndarray:
     if r < n:
         raise ValueError(f"the kernel has rank {r} < N = {n}: the inversion estimator is not defined "
                          "(P_X is not identifiable along the null space of K^T); use the mle method")
-    return np.linalg.pinv(K.T)
+    if n <= 200:
+        return np.linalg.pinv(K.T)
+    return np.linalg.solve(K @ K.T, K)  # (Kᵀ)⁺ = (K Kᵀ)⁻¹ K for K of full row rank: no SVD at large N
 
 
 def inversion_variances(B: np.ndarray, q, n: float) -> np.ndarray:
