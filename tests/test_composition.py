@@ -106,13 +106,13 @@ def test_bad_k_is_refused():
 
 
 def test_analyze_reports_the_cost_of_k_reports(tmp_path, capsys):
-    """`analyze --reports 3` on binary randomized response with e^ε = 3: 3 reports cost 3 log 3."""
+    """`analyze --repeated 3` on binary randomized response with e^ε = 3: 3 reports cost 3 log 3."""
     from mechdesign.cli import main
 
     path = tmp_path / "rr.csv"
     path.write_text("0.75,0.25\n0.25,0.75\n")
-    assert main(["analyze", str(path), "--reports", "3"]) == 0
+    assert main(["analyze", str(path), "--repeated", "3"]) == 0
     out = capsys.readouterr().out
     assert f"3 reports cost eps_3 = {3 * math.log(3):.6g} nats (exact" in out
-    assert main(["analyze", str(path), "--reports", "0"]) == 2
-    assert "--reports: must be an integer >= 1, found 0" in capsys.readouterr().err
+    assert main(["analyze", str(path), "--repeated", "0"]) == 2
+    assert "--repeated: must be an integer >= 1, found 0" in capsys.readouterr().err

@@ -49,10 +49,13 @@ def _holds(kernel, prior_set, epsilon) -> bool | None:
     return True if expr.exp_exact(epsilon.text) is not None else None
 
 
-def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", reports: int | None = None) -> dict[str, Any]:
+def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", n_reports: int = 10_000,
+                   accuracy_prior=None, repeated: int | None = None) -> dict[str, Any]:
     """All measures of an :class:`~mechdesign.certify.exact.ExactKernel` over a prior set, as a JSON-ready dict.
 
-    ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)).
+    ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)). ``inversion_accuracy``
+    is the exact accuracy of the inversion estimator from ``n_reports`` reports under ``accuracy_prior``
+    (default: the point prior of the prior set, else uniform), :func:`mechdesign.theory.accuracy.accuracy_summary`.
     """
     from fractions import Fraction
 
@@ -106,12 +109,16 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", reports:
         "ldp": ldp_ok,
     }
     out["bounds"] = [] if eps_value == math.inf else bounds.bounds_for(prior_set, eps_value, kernel, max_entries=10**6)
-    if reports is not None:
-        rr = repeated_release(kernel, prior_set, reports)
+    if repeated is not None:
+        rr = repeated_release(kernel, prior_set, repeated)
         out["repeated_release"] = {"k": rr.k, "epsilon": _num(rr.epsilon), "exact": rr.exact, "ldp": _num(rr.ldp),
                                    "worst_counts": None if rr.worst_counts is None else list(rr.worst_counts),
                                    "method": rr.method, "sentence": rr.sentence()}
     out["disclosure"] = _disclosure_guarantees(kernel, prior_set, eps_value if pml_ok else capacity, ldp)
+    from mechdesign.theory.accuracy import accuracy_summary
+
+    acc_prior = accuracy_prior if accuracy_prior is not None else (prior if prior is not None else [1] * n)
+    out["inversion_accuracy"] = accuracy_summary(kernel, [float(v) for v in acc_prior], n_reports)
     return out
 
 
@@ -172,6 +179,10 @@ def _render(result: dict[str, Any], path: str) -> str:
         for k, v in result["disclosure"].items():
             dt.add_row(k, str(v))
         con.print(dt)
+    if "inversion_accuracy" in result:
+        from mechdesign.theory.accuracy import describe_accuracy
+
+        con.print(f"inversion accuracy: {describe_accuracy(result['inversion_accuracy'])}")
     if result["bounds"]:
         bt = Table(title="closed forms that apply", show_lines=False)
         for col in ("bound", "value", "measured", "holds"):
@@ -199,10 +210,13 @@ def _cmd_analyze(args) -> int:
         raise InputError(f"--delta: not a number: {args.delta!r}") from None
     if not 0 < d < 1:
         raise InputError(f"--delta: must lie in (0, 1), found {args.delta}")
-    if args.reports is not None and args.reports < 1:
-        raise InputError(f"--reports: must be an integer >= 1, found {args.reports}")
+    if args.repeated is not None and args.repeated < 1:
+        raise InputError(f"--repeated: must be an integer >= 1, found {args.repeated}")
+    n_reports = _reports(args.n)
+    accuracy_prior = None if args.prior is None else _accuracy_prior(args.prior, n)
     try:
-        result = analyze_kernel(kernel, prior_set, epsilon, args.delta.strip(), reports=args.reports)
+        result = analyze_kernel(kernel, prior_set, epsilon, args.delta.strip(), n_reports, accuracy_prior,
+                                repeated=args.repeated)
     except ValueError as exc:
         raise InputError(f"{args.kernel}: {exc}") from None
     text = json.dumps(result, indent=2) + "\n" if args.json else _render(result, args.kernel)
@@ -217,6 +231,28 @@ def _cmd_analyze(args) -> int:
     return 0
 
 
+def _reports(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text!r}") from None
+    if value < 1:
+        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text}")
+    return value
+
+
+def _accuracy_prior(text: str, n: int) -> list[float]:
+    from fractions import Fraction
+
+    try:
+        values = [float(Fraction(v.strip())) for v in text.split(",") if v.strip()]
+    except (ValueError, ZeroDivisionError):
+        raise InputError(f"--prior: not a list of numbers: {text!r}") from None
+    if len(values) != n or min(values) < 0 or sum(values) <= 0:
+        raise InputError(f"--prior: needs N = {n} masses >= 0, not all 0, found {text!r}")
+    return values
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("analyze", help="measures, guarantees and applicable bounds of a given kernel")
     p.add_argument("kernel", help="kernel file: .csv, .json or .npy (rows = secrets)")
@@ -224,8 +260,10 @@ def register(subparsers) -> None:
                    help="simplex (default), min_mass:C, point:P1,P2,..., or a mapping '{kind: box, ...}'")
     p.add_argument("--epsilon", help="check (eps, P)-PML and eps-LDP at this eps (number or expression)")
     p.add_argument("--delta", default="0.1", help="failure probability for the PML envelope (point prior), default 0.1")
-    p.add_argument("--reports", type=int, metavar="K",
+    p.add_argument("--repeated", type=int, metavar="K",
                    help="the cost of K independent reports of one person: exact (eps, P)-PML and LDP of the K-fold product")
+    p.add_argument("--n", default="10000", help="reports for the inversion accuracy (default 10000)")
+    p.add_argument("--prior", help="prior for the inversion accuracy, N masses (default: the point prior or uniform)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.set_defaults(func=_cmd_analyze)

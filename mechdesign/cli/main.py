@@ -45,12 +45,26 @@ def _cmd_solve(args) -> int:
         print(f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
               + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
         return EXIT_OK
+    from mechdesign.cli.report import design_accuracy
+
+    n_reports = _reports(args.n)
     result = design(Path(args.spec))
+    accuracy = design_accuracy(result, n_reports)
     if args.json:
-        _write(json.dumps(result.to_json(), indent=2) + "\n", args.output)
+        _write(json.dumps({**result.to_json(), "inversion_accuracy": accuracy}, indent=2) + "\n", args.output)
     else:
-        _write(render_result(result), args.output)
+        _write(render_result(result, accuracy=accuracy), args.output)
     return EXIT_OK if result.is_ok else EXIT_NOT_CERTIFIED
+
+
+def _reports(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text!r}") from None
+    if value < 1:
+        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text}")
+    return value
 
 
 def _cmd_schema(args) -> int:
@@ -66,6 +80,7 @@ def _register_core(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
+    p.add_argument("--n", default="10000", help="reports for the inversion accuracy line (default 10000)")
     p.set_defaults(func=_cmd_solve)
     p = sub.add_parser("schema", help="print the JSON schema of a spec")
     p.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
@@ -73,7 +88,10 @@ def _register_core(sub) -> None:
 
 
 # Modules that add sub-commands (each has register(subparsers)).
-COMMAND_MODULES: list[str] = ["mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables", "mechdesign.cli.extremes", "mechdesign.cli.epsilon", "mechdesign.bench.paper_figures"]
+COMMAND_MODULES: list[str] = [
+    "mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables",
+    "mechdesign.cli.extremes", "mechdesign.cli.epsilon", "mechdesign.bench.paper_figures", "mechdesign.cli.estimate",
+]
 
 
 class _Parser(argparse.ArgumentParser):

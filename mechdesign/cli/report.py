@@ -39,7 +39,24 @@ def _kernel_table(result: DesignResult) -> Table:
     return table
 
 
-def render_result(result: DesignResult, width: int = 110) -> str:
+def design_accuracy(result: DesignResult, n_reports: int = 10_000) -> dict | None:
+    """Exact accuracy of the inversion estimator of P_X from n reports through the designed kernel
+    (:func:`mechdesign.theory.accuracy.accuracy_summary`), under the spec's point prior, else the
+    objective's prior when it lists masses, else uniform. None without a kernel."""
+    from mechdesign.privacy.registry import rules
+    from mechdesign.theory.accuracy import accuracy_summary
+
+    if result.kernel is None:
+        return None
+    spec = result.spec
+    prior = rules(spec.prior_set, spec.n).point_prior()
+    if prior is None:
+        listed = getattr(spec.objective, "prior", None)
+        prior = listed if isinstance(listed, list) else [1] * spec.n
+    return accuracy_summary(result.kernel, [float(v) for v in prior], n_reports)
+
+
+def render_result(result: DesignResult, width: int = 110, accuracy: dict | None = None) -> str:
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     spec = result.spec
@@ -72,6 +89,10 @@ def render_result(result: DesignResult, width: int = 110) -> str:
                               f"{s.nonzeros} nonzeros, {s.iterations} iterations")
     summary.add_row("time", f"{s.total_seconds:.3f} s (compile {s.compile_seconds:.3f}, solve {s.seconds:.3f}, "
                             f"certify {s.certify_seconds:.3f})")
+    if accuracy is not None:
+        from mechdesign.theory.accuracy import describe_accuracy
+
+        summary.add_row("inversion accuracy", describe_accuracy(accuracy))
     console.print(summary)
     if cert is not None and getattr(cert, "bounds", None):
         table = Table(title="bounds of the papers that apply to this kernel")

@@ -224,6 +224,19 @@ class Mechanism:
             return arr.reshape(values.shape)
         return out
 
+    def estimate(self, outputs_or_counts, method: str = "mle", confidence: float = 0.95, **options):
+        """Estimate P_X from released outputs: a sequence of output labels, or a mapping label → count.
+
+        ``method``: ``mle`` (default), ``inversion`` or ``projected``; ``options`` go to
+        :func:`mechdesign.release.estimate.estimate_distribution` (``bootstrap``, ``simultaneous``,
+        ``projection``, ``seed``, ``tol``, ``max_iter``). Returns an
+        :class:`~mechdesign.release.estimate.EstimateResult` (``to_frame()`` for pandas)."""
+        from mechdesign.release.estimate import counts_for, estimate_distribution
+
+        counts = counts_for(outputs_or_counts, self.output_labels)
+        return estimate_distribution(self.kernel.to_float(), counts, self.labels, self.output_labels,
+                                     method=method, confidence=confidence, **options)
+
 
 def _preview(labels: Sequence[str], k: int = 8) -> str:
     shown = ", ".join(labels[:k])

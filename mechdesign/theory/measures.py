@@ -28,6 +28,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from mechdesign.theory.accuracy import InversionAccuracy, inversion_accuracy  # noqa: F401  (accuracy before release)
+
 __all__ = [
     # privacy of a kernel
     "pml", "leakage_capacity", "ldp", "max_leakage", "renyi_ldp",
