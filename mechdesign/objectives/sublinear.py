@@ -148,8 +148,13 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
     theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
     if theta is None:
         return RayDesign(R, None, None, None, None, "exact", seconds=time.perf_counter() - t0)
-    g = float(np.max((mu - R @ lam) / R.sum(axis=1)))
-    return RayDesign(R, theta, lam, value, _pricing_bound(lam, g, spec.n), "exact (all extreme rays)",
+    sums = R.sum(axis=1)
+    g = float(np.max((mu - R @ lam) / sums))
+    # floating-point rounding of μ(r), r·λ and the sums, stated explicitly (issue 10, item 3):
+    # each g term is within 8(N + 2)u·(|μ(r)| + |r|·|λ|)/(1·r) of its exact value, u = 2^−53
+    rounding = 8 * (spec.n + 2) * 2.0 ** -53 * float(np.max((np.abs(mu) + R @ np.abs(lam)) / sums))
+    bound = _pricing_bound(lam, g, spec.n) + spec.n * rounding + 4 * spec.n * 2.0 ** -53 * float(np.abs(lam).sum())
+    return RayDesign(R, theta, lam, value, bound, "exact (all extreme rays)",
                      seconds=time.perf_counter() - t0, lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
 
 
