@@ -174,7 +174,24 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
 
 
 MIP_FEASIBILITY_TOLERANCE = 1e-9
-"""HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima)."""
+"""HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima:
+with it the secant MIP's bound fell 6× below a value achieved, issue 10 item 3). The slack it implies is
+added to the MIP bound (:func:`mip_bound_slack`)."""
+
+def mip_bound_slack(lp: LinearProgram) -> float:
+    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances (issue 10, item 3).
+
+    HiGHS works with points feasible within τ_p (mip_feasibility_tolerance); such a point can be worth up to
+    τ_p·Σ_j |c_j|(u_j − l_j) more than the feasible points near it, so that much is added (outwards),
+    plus the absolute gap 1e−12. This is the tolerance stated explicitly, not a proof: the node LPs'
+    own dual tolerance (τ_d·Σ_j (u_j − l_j) in the worst case, 1e−6 for 1000 variables) is not added,
+    because it would make every MIP design suboptimal; a MIP bound cannot be recomputed by weak
+    duality without the branch-and-bound tree. Where an exact bound is known (the auto design's
+    ray-LP bound, valid for every M) the fixed-output designs take the smaller of the two.
+    """
+    width = np.where(np.isfinite(lp.col_upper) & np.isfinite(lp.col_lower), lp.col_upper - lp.col_lower, 0.0)
+    return float(MIP_FEASIBILITY_TOLERANCE * (np.abs(lp.c) * width).sum() + 1e-12)
+
 
 PRIMAL_CHECK_TOLERANCE = 1e-8
 """A solution said to be optimal whose rows or bounds are violated by more than this is re-solved."""
@@ -413,6 +430,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     if mip and np.isfinite(info.mip_dual_bound) and status in (Status.OPTIMAL, Status.TIME_LIMIT,
                                                                Status.ITERATION_LIMIT, Status.INTERRUPTED):
         mip_bound = lp.sense * float(info.mip_dual_bound)  # HiGHS minimises sense·(user objective)
+        mip_bound -= lp.sense * mip_bound_slack(lp)             # outwards: its tolerances, stated explicitly
     message = h.modelStatusToString(raw) + (f", {int(info.mip_node_count)} nodes" if mip else "")
     return LPSolution(status=status, x=x, row_dual=y, objective=obj, seconds=seconds,
                       iterations=iterations, method=method, backend="highs",

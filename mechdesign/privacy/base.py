@@ -129,22 +129,18 @@ def dual_multipliers(b: LPBuilder, n: int, k_idx: np.ndarray, k_coef: float, tag
     return mu, alpha, beta, span
 
 
-def mass_scaled(w: Terms, weights) -> Terms:
-    """The terms w scaled by s = min(1, Σ_x weights_x) computed exactly from the floats and rounded down.
+def masses_up(values) -> np.ndarray:
+    """Prior masses (Fractions) as floats rounded *up*.
 
-    A row  w_j ≤ Σ_x v̂_x k_xj  with float masses v̂ (rounded from the prior) must keep the constant
-    column k = q·1 with w_j = e^−ε q feasible *exactly*: Σ_x v̂_x can be 1 − 1e−16, and then at ε = 0 the
-    row t ≤ (Σ v̂) t forces t = 0 and the LP is infeasible in exact arithmetic (issue 10, item 2: the
-    exact simplex saw this for 1e−9 masses). Scaling w by s ≤ Σ v̂ restores it; s differs from 1 by
-    rounding only, so the LP moves by that much, and the exact certificate is against the true prior.
+    The LP row  w_j ≤ Σ_x v̂_x k_xj  then is a relaxation of the true row (v̂ ≥ v, k ≥ 0), so the LP's
+    bound is a bound for the problem as written (issue 10, item 3), and Σ_x v̂_x ≥ 1 keeps the constant
+    column k = q·1, w_j = e^−ε q, exactly feasible. Rounded to nearest, Σ v̂ could be 1 − 1e−16, and at
+    ε = 0 the row t ≤ (Σ v̂) t forced t = 0: the LP was infeasible in exact arithmetic (item 2, seen for
+    masses of 1e−9). The exact certificate is against the true masses either way.
     """
-    from mechdesign.lp.rounding import float_down
+    from mechdesign.lp.rounding import float_up
 
-    total = sum((Fraction(float(v)) for v in weights), Fraction(0))
-    s = min(1.0, float_down(total))
-    if s == 1.0:
-        return w
-    return [(idx, np.asarray(coef, float) * s) for idx, coef in w]
+    return np.array([float_up(Fraction(v)) for v in values])
 
 
 def dot(prior: Sequence[Fraction], k: Sequence) -> Fraction:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechdesign.privacy.base import PriorSetRules, column_rows, dot, mass_scaled
+from mechdesign.privacy.base import PriorSetRules, column_rows, dot, masses_up
 
 
 class HullRules(PriorSetRules):
@@ -12,8 +12,8 @@ class HullRules(PriorSetRules):
 
     def lp_rows(self, b, k_idx, k_coef, w, tag, k_range):
         for v in self.model.priors:
-            vf = np.array([float(p) for p in v])
-            column_rows(b, mass_scaled(w, vf), k_idx.shape[1], [(k_idx, -k_coef * vf[:, None])])
+            vf = masses_up(v)
+            column_rows(b, w, k_idx.shape[1], [(k_idx, -k_coef * vf[:, None])])
         return {}
 
     def min_expectation(self, k):
