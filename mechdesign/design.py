@@ -31,7 +31,7 @@ GAP_ABSOLUTE_FLOOR = 1e-15
 """Gaps below this count as closed whatever the values (double rounding of unit-scale sums; an
 objective of 0 against a bound of 1e−15 from float multipliers). Dobrushin at ε = 1e−9 (optimum ≈ 5e−10)
 is judged to 2e−6 of itself by this rule; the exact fallback in fact reaches 3e−7 (tests/test_robust.py)."""
-EXACT_FALLBACK_MAX_N = 10
+EXACT_FALLBACK_MAX_N = 12
 """A design with N ≤ this that is not certified optimal in floating point is re-solved with the exact
 rational simplex (:mod:`mechdesign.lp.exact`, solver.method = exact) and the better certified result kept."""
 

@@ -29,7 +29,7 @@ from mechdesign.lp.program import LinearProgram
 
 __all__ = ["solve_exact", "exact_applies", "EXACT_MAX_CELLS", "ExactLPResult"]
 
-EXACT_MAX_CELLS = 60_000
+EXACT_MAX_CELLS = 30_000
 """Largest (rows + 1) × (columns + 1) of the standard-form tableau solved exactly."""
 EXACT_MAX_PIVOTS = 20_000
 
