@@ -181,3 +181,36 @@ def test_fuzz_f_divergence_never_infeasible_m_columns_bound_above(spec):
         assert r.kernel.shape == (spec["alphabet"], spec["output_size"])
     if r.certificate.dual_bound is not None:
         assert r.certificate.dual_bound >= r.objective - 1e-12 * max(1.0, abs(r.objective))
+
+
+def test_l1_ball_vertices_when_cdd_reports_numerical_inconsistency():
+    # issue 10 item 7: cdd (floating point) raised "Numerical inconsistency" on this ball. A ball inside
+    # the simplex, {P : Σ P = 1, ‖P − c‖₁ ≤ r}, is c + {d : Σ d = 0, ‖d‖₁ ≤ r}, the convex hull of the
+    # N(N − 1) points (r/2)(e_i − e_j) (cross-polytope cut by the hyperplane through its centre).
+    from mechdesign.privacy.extremes import prior_vertices
+    from mechdesign.spec.models import load_spec
+
+    c, r = np.array([3, 3, 7, 6]) / 19, 1e-6
+    spec = load_spec(_spec({"kind": "l1_ball", "center": ["3/19", "3/19", "7/19", "6/19"], "radius": r},
+                           {"kind": "mutual_information"}, 1))
+    V = prior_vertices(spec.prior_set, 4)
+    expected = [c + r / 2 * (np.eye(4)[i] - np.eye(4)[j]) for i in range(4) for j in range(4) if i != j]
+    assert len(V) == len(expected)
+    for v in expected:
+        assert np.min(np.abs(V - v).max(axis=1)) < 1e-12
+    result = _certified(design(spec))
+    assert result.status is Status.OPTIMAL
+
+
+def test_f_alpha_perspective_in_log_space():
+    # issue 10 item 7: b f_α(a/b) = a^α b^(1−α) − b for α = 100, a = 1e-5, b = 1e-7: the factors under- and
+    # overflow separately (1e-500 · 1e693), the value 1e-7·100^100 − 1e-7 = 1e193 does not
+    from mechdesign.objectives.rays import _perspective
+    from mechdesign.spec.models import load_spec
+
+    f = load_spec(_spec({"kind": "simplex"}, {"kind": "f_divergence", "f": {"alpha": 100},
+                                              "priors": [[0.5, 0.5], [0.5, 0.5]]}, 1, n=2)).objective.f
+    value = _perspective(f, np.array([1e-5]), np.array([1e-7]))[0]
+    mpmath.mp.dps = 30
+    exact = mpmath.mpf("1e-7") * mpmath.mpf(100) ** 100 - mpmath.mpf("1e-7")
+    assert abs(value - exact) / exact < 1e-12

@@ -106,9 +106,22 @@ def prior_vertices(prior_set: PriorSet, n: int) -> np.ndarray:
         rows.append([0.0] + e)  # P_x ≥ 0
     rows += rules(prior_set, n).polytope_rows()
     mat = cdd.matrix_from_array(rows, lin_set=lin, rep_type=cdd.RepType.INEQUALITY)
-    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-    V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
+    try:
+        gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
+    except RuntimeError:  # cdd's "Numerical inconsistency" (ℓ1-ball of radius 1e-6): every tight subset
+        H = np.array(rows[1:], float)
+        V = _brute_force(H[:, 1:], H[:, 0], np.ones((1, n)), np.ones(1))
     return unique_rows(np.clip(V, 0.0, 1.0))
+
+
+def _brute_force(A, b, E, e):
+    from mechdesign.privacy.brute_vertices import brute_force_vertices
+
+    try:
+        return brute_force_vertices(A, b, E, e)
+    except ValueError as exc:
+        raise InputError(f"prior_set: vertex enumeration failed in floating point (cdd) and {exc}") from None
 
 
 def cone_inequalities(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
@@ -128,8 +141,12 @@ def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
     cdd = _require_cdd()
     G = cone_inequalities(prior_set, n, epsilon)
     mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
-    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-    R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12])
+    try:
+        gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12])
+    except RuntimeError:  # cdd's "Numerical inconsistency": the rays are the vertices of C ∩ {Σk = 1}
+        G = unique_rows(G, 14)
+        R = _brute_force(G, np.zeros(len(G)), np.ones((1, n)), np.ones(1))
     if len(R) == 0:
         return np.zeros((0, n))
     return _normalise(np.clip(R, 0.0, None))

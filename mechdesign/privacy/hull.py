@@ -2,8 +2,6 @@
 LP rows: w_j − Σ_x v_i(x) k_xj ≤ 0 for every listed prior i (V rows per column). Extreme rays by cdd."""
 from __future__ import annotations
 
-import numpy as np
-
 from mechdesign.privacy.base import PriorSetRules, column_rows, dot, masses_up
 
 

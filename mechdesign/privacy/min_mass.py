@@ -24,7 +24,6 @@ class MinMassRules(PriorSetRules):
         n, J = self.n, k_idx.shape[1]
         if self.model.c == 0:
             return simplex_lp_rows(b, n, k_idx, k_coef, w)
-        c = float(self.model.c)
         u = b.variables(f"u_{tag}", (J,), lower=k_range[0], upper=k_range[1])
         low = b.rows(np.stack([np.broadcast_to(u, (n, J)), k_idx], -1).reshape(n * J, 2),
                      np.array([1.0, -k_coef]), -np.inf, 0.0)            # u_j − k_coef·k_xj ≤ 0
