@@ -214,3 +214,19 @@ def test_f_alpha_perspective_in_log_space():
     mpmath.mp.dps = 30
     exact = mpmath.mpf("1e-7") * mpmath.mpf(100) ** 100 - mpmath.mpf("1e-7")
     assert abs(value - exact) / exact < 1e-12
+
+
+def test_failed_program_falls_back_to_the_constant_kernel(monkeypatch):
+    # issue 10 item 2: whatever the solver does, a certified kernel with an honest status and gap. Forced
+    # here by a program that always fails. Hamming loss, uniform prior, N = 3: every constant kernel e_y
+    # loses 1 − 1/3 = 2/3; without privacy the identity loses 0 (the bound).
+    from mechdesign.objectives.expected_loss import ExpectedLoss
+    from mechdesign.objectives.plan import PlanOutcome
+
+    monkeypatch.setattr(ExpectedLoss, "solve", lambda self: PlanOutcome(
+        status=Status.SOLVER_ERROR, kernel=None, value=None, bound=None, sense=1, method="forced failure"))
+    r = _certified(design(_spec({"kind": "min_mass", "c": 0.1}, {"kind": "expected_loss"}, 1.0, n=3)))
+    assert r.status is Status.SUBOPTIMAL
+    assert r.kernel.shape == (3, 3) and np.all(r.kernel == r.kernel[0])
+    assert r.objective == pytest.approx(2 / 3, abs=1e-15)
+    assert r.certificate.dual_bound == 0.0 and r.certificate.gap == pytest.approx(2 / 3)

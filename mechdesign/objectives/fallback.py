@@ -4,8 +4,7 @@ Issue 10, item 2: a kernel design is never infeasible. A kernel whose rows are a
 max_x K_x(y) = q_y = P·K(:,y) for every prior P, so its leakage is 0 and it is (ε,𝒫)-PML for every
 ε ≥ 0 and every prior set 𝒫. The best one over the M "point" rows q = e_y is
 :func:`best_constant_kernel`. The optimum over all kernels, private or not, bounds the private optimum:
-:func:`unconstrained_bound` (for a maximised utility satisfying the data-processing inequality, the
-identity kernel, which every kernel post-processes; for the expected loss the row-wise minimum of L).
+:func:`unconstrained_bound` (each objective's ``unconstrained_bound``).
 With the two, a failed program still yields a certified kernel, status ``suboptimal``, and a true gap.
 """
 from __future__ import annotations
@@ -34,28 +33,10 @@ def best_constant_kernel(spec: Spec) -> tuple[np.ndarray, float]:
 
 
 def unconstrained_bound(spec: Spec) -> float | None:
-    """A bound on the optimum over all kernels (no privacy), hence on the private optimum.
-
-    * expected loss under a prior P: Σ_x P(x) min_y L(x,y) (each row puts its mass on its cheapest output);
-      worst case over 𝒫: max_{P∈𝒫} P·r with r_x = min_y L(x,y), the value of that same kernel;
-    * Dobrushin coefficient: 1 (a total-variation distance);
-    * mutual information, f-divergences, Bayes vulnerability: the utility of the identity kernel (N × N),
-      which every kernel post-processes (data-processing inequality).
-    """
-    kind = spec.objective.kind
-    rules = objective_rules(spec)
-    n = spec.n
-    if kind == "expected_loss":
-        from mechdesign.objectives.expected_loss import loss_matrix
-
-        L = loss_matrix(spec)
-        K = np.zeros_like(L)
-        K[np.arange(n), np.argmin(L, axis=1)] = 1.0
-        return float(rules.value(K))
-    if kind == "dobrushin":
-        return 1.0
+    """A bound on the optimum over all kernels (no privacy), hence on the private optimum
+    (:meth:`mechdesign.objectives.base.ObjectiveRules.unconstrained_bound`)."""
     try:
-        return float(rules.value(np.eye(n)))
+        return objective_rules(spec).unconstrained_bound()
     except Exception:  # noqa: BLE001 - a utility that cannot take N columns: no bound
         return None
 

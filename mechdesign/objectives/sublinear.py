@@ -144,10 +144,8 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
         R = extreme_rays(spec.prior_set, spec.n, spec.epsilon.value)
     mu = column_utility(spec)(R)
     if not np.all(np.isfinite(mu)):
-        if spec.objective.kind == "f_divergence" and all(p > 0 for p in spec.objective.priors[1]):
-            raise InputError("objective: the f-divergence of a feasible column exceeds the floating-point range "
-                             "(about 1e308; a large alpha with a large likelihood ratio P0/P1); lower alpha or epsilon")
-        raise InputError("objective: the utility is infinite on a feasible column (check the priors' supports)")
+        raise InputError("objective: the utility is infinite on a feasible column, or beyond the floating-point "
+                         "range (about 1e308): check the priors' supports, or lower alpha or epsilon")
     theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
     if theta is None:
         return RayDesign(R, None, None, None, None, "exact", seconds=time.perf_counter() - t0)
