@@ -230,3 +230,20 @@ def test_failed_program_falls_back_to_the_constant_kernel(monkeypatch):
     assert r.kernel.shape == (3, 3) and np.all(r.kernel == r.kernel[0])
     assert r.objective == pytest.approx(2 / 3, abs=1e-15)
     assert r.certificate.dual_bound == 0.0 and r.certificate.gap == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("prior_set", [{"kind": "hull", "priors": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]},
+                                       {"kind": "simplex"}])
+def test_tv_between_point_masses_at_eps_1e_9_is_the_ldp_dobrushin_value(prior_set):
+    # issue 10 item 7: cdd's tolerances merged every ray of C(1e-9, P) into the all-ones ray (value 0).
+    # The hull of the unit vectors is the simplex (ε-LDP); TV(K_0, K_1) of a kernel is at most its Dobrushin
+    # coefficient, whose LDP maximum is (e^ε − 1)/(e^ε + 1) (Kairouz et al., eq. 4 of the Dobrushin paper),
+    # attained by binary randomised response, whose rows 0 and 1 differ by exactly that in TV.
+    spec = _spec(prior_set, {"kind": "f_divergence", "f": "tv", "priors": [[1, 0, 0], [0, 1, 0]]}, 1e-9, n=3)
+    r = _certified(design(spec))
+    mpmath.mp.dps = 40
+    e = mpmath.exp(mpmath.mpf("1e-9"))
+    expected = (e - 1) / (e + 1)
+    assert r.status is Status.OPTIMAL
+    assert abs(mpmath.mpf(r.objective) - expected) / expected < 1e-6
+    assert mpmath.mpf(r.certificate.dual_bound) >= expected * (1 - 1e-12)

@@ -53,6 +53,10 @@ CDD_MAX_N = 8
 """Largest N for general vertex enumeration with cdd."""
 
 TOL = 1e-12
+TINY_EPSILON = 1e-4
+"""Below this ε, :func:`cdd_rays` lists the rays by trying every tight subset of the cone's rows (when
+affordable) instead of cdd, whose floating-point tolerances merged the rays of C(1e−9, 𝒫), which differ
+by O(ε), into the single ray 1: the ray LP then had one column (issue 10, item 7)."""
 
 
 def _require_cdd():
@@ -138,8 +142,15 @@ def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
     """The extreme rays of C(ε,𝒫) by cdd's double description (floating point), max entry 1."""
     if n > CDD_MAX_N:
         raise InputError(f"general vertex enumeration is limited to N <= {CDD_MAX_N}, found N = {n}")
-    cdd = _require_cdd()
     G = cone_inequalities(prior_set, n, epsilon)
+    if epsilon < TINY_EPSILON:  # cdd's tolerances merge rays that differ by O(ε): try every tight subset
+        from mechdesign.privacy.brute_vertices import MAX_SUBSETS, brute_force_vertices
+
+        G = unique_rows(G, 15)
+        if math.comb(len(G), n - 1) <= MAX_SUBSETS:
+            R = brute_force_vertices(G, np.zeros(len(G)), np.ones((1, n)), np.ones(1), tol=1e-15)
+            return _normalise(np.clip(R, 0.0, None)) if len(R) else np.zeros((0, n))
+    cdd = _require_cdd()
     mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
     try:
         gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
