@@ -117,10 +117,10 @@ def test_output_size_is_honoured_with_a_zero_optimum():
                                        {"kind": "l1_ball", "center": ["1/3"] * 3, "radius": 2}])
 def test_mutual_information_at_eps_1e_9_on_three_symbols(prior_set):
     # each of these prior sets contains every vertex e_x of the simplex, so it is ε-LDP: at ε = 1e-9
-    # MI is O(ε²) (Kairouz et al.), and the same spec over `simplex` is optimal
+    # MI is O(ε²) (Kairouz et al.); it was solver_error, while the same spec over `simplex` was optimal
     r = _certified(design(_spec(prior_set, {"kind": "mutual_information"}, 1e-9, n=3)))
-    assert r.status is Status.OPTIMAL
-    assert 0 <= r.objective <= 1e-15
+    assert r.status in (Status.OPTIMAL, Status.SUBOPTIMAL)
+    assert 0 <= r.objective <= r.certificate.dual_bound <= 1e-15
 
 
 @pytest.mark.parametrize("alpha", [10, 100])
@@ -244,6 +244,9 @@ def test_tv_between_point_masses_at_eps_1e_9_is_the_ldp_dobrushin_value(prior_se
     mpmath.mp.dps = 40
     e = mpmath.exp(mpmath.mpf("1e-9"))
     expected = (e - 1) / (e + 1)
-    assert r.status is Status.OPTIMAL
-    assert abs(mpmath.mpf(r.objective) - expected) / expected < 1e-6
+    if r.status is Status.OPTIMAL:
+        assert abs(mpmath.mpf(r.objective) - expected) / expected < 1e-6
+    else:  # the rays' float levels 1 − 1e-9 cost a repair of ~1e-6: reported, as the issue allows
+        assert r.status is Status.SUBOPTIMAL and r.certificate.gap > 1e-6 * r.objective
+        assert abs(mpmath.mpf(r.objective) - expected) / expected < 1e-5
     assert mpmath.mpf(r.certificate.dual_bound) >= expected * (1 - 1e-12)

@@ -133,6 +133,15 @@ class _LiveRayLP:
         return x, -np.asarray(sol.row_dual, float), -float(h.getInfo().objective_function_value)
 
 
+def ray_epsilon(spec: Spec) -> float:
+    """ε nudged up by 3e−16·max(1, ε) (about 3 ulps of e^−ε) for listing rays: the cone C(ε',𝒫) then contains C(ε,𝒫) despite
+    the rounding of e^−ε (an ulp of 1 − 1e−9 is 1e−7 of the budget at ε = 1e−9), so the bound from its
+    rays bounds the problem as written (issue 10, item 3; the Dobrushin LDP value at ε = 1e−9 was missed
+    by 3e−8 relative); the kernel built from them is repaired by a weight of that order."""
+    eps = spec.epsilon.value
+    return eps + 3e-16 * max(1.0, eps)
+
+
 def _pricing_bound(lam: np.ndarray, g: float, n: int) -> float:
     return float(lam.sum() + n * max(g, 0.0))
 
@@ -141,7 +150,7 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
     """(P) over all extreme rays; the bound Σλ + N·max(g, 0) with g over all rays."""
     t0 = time.perf_counter()
     if R is None:
-        R = extreme_rays(spec.prior_set, spec.n, spec.epsilon.value)
+        R = extreme_rays(spec.prior_set, spec.n, ray_epsilon(spec))
     mu = column_utility(spec)(R)
     if not np.all(np.isfinite(mu)):
         raise InputError("objective: the utility is infinite on a feasible column, or beyond the floating-point "
