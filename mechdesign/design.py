@@ -27,10 +27,11 @@ GAP_TOLERANCE = 1e-6
 private kernel is reported as ``suboptimal`` rather than ``optimal``. Relative to the values themselves,
 not to max(1, ·): an optimum of 5e−10 (the Dobrushin coefficient at ε = 1e−9) must be met to 1e−6 of
 itself (issue 10, item 4)."""
-GAP_ABSOLUTE_FLOOR = 1e-16
+GAP_ABSOLUTE_FLOOR = 1e-15
 """Gaps below this count as closed whatever the values (double rounding of unit-scale sums; an
-objective of 0 against a bound of 1e−16 from float multipliers). Dobrushin at ε = 1e−9 (optimum ≈ 5e−10)
-is judged to 2e−7 of itself by this rule; the exact fallback reaches 3e−7 (tests/test_robust.py)."""
+objective of 0 against a bound of 1.5e−16 from the ray LP's stated rounding, N·u·Σ|λ|). Dobrushin at
+ε = 1e−9 (optimum ≈ 5e−10) is judged to 2e−6 of itself by this rule; the exact fallback in fact
+reaches 3e−7 of Ξ(ε,c) (tests/test_robust.py checks 1e−6 against Ξ directly)."""
 EXACT_FALLBACK_MAX_N = 12
 """A design with N ≤ this that is not certified optimal in floating point is re-solved with the exact
 rational simplex (:mod:`mechdesign.lp.exact`, solver.method = exact) and the better certified result kept."""
