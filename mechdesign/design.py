@@ -24,8 +24,31 @@ from mechdesign.spec.models import Spec, load_spec
 __all__ = ["design", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "GAP_TOLERANCE"]
 
 GAP_TOLERANCE = 1e-6
-"""Relative optimality gap (|objective − dual bound| / max(1, |objective|)) above which a
-private kernel is reported as ``suboptimal`` rather than ``optimal``."""
+"""Relative optimality gap (|objective − dual bound| / max(|objective|, |dual bound|)) above which a
+private kernel is reported as ``suboptimal`` rather than ``optimal``. Relative to the values themselves,
+not to max(1, ·): an optimum of 5e−10 (the Dobrushin coefficient at ε = 1e−9) must be met to 1e−6 of
+itself (issue 10, item 4)."""
+GAP_ABSOLUTE_FLOOR = 1e-15
+"""Gaps below this count as closed whatever the values (double rounding of unit-scale sums; an
+objective of 0 against a bound of 1.5e−16 from the ray LP's stated rounding, N·u·Σ|λ|). Dobrushin at
+ε = 1e−9 (optimum ≈ 5e−10) is judged to 2e−6 of itself by this rule; the exact fallback in fact
+reaches 3e−7 of Ξ(ε,c) (tests/test_robust.py checks 1e−6 against Ξ directly)."""
+EXACT_FALLBACK_MAX_N = 12
+"""A design with N ≤ this that is not certified optimal in floating point is re-solved with the exact
+rational simplex (:mod:`mechdesign.lp.exact`, solver.method = exact) and the better certified result kept."""
+
+
+EXACT_FALLBACK_REPAIR = Fraction(1, 10**6)
+"""A repair weight above this also triggers the exact fallback: the LP's point broke the PML rows by
+HiGHS's tolerance, which for ε = 1e−9 or masses of 1e−9 is the whole privacy budget (a degenerate box
+of 1e−9 masses needed w ≈ 0.7; issue 10, item 2)."""
+
+
+def gap_closed(gap: float | None, objective: float, bound: float | None) -> bool:
+    """The optimality rule: gap ≤ GAP_TOLERANCE·max(|objective|, |bound|) or gap ≤ GAP_ABSOLUTE_FLOOR."""
+    if gap is None or bound is None or not math.isfinite(gap):
+        return False
+    return gap <= max(GAP_TOLERANCE * max(abs(objective), abs(bound)), GAP_ABSOLUTE_FLOOR)
 
 
 @dataclass(frozen=True)
@@ -153,20 +176,32 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     the emitted kernel's own objective, gap to the dual bound, closed forms and bounds.
 
     Returns (exact kernel, float kernel, objective, certificate, ok); ``ok`` means private and
-    the gap within GAP_TOLERANCE·max(1, |objective|). On a coarse grid (solver.denominator_bits
+    the gap closed (:func:`gap_closed`). On a coarse grid (solver.denominator_bits
     < 52) the utility lost by rounding is deliberate, so the LP solution's gap is judged instead.
+    When the repair snapped the kernel to a coarser grid (a few ulps of utility, which matter for
+    optima of 1e−9), the repair without snapping is tried too and the better kernel kept.
     """
     # E ≤ e^ε from the text as written; capped where no kernel on the 2^-52 grid can tell e^ε from ∞
     bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
     rules = objective_rules(spec)
-    exact, weight, check = repair(to_grid(K), spec.prior_set, bound_e, bits=spec.solver.denominator_bits)
+    bits = spec.solver.denominator_bits
+    gridded = to_grid(K)
+    exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
+    kernel = exact.to_float()
+    objective = objective_value(spec, kernel)
+    if bits == 52 and exact.denominator != gridded.denominator or weight > 0:
+        alt, alt_weight, alt_check = repair(gridded, spec.prior_set, bound_e, bits=bits, snap=False)
+        alt_kernel = alt.to_float()
+        alt_objective = objective_value(spec, alt_kernel)
+        if alt_check.feasible and sense * alt_objective < sense * objective:
+            exact, weight, check, kernel, objective = alt, alt_weight, alt_check, alt_kernel, alt_objective
     exact, side_weight = rules.enforce(exact)   # the objective's own constraints (e.g. a vulnerability cap)
     if side_weight:
         weight = 1 - (1 - weight) * (1 - side_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
+        kernel = exact.to_float()
+        objective = objective_value(spec, kernel)
     side_failure = rules.side_check(exact)
-    kernel = exact.to_float()
-    objective = objective_value(spec, kernel)
     gap = None if dual is None else abs(objective - dual)
     cert = Certificate(
         feasible=check.feasible, leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
@@ -178,9 +213,60 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     )
     judged = gap if spec.solver.denominator_bits == 52 or gap is None or lp_objective is None \
         else abs(lp_objective - dual)
-    ok = check.feasible and side_failure is None and judged is not None \
-        and judged <= GAP_TOLERANCE * max(1.0, abs(objective))
+    ok = check.feasible and side_failure is None and gap_closed(judged, objective, dual)
     return exact, kernel, objective, cert, ok
+
+
+def _certified(spec: Spec, outcome):
+    """(status, float kernel, exact kernel, certificate, objective) of a program's outcome: the kernel
+    padded to the M columns the spec asks for (zero columns keep the certificate, issue 10 item 5),
+    certified; ``optimal`` only when the gap is closed; never ``infeasible`` or ``unbounded`` with a kernel."""
+    from mechdesign.objectives.fallback import pad_columns
+
+    status = outcome.status
+    if outcome.kernel is None:
+        return status, None, None, None, None
+    K = outcome.kernel
+    if spec.output_size != "auto":
+        K = pad_columns(K, spec.m)
+    exact, kernel, objective, cert, ok = certify_design(
+        spec, K, lp_objective=outcome.value, dual=outcome.bound if status is Status.OPTIMAL else None,
+        sense=outcome.sense)
+    if status is Status.OPTIMAL and not ok:
+        status = Status.SUBOPTIMAL
+    elif status in (Status.INFEASIBLE, Status.UNBOUNDED):
+        status = Status.SUBOPTIMAL if cert.feasible else status
+    return status, kernel, exact, cert, objective
+
+
+def _better(new, old, sense: int) -> bool:
+    """Whether a re-solve's certified result beats the first: optimal beats anything, then a feasible
+    kernel with a better objective."""
+    n_status, _, _, n_cert, n_obj = new
+    o_status, _, _, o_cert, o_obj = old
+    if n_cert is None or not n_cert.feasible:
+        return False
+    if o_cert is None or not o_cert.feasible:
+        return True
+    if (n_status is Status.OPTIMAL) != (o_status is Status.OPTIMAL):
+        return n_status is Status.OPTIMAL
+    return sense * n_obj < sense * o_obj
+
+
+def _constant_fallback(spec: Spec, outcome, status: Status):
+    """The last resort (issue 10, item 2): the best constant kernel, zero leakage, certified like any
+    other, with the bound over all kernels (:mod:`mechdesign.objectives.fallback`). Status
+    ``suboptimal`` (a certified kernel and a true gap), or the program's own status when it was
+    interrupted or ran out of time; never ``infeasible``."""
+    from mechdesign.objectives.fallback import best_constant_kernel, unconstrained_bound
+
+    K, _ = best_constant_kernel(spec)
+    bound = unconstrained_bound(spec)
+    exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=None, dual=bound,
+                                                        sense=outcome.sense)
+    keep = status in (Status.INTERRUPTED, Status.TIME_LIMIT, Status.ITERATION_LIMIT)
+    new_status = status if keep else Status.OPTIMAL if ok else Status.SUBOPTIMAL
+    return new_status, kernel, exact, cert, objective
 
 
 def design(source: Any) -> DesignResult:
@@ -194,15 +280,23 @@ def design(source: Any) -> DesignResult:
     spec = load_spec(source)
     outcome = objective_rules(spec).solve()
     t2 = time.perf_counter()
-
-    status = outcome.status
-    kernel = exact = cert = objective = None
-    if outcome.kernel is not None:
-        exact, kernel, objective, cert, ok = certify_design(
-            spec, outcome.kernel, lp_objective=outcome.value, dual=outcome.bound if status is Status.OPTIMAL else None,
-            sense=outcome.sense)
-        if status is Status.OPTIMAL and not ok:
-            status = Status.SUBOPTIMAL
+    status, kernel, exact, cert, objective = _certified(spec, outcome)
+    needs_exact = status is not Status.OPTIMAL or (cert is not None and cert.repair_weight > EXACT_FALLBACK_REPAIR)
+    if needs_exact and spec.n <= EXACT_FALLBACK_MAX_N and spec.solver.method != "exact" \
+            and spec.solver.denominator_bits == 52 and status is not Status.INTERRUPTED:
+        # small problem not certified optimal in floating point: the exact rational simplex
+        exact_spec = spec.model_copy(update={"solver": spec.solver.model_copy(update={"method": "exact"})})
+        try:
+            second = objective_rules(exact_spec).solve()
+        except Exception:  # noqa: BLE001 - the fallback must never make things worse
+            second = None
+        if second is not None:
+            retried = _certified(spec, second)
+            if _better(retried, (status, kernel, exact, cert, objective), outcome.sense):
+                outcome = second
+                status, kernel, exact, cert, objective = retried
+    if kernel is None or cert is None or not cert.feasible:
+        status, kernel, exact, cert, objective = _constant_fallback(spec, outcome, status)
     t3 = time.perf_counter()
 
     report = SolveReport(

@@ -137,7 +137,11 @@ def test_fixed_outputs_f_divergence_at_n30():
     auto = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1))
     fixed = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1, output_size=2))
     assert auto.kernel.shape[1] == 3
-    assert fixed.status.value == "optimal" and fixed.certificate.feasible and fixed.kernel.shape == (30, 2)
+    # the secant MIP's bound carries its feasibility tolerance explicitly (lp.solve.mip_bound_slack, issue 10
+    # item 3), which here leaves a gap of a few 1e-6: certified, and the gap small
+    assert fixed.status.value in ("optimal", "suboptimal") and fixed.certificate.feasible
+    assert fixed.kernel.shape == (30, 2)
+    assert fixed.objective <= fixed.certificate.dual_bound <= fixed.objective * (1 + 1e-5)
     assert "tangent/secant MIPs" in fixed.solve.method
     assert fixed.objective <= auto.objective * (1 + 1e-9)
     assert fixed.certificate.dual_bound <= auto.certificate.dual_bound * (1 + 1e-9)

@@ -241,7 +241,7 @@ restores the exact value (and its exact zeros) at a utility cost below 1e−12."
 
 
 def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds: int = 60,
-           bits: int | None = None) -> tuple[ExactKernel, Fraction, PMLCheck]:
+           bits: int | None = None, snap: bool = True) -> tuple[ExactKernel, Fraction, PMLCheck]:
     """Mix ``kernel`` with its mean-row constant kernel by the smallest weight that passes.
 
     Returns (repaired kernel, weight w, its check). w = 0 when the kernel already passes;
@@ -250,6 +250,10 @@ def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds
     ``bits``: the emitted kernel lies on the grid 2^−bits (default: the kernel's own
     grid, or 52). ``kernel`` may be finer (the 52-bit rounding of the LP solution);
     mixing is done on it and each candidate is rounded to the coarse grid.
+
+    ``snap=False`` skips the coarser grids of :data:`SNAP_BITS`: their cost (entries move by up to
+    2^−49) is negligible for ordinary utilities but not for optima of 1e−9 (issue 10, item 4), so the
+    certify stage also tries the repair without them and keeps the better kernel.
     """
     if bits is None:
         bits = grid_bits(kernel) or GRID_BITS
@@ -258,7 +262,7 @@ def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds
     check = check_pml(start, prior_set, bound)
     if check.feasible:
         return start, Fraction(0), check
-    for coarse in SNAP_BITS:  # values the LP meant exactly (7/8, 0) often sit a few ulps off
+    for coarse in SNAP_BITS if snap else ():  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
             snapped = to_grid(kernel, coarse)
             snapped_check = check_pml(snapped, prior_set, bound)

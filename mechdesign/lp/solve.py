@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
+import scipy.sparse as sp
 
 from mechdesign.lp.program import LinearProgram
 from mechdesign.spec.models import SolverOptions
@@ -172,6 +173,26 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
     return out
 
 
+MIP_FEASIBILITY_TOLERANCE = 1e-9
+"""HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima:
+with it the secant MIP's bound fell 6× below a value achieved, issue 10 item 3). The slack it implies is
+added to the MIP bound (:func:`mip_bound_slack`)."""
+
+def mip_bound_slack(lp: LinearProgram) -> float:
+    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances (issue 10, item 3).
+
+    HiGHS works with points feasible within τ_p (mip_feasibility_tolerance); such a point can be worth up to
+    τ_p·Σ_j |c_j|(u_j − l_j) more than the feasible points near it, so that much is added (outwards),
+    plus the absolute gap 1e−12. This is the tolerance stated explicitly, not a proof: the node LPs'
+    own dual tolerance (τ_d·Σ_j (u_j − l_j) in the worst case, 1e−6 for 1000 variables) is not added,
+    because it would make every MIP design suboptimal; a MIP bound cannot be recomputed by weak
+    duality without the branch-and-bound tree. Where an exact bound is known (the auto design's
+    ray-LP bound, valid for every M) the fixed-output designs take the smaller of the two.
+    """
+    width = np.where(np.isfinite(lp.col_upper) & np.isfinite(lp.col_lower), lp.col_upper - lp.col_lower, 0.0)
+    return float(MIP_FEASIBILITY_TOLERANCE * (np.abs(lp.c) * width).sum() + 1e-12)
+
+
 PRIMAL_CHECK_TOLERANCE = 1e-8
 """A solution said to be optimal whose rows or bounds are violated by more than this is re-solved."""
 
@@ -184,7 +205,9 @@ def primal_violation(lp: LinearProgram, x: np.ndarray) -> float:
 
 
 def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
-    if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR):
+    # INFEASIBLE / UNBOUNDED too: every LP mechdesign builds has a feasible point (the constant kernel)
+    # and bounded variables, so such a claim is a numerical failure (issue 10, item 2) and is re-solved.
+    if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR, Status.INFEASIBLE, Status.UNBOUNDED):
         return True
     return (solution.status is Status.OPTIMAL and solution.x is not None
             and primal_violation(lp, solution.x) > PRIMAL_CHECK_TOLERANCE)
@@ -192,6 +215,8 @@ def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
 
 def _fallbacks(options: SolverOptions) -> list[SolverOptions]:
     tries = [options.model_copy(update={"presolve": False}),
+             options.model_copy(update={"presolve": False, "method": "simplex" if options.method != "simplex"
+                                        else "ipm"}),
              options.model_copy(update={"method": "ipm" if options.method != "ipm" else "simplex"}),
              options.model_copy(update={"backend": "cvxpy" if options.backend == "highs" else "highs"})]
     return [t for t in tries if t != options]
@@ -204,7 +229,13 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     """
     limit = options.time_limit if time_limit is None else time_limit
     if lp.integrality is not None:  # MIP: HiGHS directly, no fallback ladder (cvxpy would drop integrality)
-        return _solve_highs(lp, options, limit)
+        return _solve_highs(lp, options.model_copy(update={"method": "auto"}) if options.method == "exact"
+                            else options, limit)
+    if options.method == "exact":
+        exact = _solve_exact(lp, limit)
+        if exact is not None and exact.status is Status.OPTIMAL:
+            return exact
+        options = options.model_copy(update={"method": "auto"})
     solution = _BACKENDS[options.backend](lp, options, limit)
     # HiGHS can end in "Unknown", or in an "Optimal" whose point breaks a row by 1e-7, on badly
     # scaled LPs (seen for ε ~ 1e-7, where every PML coefficient is 1 − O(ε) and all rows of the
@@ -215,7 +246,32 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
         retry = _BACKENDS[fallback.backend](lp, fallback, limit)
         solution = replace(retry, seconds=solution.seconds + retry.seconds,
                            message=f"{retry.message} (after retrying: {solution.message})")
+    if _suspicious(lp, solution):  # last resort for small LPs: the exact simplex
+        exact = _solve_exact(lp, limit)
+        if exact is not None and exact.status is Status.OPTIMAL:
+            return replace(exact, seconds=solution.seconds + exact.seconds,
+                           message=f"{exact.message} (after HiGHS: {solution.message})")
     return solution
+
+
+def _solve_exact(lp: LinearProgram, limit: float | None) -> LPSolution | None:
+    """The LP by the rational simplex (:mod:`mechdesign.lp.exact`) when it is small enough, else None."""
+    from mechdesign.lp.exact import exact_applies, solve_exact
+
+    if not exact_applies(lp):
+        return None
+    start = time.perf_counter()
+    res = solve_exact(lp, None if limit is None else start + float(limit))
+    seconds = time.perf_counter() - start
+    status = {"optimal": Status.OPTIMAL, "infeasible": Status.INFEASIBLE, "unbounded": Status.UNBOUNDED,
+              "limit": Status.TIME_LIMIT}[res.status]
+    if status is not Status.OPTIMAL:
+        return LPSolution(status, None, None, None, seconds, res.pivots, "exact", "fractions",
+                          f"exact simplex: {res.status}")
+    x = np.array([float(v) for v in res.x])
+    y = np.array(res.y, dtype=object)   # exact: dual_bound then recomputes the bound without rounding y
+    return LPSolution(Status.OPTIMAL, x, y, float(res.objective), seconds, res.pivots, "exact", "fractions",
+                      f"optimal (exact rational simplex, {res.pivots} pivots)")
 
 
 def _solve_output_generation(lp: LinearProgram, layout, limit: float | None) -> LPSolution | None:
@@ -231,8 +287,48 @@ def _solve_output_generation(lp: LinearProgram, layout, limit: float | None) -> 
                       message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs")
 
 
-def _highs_model(lp: LinearProgram):
-    """The LP as a highspy ``HighsLp`` (column-wise matrix, infinite bounds as kHighsInf)."""
+SMALL_MATRIX_VALUE = 1e-12
+"""HiGHS drops matrix entries with |a| ≤ its ``small_matrix_value`` (default 1e−9). A prior mass of 1e−9
+is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  made the LP infeasible at ε = 0 (issue 10,
+item 2). mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
+ROW_SCALE_TARGET = 1e-6
+"""Rows whose smallest nonzero |a| is below this are multiplied by a power of two that lifts it to at
+least this (keeping the largest entry ≤ :data:`ROW_SCALE_MAX`)."""
+ROW_SCALE_MAX = 1e6
+
+
+def row_scales(lp: LinearProgram) -> np.ndarray:
+    """Powers of two s_r (1 for most rows) such that row r of diag(s)·A has its smallest nonzero
+    entry ≥ ROW_SCALE_TARGET where possible and its largest ≤ ROW_SCALE_MAX.
+
+    Scaling a row by s (and its bounds by s) leaves the feasible set unchanged; powers of two keep it
+    exact in floating point. It changes what HiGHS's absolute tolerances mean for the row: a row made of
+    a mass 1e−9 and entries ~1 is then solved to a tolerance relative to its small entries, which is
+    what the exact certificate needs (issue 10, items 2 and 4). The multipliers of the scaled LP are
+    mapped back by y_r = s_r·y'_r (the Lagrangian term y'_r (s_r a_r·x) is (s_r y'_r)(a_r·x)).
+    """
+    A = abs(lp.A.tocsr())
+    n = A.shape[0]
+    scales = np.ones(n)
+    if A.nnz == 0:
+        return scales
+    big = np.asarray(A.max(axis=1).todense()).ravel()
+    B = A.copy()
+    B.data = 1.0 / B.data
+    small = np.zeros(n)
+    nz = np.diff(A.indptr) > 0
+    small[nz] = 1.0 / np.asarray(B.max(axis=1).todense()).ravel()[nz]
+    want = nz & (small < ROW_SCALE_TARGET)
+    if want.any():
+        up = np.ceil(np.log2(ROW_SCALE_TARGET / small[want]))
+        room = np.floor(np.log2(ROW_SCALE_MAX / big[want]))
+        scales[want] = np.exp2(np.clip(np.minimum(up, room), 0, 60))
+    return scales
+
+
+def _highs_model(lp: LinearProgram, scales: np.ndarray | None = None):
+    """The LP as a highspy ``HighsLp`` (column-wise matrix, infinite bounds as kHighsInf); with
+    ``scales``, row r multiplied by scales[r] (:func:`row_scales`)."""
     import highspy
 
     model = highspy.HighsLp()
@@ -242,13 +338,14 @@ def _highs_model(lp: LinearProgram):
     model.col_cost_ = lp.c
     model.col_lower_ = np.where(np.isfinite(lp.col_lower), lp.col_lower, -inf)
     model.col_upper_ = np.where(np.isfinite(lp.col_upper), lp.col_upper, inf)
-    model.row_lower_ = np.where(np.isfinite(lp.row_lower), lp.row_lower, -inf)
-    model.row_upper_ = np.where(np.isfinite(lp.row_upper), lp.row_upper, inf)
+    s = np.ones(lp.num_rows) if scales is None else scales
+    model.row_lower_ = np.where(np.isfinite(lp.row_lower), s * lp.row_lower, -inf)
+    model.row_upper_ = np.where(np.isfinite(lp.row_upper), s * lp.row_upper, inf)
     model.offset_ = lp.offset
     if lp.integrality is not None:
         kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
         model.integrality_ = [kinds[int(v)] for v in lp.integrality]
-    A = lp.A.tocsc()
+    A = (lp.A if scales is None else sp.diags(s) @ lp.A).tocsc()
     model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     model.a_matrix_.start_ = A.indptr.astype(np.int32)
     model.a_matrix_.index_ = A.indices.astype(np.int32)
@@ -296,10 +393,14 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     h.setOptionValue("presolve", "on" if options.presolve else "off")
     h.setOptionValue("primal_feasibility_tolerance", 1e-9)
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+    h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
+    if mip:
+        h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY_TOLERANCE)
     h.setOptionValue("threads", 2)
     if limit is not None:
         h.setOptionValue("time_limit", float(limit))
-    model = _highs_model(lp)
+    scales = row_scales(lp)
+    model = _highs_model(lp, scales)
     start = time.perf_counter()
     h.passModel(model)
     h.run()
@@ -323,12 +424,13 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     if info.primal_solution_status >= 1 or status is Status.OPTIMAL:
         sol = h.getSolution()
         x = np.asarray(sol.col_value, float) if polished is None else polished
-        y = np.asarray(sol.row_dual, float) if sol.dual_valid and not mip else None
+        y = scales * np.asarray(sol.row_dual, float) if sol.dual_valid and not mip else None
         obj = lp.user_objective(x)
     mip_bound = None
     if mip and np.isfinite(info.mip_dual_bound) and status in (Status.OPTIMAL, Status.TIME_LIMIT,
                                                                Status.ITERATION_LIMIT, Status.INTERRUPTED):
         mip_bound = lp.sense * float(info.mip_dual_bound)  # HiGHS minimises sense·(user objective)
+        mip_bound -= lp.sense * mip_bound_slack(lp)             # outwards: its tolerances, stated explicitly
     message = h.modelStatusToString(raw) + (f", {int(info.mip_node_count)} nodes" if mip else "")
     return LPSolution(status=status, x=x, row_dual=y, objective=obj, seconds=seconds,
                       iterations=iterations, method=method, backend="highs",

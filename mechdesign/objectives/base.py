@@ -42,6 +42,16 @@ class ObjectiveRules(ABC):
     def value(self, K: np.ndarray) -> float:
         """The utility of a kernel (N × M floats), as the objective defines it."""
 
+    def unconstrained_bound(self) -> float | None:
+        """A bound on the optimum over all kernels, private or not (hence on the private optimum), used
+        with the constant-kernel fallback of :func:`mechdesign.design.design`. Default for a maximised
+        utility that satisfies the data-processing inequality (mutual information, f-divergences, Bayes
+        vulnerability, the Dobrushin coefficient): its value at the identity kernel, which every kernel
+        post-processes. None when there is no such bound."""
+        if self.sense > 0:
+            return None
+        return float(self.value(np.eye(self.spec.n)))
+
     def closed_form(self, value: float) -> ClosedForm | None:
         """The paper's closed form for this problem, when one applies."""
         return None

@@ -71,7 +71,7 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
     rows_sum = b.rows(K, np.ones((n, m)), 1.0, 1.0)
     rows_t = b.rows(np.stack([K, np.broadcast_to(t, (n, m))], -1).reshape(-1, 2), np.array([1.0, -1.0]),
                     -np.inf, 0.0)
-    scale = math.exp(-spec.epsilon.value)
+    scale = exp_minus_epsilon_down(spec)
     where = constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
     if "low" in where:  # simplex or Q_X(c): output generation knows their rows
         c = float(rules(spec.prior_set, n).equivalent_c())
@@ -106,6 +106,29 @@ def objective_prior(spec: Spec) -> np.ndarray | None:
     if obj.prior == "uniform":
         return np.full(n, 1.0 / n)
     return np.array([float(p) for p in obj.prior])
+
+
+def exp_minus_epsilon_down(spec: Spec) -> float:
+    """A float ≤ e^−ε for the ε as written: 1/U rounded down, U ≥ e^ε a rigorous rational bound.
+
+    With it the PML rows e^−ε t_y ≤ min_P P·K(:,y) are a relaxation of the true ones, so the LP's
+    bound bounds the problem as written (issue 10, item 3): math.exp(−1e−9) can exceed e^−ε by an ulp,
+    which at ε = 1e−9 is 1e−7 of the privacy budget 1 − e^−ε, and the bound fell below Ξ(ε,c).
+    The exact certificate repairs the tiny excess this allows. Past ε = 50 the float is used as is
+    (rounded down by an ulp): there the budget is the whole of [0, 1].
+    """
+    from fractions import Fraction
+
+    from mechdesign.lp.rounding import float_down
+    from mechdesign.spec import expr
+
+    eps = spec.epsilon.value
+    if eps <= 50:
+        try:
+            return float_down(1 / Fraction(expr.exp_upper_bound(spec.epsilon.text)))
+        except Exception:  # noqa: BLE001 - an ε text the bound cannot parse: the float, an ulp down
+            pass
+    return math.nextafter(math.exp(-eps), 0.0)
 
 
 # ----------------------------------------------------------------- running kernel LPs

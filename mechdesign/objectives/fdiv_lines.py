@@ -237,6 +237,7 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
     mu_fn = column_utility(spec)
     grid, tail, hi = _start_grid(P0, P1)
     best_K, best_v, bound, rounds = None, -math.inf, math.inf, 0
+    history: list[tuple[float, float]] = []
     while time.perf_counter() - t0 < time_limit:
         rounds += 1
         remaining = max(time_limit - (time.perf_counter() - t0), 1.0)
@@ -256,6 +257,10 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
                 bound = min(bound, sol.mip_dual_bound)
         if best_K is None or bound - best_v <= max(tol * abs(best_v), 1e-12):
             break
+        history.append((bound, best_v))
+        if len(history) >= 2 and history[-2][0] - history[-1][0] <= 1e-3 * (bound - best_v) \
+                and history[-1][1] - history[-2][1] <= 1e-3 * (bound - best_v):
+            break   # neither side moved by 1e-3 of the gap: what is left is the MIP tolerances' slack
         grown = _refine(grid, np.concatenate([_ratios(c, P0, P1) for c in cols]) if cols else np.zeros(0), hi)
         if len(grown) == len(grid):
             break

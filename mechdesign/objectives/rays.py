@@ -66,11 +66,17 @@ def _perspective(f, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         alpha = spec_f.alpha
         if alpha == 1:
             return _perspective("kl", a, b)
+        # a^α b^(1−α) in log space: for α = 100 and entries ~1e−5 the factors under- and overflow
+        # separately (0·inf) although the product is finite (issue 10, item 7)
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            power = ap ** alpha * bp ** (1 - alpha)
+            bad = ~np.isfinite(power) | ((power == 0) & (ap > 0))
+            power[bad] = np.exp(alpha * np.log(ap[bad]) + (1 - alpha) * np.log(bp[bad]))
         if alpha < 1:
-            out[pos] = bp - ap ** alpha * bp ** (1 - alpha)
+            out[pos] = bp - power
             slope = 0.0
         else:
-            out[pos] = ap ** alpha * bp ** (1 - alpha) - bp
+            out[pos] = power - bp
             slope = math.inf
     zero_b = ~pos & (a > 0)
     if zero_b.any():

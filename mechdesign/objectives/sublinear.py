@@ -133,6 +133,15 @@ class _LiveRayLP:
         return x, -np.asarray(sol.row_dual, float), -float(h.getInfo().objective_function_value)
 
 
+def ray_epsilon(spec: Spec) -> float:
+    """ε nudged up by 3e−16·max(1, ε) (about 3 ulps of e^−ε) for listing rays: the cone C(ε',𝒫) then contains C(ε,𝒫) despite
+    the rounding of e^−ε (an ulp of 1 − 1e−9 is 1e−7 of the budget at ε = 1e−9), so the bound from its
+    rays bounds the problem as written (issue 10, item 3; the Dobrushin LDP value at ε = 1e−9 was missed
+    by 3e−8 relative); the kernel built from them is repaired by a weight of that order."""
+    eps = spec.epsilon.value
+    return eps + 3e-16 * max(1.0, eps)
+
+
 def _pricing_bound(lam: np.ndarray, g: float, n: int) -> float:
     return float(lam.sum() + n * max(g, 0.0))
 
@@ -141,15 +150,21 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
     """(P) over all extreme rays; the bound Σλ + N·max(g, 0) with g over all rays."""
     t0 = time.perf_counter()
     if R is None:
-        R = extreme_rays(spec.prior_set, spec.n, spec.epsilon.value)
+        R = extreme_rays(spec.prior_set, spec.n, ray_epsilon(spec))
     mu = column_utility(spec)(R)
     if not np.all(np.isfinite(mu)):
-        raise InputError("objective: the utility is infinite on a feasible column (check the priors' supports)")
+        raise InputError("objective: the utility is infinite on a feasible column, or beyond the floating-point "
+                         "range (about 1e308): check the priors' supports, or lower alpha or epsilon")
     theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
     if theta is None:
         return RayDesign(R, None, None, None, None, "exact", seconds=time.perf_counter() - t0)
-    g = float(np.max((mu - R @ lam) / R.sum(axis=1)))
-    return RayDesign(R, theta, lam, value, _pricing_bound(lam, g, spec.n), "exact (all extreme rays)",
+    sums = R.sum(axis=1)
+    g = float(np.max((mu - R @ lam) / sums))
+    # floating-point rounding of μ(r), r·λ and the sums, stated explicitly (issue 10, item 3):
+    # each g term is within 8(N + 2)u·(|μ(r)| + |r|·|λ|)/(1·r) of its exact value, u = 2^−53
+    rounding = 8 * (spec.n + 2) * 2.0 ** -53 * float(np.max((np.abs(mu) + R @ np.abs(lam)) / sums))
+    bound = _pricing_bound(lam, g, spec.n) + spec.n * rounding + 4 * spec.n * 2.0 ** -53 * float(np.abs(lam).sum())
+    return RayDesign(R, theta, lam, value, bound, "exact (all extreme rays)",
                      seconds=time.perf_counter() - t0, lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
 
 

@@ -129,5 +129,19 @@ def dual_multipliers(b: LPBuilder, n: int, k_idx: np.ndarray, k_coef: float, tag
     return mu, alpha, beta, span
 
 
+def masses_up(values) -> np.ndarray:
+    """Prior masses (Fractions) as floats rounded *up*.
+
+    The LP row  w_j ≤ Σ_x v̂_x k_xj  then is a relaxation of the true row (v̂ ≥ v, k ≥ 0), so the LP's
+    bound is a bound for the problem as written (issue 10, item 3), and Σ_x v̂_x ≥ 1 keeps the constant
+    column k = q·1, w_j = e^−ε q, exactly feasible. Rounded to nearest, Σ v̂ could be 1 − 1e−16, and at
+    ε = 0 the row t ≤ (Σ v̂) t forced t = 0: the LP was infeasible in exact arithmetic (item 2, seen for
+    masses of 1e−9). The exact certificate is against the true masses either way.
+    """
+    from mechdesign.lp.rounding import float_up
+
+    return np.array([float_up(Fraction(v)) for v in values])
+
+
 def dot(prior: Sequence[Fraction], k: Sequence) -> Fraction:
     return sum((p * v for p, v in zip(prior, k)), Fraction(0))

@@ -7,7 +7,11 @@ Exactly: start at the lower bounds and pour the remaining mass into the smallest
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
+
+from mechdesign.lp.rounding import float_down, float_up
 
 from mechdesign.privacy.base import PriorSetRules, column_rows, dot, dual_multipliers
 
@@ -17,8 +21,12 @@ class BoxRules(PriorSetRules):
 
     def lp_rows(self, b, k_idx, k_coef, w, tag, k_range):
         mu, alpha, beta, _ = dual_multipliers(b, self.n, k_idx, k_coef, tag, k_range)
-        lo = np.array([float(v) for v in self.model.lower])[:, None]
-        up = np.array([float(v) for v in self.model.upper])[:, None]
+        # the box widened outwards to floats (lower rounded down, upper up): it contains the true box, so
+        # min over it is ≤ the true min and the rows stay safe; rounded to nearest instead, a degenerate box
+        # (lower = upper, e.g. masses of 1e−9) can have Σ lower > 1 or Σ upper < 1 in floats, an empty
+        # box whose dual is unbounded: the PML rows went slack and the repair needed w ≈ 0.7 (issue 10, item 2)
+        lo = np.array([float_down(Fraction(v)) for v in self.model.lower])[:, None]
+        up = np.array([float_up(Fraction(v)) for v in self.model.upper])[:, None]
         column_rows(b, w, k_idx.shape[1], [(mu[None, :], -1.0), (alpha, -lo), (beta, up)])
         return {}
 

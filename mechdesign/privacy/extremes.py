@@ -53,6 +53,10 @@ CDD_MAX_N = 8
 """Largest N for general vertex enumeration with cdd."""
 
 TOL = 1e-12
+TINY_EPSILON = 1e-4
+"""Below this ε, :func:`cdd_rays` lists the rays by trying every tight subset of the cone's rows (when
+affordable) instead of cdd, whose floating-point tolerances merged the rays of C(1e−9, 𝒫), which differ
+by O(ε), into the single ray 1: the ray LP then had one column (issue 10, item 7)."""
 
 
 def _require_cdd():
@@ -106,9 +110,22 @@ def prior_vertices(prior_set: PriorSet, n: int) -> np.ndarray:
         rows.append([0.0] + e)  # P_x ≥ 0
     rows += rules(prior_set, n).polytope_rows()
     mat = cdd.matrix_from_array(rows, lin_set=lin, rep_type=cdd.RepType.INEQUALITY)
-    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-    V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
+    try:
+        gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
+    except RuntimeError:  # cdd's "Numerical inconsistency" (ℓ1-ball of radius 1e-6): every tight subset
+        H = np.array(rows[1:], float)
+        V = _brute_force(H[:, 1:], H[:, 0], np.ones((1, n)), np.ones(1))
     return unique_rows(np.clip(V, 0.0, 1.0))
+
+
+def _brute_force(A, b, E, e):
+    from mechdesign.privacy.brute_vertices import brute_force_vertices
+
+    try:
+        return brute_force_vertices(A, b, E, e)
+    except ValueError as exc:
+        raise InputError(f"prior_set: vertex enumeration failed in floating point (cdd) and {exc}") from None
 
 
 def cone_inequalities(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
@@ -125,11 +142,22 @@ def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
     """The extreme rays of C(ε,𝒫) by cdd's double description (floating point), max entry 1."""
     if n > CDD_MAX_N:
         raise InputError(f"general vertex enumeration is limited to N <= {CDD_MAX_N}, found N = {n}")
-    cdd = _require_cdd()
     G = cone_inequalities(prior_set, n, epsilon)
+    if epsilon < TINY_EPSILON:  # cdd's tolerances merge rays that differ by O(ε): try every tight subset
+        from mechdesign.privacy.brute_vertices import MAX_SUBSETS, brute_force_vertices
+
+        G = unique_rows(G, 15)
+        if math.comb(len(G), n - 1) <= MAX_SUBSETS:
+            R = brute_force_vertices(G, np.zeros(len(G)), np.ones((1, n)), np.ones(1), tol=1e-15)
+            return _normalise(np.clip(R, 0.0, None)) if len(R) else np.zeros((0, n))
+    cdd = _require_cdd()
     mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
-    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-    R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12])
+    try:
+        gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12])
+    except RuntimeError:  # cdd's "Numerical inconsistency": the rays are the vertices of C ∩ {Σk = 1}
+        G = unique_rows(G, 14)
+        R = _brute_force(G, np.zeros(len(G)), np.ones((1, n)), np.ones(1))
     if len(R) == 0:
         return np.zeros((0, n))
     return _normalise(np.clip(R, 0.0, None))

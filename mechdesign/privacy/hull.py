@@ -2,9 +2,7 @@
 LP rows: w_j − Σ_x v_i(x) k_xj ≤ 0 for every listed prior i (V rows per column). Extreme rays by cdd."""
 from __future__ import annotations
 
-import numpy as np
-
-from mechdesign.privacy.base import PriorSetRules, column_rows, dot
+from mechdesign.privacy.base import PriorSetRules, column_rows, dot, masses_up
 
 
 class HullRules(PriorSetRules):
@@ -12,7 +10,8 @@ class HullRules(PriorSetRules):
 
     def lp_rows(self, b, k_idx, k_coef, w, tag, k_range):
         for v in self.model.priors:
-            column_rows(b, w, k_idx.shape[1], [(k_idx, -k_coef * np.array([float(p) for p in v])[:, None])])
+            vf = masses_up(v)
+            column_rows(b, w, k_idx.shape[1], [(k_idx, -k_coef * vf[:, None])])
         return {}
 
     def min_expectation(self, k):

@@ -12,6 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from mechdesign.lp.rounding import float_up
+
 from mechdesign.privacy.base import PriorSetRules, column_rows, dot, dual_multipliers
 
 
@@ -22,11 +24,15 @@ class L1BallRules(PriorSetRules):
         n, J = self.n, k_idx.shape[1]
         mu, alpha, beta, span = dual_multipliers(b, n, k_idx, k_coef, tag, k_range)
         center = np.array([float(v) for v in self.model.center])[:, None]
+        # a ball around the float centre with the radius rounded up by the centre's rounding contains the
+        # true ball: the LP's min is ≤ the true min, so the rows stay safe (issue 10, item 2)
+        drift = sum((abs(Fraction(v) - Fraction(float(v))) for v in self.model.center), Fraction(0))
+        radius = float_up(Fraction(self.model.radius) + drift)
         rho = b.variables(f"rho_{tag}", (J,), lower=0.0, upper=4 * span)
         b.rows(np.stack([alpha, beta, np.broadcast_to(rho, (n, J))], -1).reshape(n * J, 3),
                np.array([1.0, 1.0, -1.0]), -np.inf, 0.0)
         column_rows(b, w, J, [(mu[None, :], -1.0), (alpha, -center), (beta, center),
-                              (rho[None, :], float(self.model.radius))])
+                              (rho[None, :], radius)])
         return {}
 
     def min_expectation(self, k):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechdesign.privacy.base import PriorSetRules, column_rows
+from mechdesign.privacy.base import PriorSetRules, column_rows, masses_up
 from mechdesign.privacy.cone_rays import min_mass_rays, point_rays, simplex_rays
 from mechdesign.privacy.simplex import lemma4_column_minima, simplex_lp_rows
 
@@ -24,11 +24,11 @@ class MinMassRules(PriorSetRules):
         n, J = self.n, k_idx.shape[1]
         if self.model.c == 0:
             return simplex_lp_rows(b, n, k_idx, k_coef, w)
-        c = float(self.model.c)
         u = b.variables(f"u_{tag}", (J,), lower=k_range[0], upper=k_range[1])
         low = b.rows(np.stack([np.broadcast_to(u, (n, J)), k_idx], -1).reshape(n * J, 2),
                      np.array([1.0, -k_coef]), -np.inf, 0.0)            # u_j − k_coef·k_xj ≤ 0
-        column = column_rows(b, w, J, [(k_idx, -c * k_coef), (u[None, :], -(1 - n * c))])
+        c_up, rest_up = masses_up([self.model.c, 1 - n * self.model.c])   # a relaxation (privacy.base)
+        column = column_rows(b, w, J, [(k_idx, -c_up * k_coef), (u[None, :], -rest_up)])
         return {"u": u, "low": low.reshape(n, J), "column": column}
 
     def min_expectation(self, k):

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.privacy.base import PriorSetRules, column_rows, dot
+from mechdesign.privacy.base import PriorSetRules, column_rows, dot, masses_up
 from mechdesign.privacy.cone_rays import point_rays
 
 
@@ -19,7 +19,7 @@ class PointRules(PriorSetRules):
     kind = "point"
 
     def lp_rows(self, b, k_idx, k_coef, w, tag, k_range):
-        prior = np.array([float(p) for p in self.model.prior])[:, None]
+        prior = masses_up(self.model.prior)[:, None]
         column_rows(b, w, k_idx.shape[1], [(k_idx, -k_coef * prior)])
         return {}
 

@@ -404,8 +404,10 @@ class SolverOptions(_Model):
 
     time_limit: float | None = Field(default=None, gt=0)
     """Wall-clock limit in seconds for the LP solver (None: no limit)."""
-    method: Literal["auto", "simplex", "ipm"] = "auto"
-    """HiGHS method. auto: interior point with crossover for large LPs, dual simplex for small ones."""
+    method: Literal["auto", "simplex", "ipm", "exact"] = "auto"
+    """HiGHS method. auto: interior point with crossover for large LPs, dual simplex for small ones.
+    exact: a rational simplex (mechdesign.lp.exact) for small LPs (HiGHS otherwise); design() also
+    falls back to it when a small problem's floating-point result is not certified optimal."""
     backend: Literal["highs", "cvxpy"] = "highs"
     """highs calls HiGHS directly on the compiled sparse LP; cvxpy builds the same LP in cvxpy and solves it with cvxpy's HiGHS interface."""
     presolve: bool = True

@@ -1,0 +1,23 @@
+"""Directed rounding of exact rationals to floats, for bounds that must stay on their side."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+__all__ = ["float_down", "float_up"]
+
+
+def float_down(q: Fraction) -> float:
+    """The largest float ≤ q (−inf below the float range)."""
+    try:
+        f = float(q)
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf
+    if math.isfinite(f) and Fraction(f) > q:
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+def float_up(q: Fraction) -> float:
+    """The smallest float ≥ q."""
+    return -float_down(-q)
