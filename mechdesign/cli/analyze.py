@@ -141,9 +141,9 @@ def _render(result: dict[str, Any], path: str) -> str:
 
 def _cmd_analyze(args) -> int:
     from mechdesign.cli.args import parse_epsilon, parse_prior_set
-    from mechdesign.release.kernel_io import read_kernel
+    from mechdesign.release.kernel_io import read_kernel_normalised
 
-    kernel = read_kernel(Path(args.kernel))
+    kernel, normalised = read_kernel_normalised(Path(args.kernel))
     n, _ = kernel.shape
     if n < 2:
         raise InputError(f"{args.kernel}: a kernel needs at least 2 rows (secrets), found {n}")
@@ -160,7 +160,11 @@ def _cmd_analyze(args) -> int:
         result = analyze_kernel(kernel, prior_set, epsilon, args.delta.strip())
     except ValueError as exc:
         raise InputError(f"{args.kernel}: {exc}") from None
+    result["normalised_rows"] = normalised
     text = json.dumps(result, indent=2) + "\n" if args.json else _render(result, args.kernel)
+    if normalised and not args.json:
+        from mechdesign.cli.verify import normalisation_note
+        text += normalisation_note(normalised).strip() + "\n"
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

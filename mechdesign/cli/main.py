@@ -2,9 +2,11 @@
 
 This is the one place that turns exceptions into messages and exit statuses:
 
-    0  optimal and certified
-    1  no certified optimum (infeasible, time limit, solver failure, suboptimal)
-    2  bad input: one line on stderr naming the field and the rule (``--debug`` shows the traceback)
+    0    optimal and certified
+    1    no certified optimum (infeasible, time limit, solver failure, suboptimal); verify: not private
+    2    bad input: one line on stderr naming the field and the rule (``--debug`` shows the traceback)
+    3    internal error (an exception we did not raise on purpose: a bug)
+    130  interrupted (Ctrl-C / SIGINT), as shells report 128 + SIGINT
 
 Sub-commands live in their own modules; each exposes ``register(subparsers)``
 which adds its parser and sets ``func`` to a handler returning the exit status.
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from mechdesign.spec.errors import InputError, MechdesignError
 
-EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _write(text: str, out: str | None) -> None:
@@ -84,7 +86,11 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    parser = _Parser(prog="mechdesign", description="Design certified (eps,P)-PML privacy mechanisms by LP.")
+    from mechdesign.cli.help_text import add_epilogs, exit_status_text
+
+    parser = _Parser(prog="mechdesign", description="Design certified (eps,P)-PML privacy mechanisms by LP.",
+                     epilog="example:\n  mechdesign solve problems/example1_binary.yaml\n\n" + exit_status_text(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     from mechdesign import __version__
     parser.add_argument("--version", action="version", version=f"mechdesign {__version__}")
@@ -93,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_core(sub)
     for name in COMMAND_MODULES:
         import_module(name).register(sub)
+    add_epilogs(sub)
     return parser
 
 
@@ -109,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         status = exc.exit_status
     except KeyboardInterrupt:
         print("mechdesign: interrupted", file=sys.stderr)
-        status = EXIT_NOT_CERTIFIED
+        status = EXIT_INTERRUPTED
     except BrokenPipeError:
         status = EXIT_OK
     except Exception as exc:  # a bug of ours: still no traceback unless asked
@@ -117,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mechdesign: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
               file=sys.stderr)
-        status = EXIT_NOT_CERTIFIED
+        status = EXIT_INTERNAL
     return status
 
 
