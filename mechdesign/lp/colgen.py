@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from mechdesign.lp.interrupt import run_interruptible
 
 __all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
@@ -283,7 +284,7 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     while True:
         if time_limit is not None:
             h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - start), 1e-3))
-        h.run()
+        run_interruptible(h)
         rounds += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)
         ms = h.modelStatusToString(h.getModelStatus())

@@ -40,6 +40,7 @@ import numpy as np
 
 from mechdesign.lp.program import LinearProgram
 from mechdesign.spec.models import SolverOptions
+from mechdesign.lp.interrupt import run_interruptible
 
 __all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
 
@@ -302,7 +303,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     model = _highs_model(lp)
     start = time.perf_counter()
     h.passModel(model)
-    h.run()
+    run_interruptible(h)
     raw = h.getModelStatus()
     if layout is not None and method == "ipm":
         polished = None
@@ -310,7 +311,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
             polished = polish_kernel(lp, layout, np.asarray(h.getSolution().col_value, float))
         if polished is None:  # not clean enough to certify: finish with crossover as usual
             h.setOptionValue("run_crossover", "on")
-            h.run()
+            run_interruptible(h)
             raw = h.getModelStatus()
     else:
         polished = None

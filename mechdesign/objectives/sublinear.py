@@ -73,6 +73,7 @@ from mechdesign.lp.solve import Status
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
+from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT, RayDesign, column_utility, kernel_utility, normalise_rows, compact_columns, ray_lp,
     rays_to_kernel, _prior, _perspective, _xlogy,
@@ -123,7 +124,7 @@ class _LiveRayLP:
         h = self.h
         if time_limit is not None:
             h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-        h.run()
+        run_interruptible(h)
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         sol = h.getSolution()
