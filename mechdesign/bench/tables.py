@@ -10,7 +10,10 @@ Writes Markdown tables, CSV files and PNG figures into ``benchmarks/results/``
   the ``qif`` library's ``min_loss_given_d`` as a baseline when it is installed.
 * F1–F3: the papers' bounds (Corollaries 1–2, RLDP bound, k-RR envelopes).
 
-Grids come from ``configs/bench.yaml`` (``configs/bench-quick.yaml`` with ``--quick``).
+Grids come from the package data ``mechdesign/bench/configs/bench.yaml`` (``bench-quick.yaml`` with
+``--quick``), read with :mod:`importlib.resources` so that they are found after ``pip install .``.
+Results go under the current directory (``./benchmarks/results/``, ``./benchmarks/results/quick/``
+with ``--quick``) unless ``--out`` says otherwise; the command prints where.
 Timings are measured here, never asserted in tests.
 """
 from __future__ import annotations
@@ -31,7 +34,6 @@ from mechdesign.spec.errors import InputError
 
 __all__ = ["register", "run_bench", "pairwise_dobrushin_lp"]
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 # ------------------------------------------------------------------ helpers
@@ -324,12 +326,17 @@ def run_bench(quick: bool = False, out: Path | str | None = None, config: Path |
     """Run T1–T3 (and the figures) and write them into ``out``; return ``out``."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    cfg_path = Path(config) if config else ROOT / "configs" / ("bench-quick.yaml" if quick else "bench.yaml")
+    if config:
+        cfg_path = Path(config)
+    else:  # package data: present in an installed wheel as in a source checkout
+        from importlib.resources import files
+
+        cfg_path = files("mechdesign.bench").joinpath("configs", "bench-quick.yaml" if quick else "bench.yaml")
     try:
         cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"--config: cannot read {cfg_path}: {exc.strerror or exc}") from None
-    out = Path(out) if out else ROOT / "benchmarks" / "results" / ("quick" if quick else "")
+    out = Path(out) if out else Path.cwd() / "benchmarks" / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     t1, t2, t3 = cfg["t1"], cfg["t2"], cfg["t3"]
     steps = (len(t1["n"]) * len(t1["c_fractions"]) * len(t1["epsilons"]) + len(t2["n"]) + 2 * len(t3["n"])
@@ -386,14 +393,16 @@ def _cmd_bench(args) -> int:
     command = "mechdesign bench" + (" --quick" if args.quick else "") + (f" --out {args.out}" if args.out else "") \
         + (f" --config {args.config}" if args.config else "")
     out = run_bench(quick=args.quick, out=args.out, config=args.config, command=command)
-    print(f"results in {out}", file=sys.stderr)
+    print(f"results in {Path(out).resolve()}", file=sys.stderr)
     return 0
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("bench", help="regenerate the benchmark tables and figures (benchmarks/results/)")
-    p.add_argument("--quick", action="store_true", help="small grids (configs/bench-quick.yaml), under 2 minutes")
+    p.add_argument("--quick", action="store_true", help="small grids (bench-quick.yaml, shipped with the package), "
+                   "under 2 minutes")
     p.add_argument("--out", metavar="DIR",
-                   help="output directory (default benchmarks/results/, with --quick benchmarks/results/quick/)")
-    p.add_argument("--config", metavar="FILE", help="grid file (default configs/bench.yaml)")
+                   help="output directory (default ./benchmarks/results/ under the current directory, with --quick "
+                        "./benchmarks/results/quick/)")
+    p.add_argument("--config", metavar="FILE", help="grid file (default: bench.yaml shipped with the package)")
     p.set_defaults(func=_cmd_bench)

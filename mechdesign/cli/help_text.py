@@ -27,7 +27,7 @@ EXAMPLES: dict[str, list[str]] = {
                "mechdesign verify result.json --spec problems/example1_binary.yaml"],
     "privatize": ["mechdesign privatize --spec problems/example1_binary.yaml --input data.csv --column answer -o out.csv"],
     "analyze": ["mechdesign analyze kernel.csv --prior-set point:0.2,0.3,0.5 --epsilon 0.2 --delta 0.05"],
-    "bench": ["mechdesign bench --quick            # writes ./mechdesign-bench/quick/ and prints where"],
+    "bench": ["mechdesign bench --quick            # writes ./benchmarks/results/quick/ and prints where"],
     "extremes": ["mechdesign extremes problems/example1_binary.yaml"],
 }
 
