@@ -36,18 +36,17 @@ def _write(text: str, out: str | None) -> None:
 def _cmd_solve(args) -> int:
     from mechdesign.design import design
     from mechdesign.cli.report import render_result
+    from mechdesign.cli.overrides import load_with_overrides
 
     if args.write_lp:
         from mechdesign.objectives.registry import compile_problem
         from mechdesign.lp.solve import write_lp
-        from mechdesign.spec.models import load_spec
-
-        compiled = compile_problem(load_spec(Path(args.spec)))
+        compiled = compile_problem(load_with_overrides(args.spec, args.set or []))
         write_lp(compiled.lps[0], args.write_lp)
         print(f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
               + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
         return EXIT_OK
-    result = design(Path(args.spec))
+    result = design(load_with_overrides(args.spec, args.set or []))
     if args.json:
         _write(json.dumps(result.to_json(), indent=2) + "\n", args.output)
     else:
@@ -68,6 +67,8 @@ def _register_core(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
+    p.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
+                   help="override a value of the spec, e.g. --set epsilon=0.5 --set prior_set.c=0.01 (repeatable)")
     p.set_defaults(func=_cmd_solve)
     p = sub.add_parser("schema", help="print the JSON schema of a spec")
     p.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
