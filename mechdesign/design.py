@@ -92,8 +92,11 @@ class DesignResult:
         return self.status is Status.OPTIMAL and self.certificate is not None and self.certificate.feasible
 
     def to_json(self) -> dict[str, Any]:
+        """The CLI's ``--json`` object (a dict); infinite values are null, listed in ``"infinite"``."""
+        from mechdesign.spec.json_values import json_safe
+
         cert = self.certificate
-        return {
+        return json_safe({
             "status": self.status.value,
             "objective": _num(self.objective),
             "objective_kind": self.spec.objective.kind,
@@ -125,7 +128,23 @@ class DesignResult:
                 "iterations": self.solve.iterations, "lps": self.solve.lps, "rows": self.solve.rows,
                 "columns": self.solve.columns, "nonzeros": self.solve.nonzeros, "message": self.solve.message,
             },
-        }
+        })
+
+    def dumps(self, indent: int | None = 2) -> str:
+        """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints)."""
+        import json
+
+        return json.dumps(self.to_json(), indent=indent)
+
+    def __repr__(self) -> str:
+        from mechdesign.display import result_repr
+
+        return result_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import result_html
+
+        return result_html(self)
 
 
 def _num(v):

@@ -177,7 +177,9 @@ def _cmd_analyze(args) -> int:
     except ValueError as exc:
         raise InputError(f"{args.kernel}: {exc}") from None
     result["normalised_rows"] = normalised
-    text = json.dumps(result, indent=2) + "\n" if args.json else _render(result, args.kernel)
+    if args.json:
+        from mechdesign.spec.json_values import json_safe
+    text = json.dumps(json_safe(result), indent=2) + "\n" if args.json else _render(result, args.kernel)
     if normalised and not args.json:
         from mechdesign.cli.verify import normalisation_note
         text += normalisation_note(normalised).strip() + "\n"

@@ -47,7 +47,16 @@ def _cmd_solve(args) -> int:
               + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
         return EXIT_OK
     result = design(load_with_overrides(args.spec, args.set or []))
-    if args.json:
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    if suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
+        if result.exact_kernel is None:
+            raise InputError(f"-o {args.output}: no kernel to write (status {result.status.value})")
+        from mechdesign.release.kernel_io import write_kernel
+
+        write_kernel(result.exact_kernel, args.output)
+        print(f"wrote the {result.exact_kernel.shape[0]} x {result.exact_kernel.shape[1]} kernel to {args.output} "
+              f"(status {result.status.value})", file=sys.stderr)
+    elif args.json or suffix == ".json":
         _write(json.dumps(result.to_json(), indent=2) + "\n", args.output)
     else:
         _write(render_result(result), args.output)
@@ -65,7 +74,9 @@ def _register_core(sub) -> None:
     p = sub.add_parser("solve", help="design an optimal mechanism from a YAML spec and certify it")
     p.add_argument("spec", help="path to a YAML spec (see problems/)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write to FILE, by extension: .csv (exact p/q kernel), .npy (kernel as doubles), "
+                        ".json (the --json object), anything else the text report")
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
     p.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
                    help="override a value of the spec, e.g. --set epsilon=0.5 --set prior_set.c=0.01 (repeatable)")

@@ -83,9 +83,11 @@ def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_jso
     ps, eps = _problem(kernel, spec, prior_set, epsilon)
     result = verify_kernel(kernel, ps, eps)
     if as_json:
+        from mechdesign.spec.json_values import json_safe
+
         data = verification_json(result, eps)
         data["normalised_rows"] = normalised
-        out.write(json.dumps(data, indent=2) + "\n")
+        out.write(json.dumps(json_safe(data), indent=2) + "\n")
     else:
         out.write(format_verification(result, eps, kernel_path))
         if normalised:
