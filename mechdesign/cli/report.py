@@ -108,8 +108,11 @@ def render_result(result: DesignResult, width: int | None = None) -> str:
     s = result.solve
     summary.add_row("solver", f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "
                               f"{s.nonzeros} nonzeros, {s.iterations} iterations")
+    other = s.total_seconds - s.compile_seconds - s.seconds - s.certify_seconds
     summary.add_row("time", f"{s.total_seconds:.3f} s (compile {s.compile_seconds:.3f}, solve {s.seconds:.3f}, "
-                            f"certify {s.certify_seconds:.3f})")
+                            f"certify {s.certify_seconds:.3f}"
+                            + (f", other {other:.3f}: spec checks, ray listing, pricing and fallbacks"
+                               if other > 0.01 * s.total_seconds and other > 0.005 else "") + ")")
     console.print(summary)
     if cert is not None and getattr(cert, "bounds", None):
         table = Table(title="bounds of the papers that apply to this kernel")

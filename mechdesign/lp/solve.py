@@ -219,12 +219,13 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     return solution
 
 
-def _solve_output_generation(lp: LinearProgram, layout, limit: float | None) -> LPSolution | None:
+def _solve_output_generation(lp: LinearProgram, layout, limit: float | None,
+                             verbose: bool = False) -> LPSolution | None:
     """The kernel LP by output generation (:func:`mechdesign.lp.colgen.solve_output_generation`),
     or None when it does not reach a certified optimum (the caller then solves the whole LP)."""
     from mechdesign.lp.colgen import solve_output_generation
 
-    res = solve_output_generation(lp, layout, time_limit=limit)
+    res = solve_output_generation(lp, layout, time_limit=limit, verbose=verbose)
     if res.status != "optimal":
         return None
     return LPSolution(status=Status.OPTIMAL, x=res.x, row_dual=res.row_dual, objective=lp.user_objective(res.x),
@@ -278,9 +279,11 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     mip = lp.integrality is not None
     method = "mip" if mip else _method(lp, options)
     layout = None if mip else _kernel_layout(lp)
+    generation_seconds = 0.0  # time spent in output generation before falling back (counted in `seconds`)
     if layout is not None and options.method == "auto":
         began = time.perf_counter()
-        solution = _solve_output_generation(lp, layout, limit)
+        solution = _solve_output_generation(lp, layout, limit, verbose=bool(options.verbose))
+        generation_seconds = time.perf_counter() - began
         if solution is not None:
             return solution
         if limit is not None:  # the whole LP gets what is left of the budget
@@ -315,7 +318,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
             raw = h.getModelStatus()
     else:
         polished = None
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start + generation_seconds
     status = _highs_status_map().get(raw, Status.UNKNOWN)
     info = h.getInfo()
     iterations = int(max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0)
