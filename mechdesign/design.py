@@ -200,9 +200,13 @@ def design(source: Any) -> DesignResult:
     Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
     reported in ``result.status``, never as an empty kernel.
     """
+    from mechdesign.lp.progress import report
+
     t0 = time.perf_counter()
     spec = load_spec(source)
+    report(phase=f"solving {spec.objective.kind}, N = {spec.n}, M = {spec.m}")
     outcome = objective_rules(spec).solve()
+    report(phase="certifying (exact arithmetic)", round=None, gap=None, detail="")
     t2 = time.perf_counter()
 
     status = outcome.status

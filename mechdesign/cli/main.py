@@ -46,7 +46,14 @@ def _cmd_solve(args) -> int:
         print(f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
               + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
         return EXIT_OK
-    result = design(load_with_overrides(args.spec, args.set or []))
+    from mechdesign.cli.status import live_status, size_warning
+
+    spec = load_with_overrides(args.spec, args.set or [])
+    warning = size_warning(spec)
+    if warning and not args.quiet:
+        print(warning, file=sys.stderr)
+    with live_status(quiet=args.quiet):
+        result = design(spec)
     suffix = Path(args.output).suffix.lower() if args.output else ""
     if suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
         if result.exact_kernel is None:
@@ -78,6 +85,8 @@ def _register_core(sub) -> None:
                    help="write to FILE, by extension: .csv (exact p/q kernel), .npy (kernel as doubles), "
                         ".json (the --json object), anything else the text report")
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no live status and no size warning (the status shows only on a terminal anyway)")
     p.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
                    help="override a value of the spec, e.g. --set epsilon=0.5 --set prior_set.c=0.01 (repeatable)")
     p.set_defaults(func=_cmd_solve)

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.progress import report
 
 __all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
@@ -300,6 +301,8 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
         p = price(C - pi[:, None], c, E).value
         bound = max(bound, float(pi.sum() + np.minimum(p, 0.0).sum()))
         scale = max(1.0, abs(value))
+        report(phase="output generation", round=rounds, gap=max(value - bound, 0.0),
+               detail=f"{chosen.size} of {m} outputs")
         if verbose:
             import sys
             print(f"output generation: round {rounds}, {chosen.size} of {m} outputs, restricted value "

@@ -74,6 +74,7 @@ from mechdesign.spec.models import Spec
 from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.progress import report
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT, RayDesign, column_utility, kernel_utility, normalise_rows, compact_columns, ray_lp,
     rays_to_kernel, _prior, _perspective, _xlogy,
@@ -224,6 +225,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
                 Rn = np.array(fresh)
                 if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
                     break   # some ray improves the LP (else: a misprice, price at the LP's duals)
+        report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
         if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         Rn = np.unique(np.array(fresh), axis=0)
