@@ -52,7 +52,7 @@ def test_ctrl_c_exits_130():
     assert r.returncode == 130 and "interrupted" in r.stderr and "Traceback" not in r.stderr
 
 
-COMMANDS = ["solve", "schema", "verify", "privatize", "analyze", "bench", "extremes"]
+COMMANDS = ["solve", "schema", "verify", "privatize", "analyze", "bench", "extremes", "completion"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -29,6 +29,7 @@ EXAMPLES: dict[str, list[str]] = {
     "analyze": ["mechdesign analyze kernel.csv --prior-set point:0.2,0.3,0.5 --epsilon 0.2 --delta 0.05"],
     "bench": ["mechdesign bench --quick            # writes ./benchmarks/results/quick/ and prints where"],
     "extremes": ["mechdesign extremes problems/example1_binary.yaml"],
+    "completion": ["mechdesign completion bash > ~/.local/share/bash-completion/completions/mechdesign"],
 }
 
 
