@@ -10,11 +10,12 @@ from mechdesign.design import Certificate, ClosedForm, DesignResult, SolveReport
 from mechdesign.spec.errors import InputError, MechdesignError, SolveFailure, SpecError
 from mechdesign.release.mechanism import Mechanism
 from mechdesign.lp.solve import Status
-from mechdesign.spec.models import Spec, load_spec
+from mechdesign.spec.models import Box, Hull, L1Ball, MinMass, Point, PriorSet, Simplex, Spec, load_spec
 
 __version__ = "0.1.0"
 
 __all__ = [
     "design", "load_spec", "Spec", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "Status",
     "Mechanism", "MechdesignError", "InputError", "SpecError", "SolveFailure", "__version__",
+    "PriorSet", "Simplex", "MinMass", "Point", "Hull", "Box", "L1Ball",
 ]

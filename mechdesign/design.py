@@ -116,8 +116,11 @@ class DesignResult:
         return self.status is Status.OPTIMAL and self.certificate is not None and self.certificate.feasible
 
     def to_json(self) -> dict[str, Any]:
+        """The CLI's ``--json`` object (a dict); infinite values are null, listed in ``"infinite"``."""
+        from mechdesign.spec.json_values import json_safe
+
         cert = self.certificate
-        return {
+        return json_safe({
             "status": self.status.value,
             "objective": _num(self.objective),
             "objective_kind": self.spec.objective.kind,
@@ -149,7 +152,23 @@ class DesignResult:
                 "iterations": self.solve.iterations, "lps": self.solve.lps, "rows": self.solve.rows,
                 "columns": self.solve.columns, "nonzeros": self.solve.nonzeros, "message": self.solve.message,
             },
-        }
+        })
+
+    def dumps(self, indent: int | None = 2) -> str:
+        """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints)."""
+        import json
+
+        return json.dumps(self.to_json(), indent=indent)
+
+    def __repr__(self) -> str:
+        from mechdesign.display import result_repr
+
+        return result_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import result_html
+
+        return result_html(self)
 
 
 def _num(v):
@@ -176,10 +195,10 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     the emitted kernel's own objective, gap to the dual bound, closed forms and bounds.
 
     Returns (exact kernel, float kernel, objective, certificate, ok); ``ok`` means private and
-    the gap closed (:func:`gap_closed`). On a coarse grid (solver.denominator_bits
-    < 52) the utility lost by rounding is deliberate, so the LP solution's gap is judged instead.
-    When the repair snapped the kernel to a coarser grid (a few ulps of utility, which matter for
-    optima of 1e−9), the repair without snapping is tried too and the better kernel kept.
+    the emitted kernel's gap closed (:func:`gap_closed`), on every grid (on a coarse grid the utility
+    lost by rounding counts). When the repair snapped the kernel to a coarser grid (a few ulps of
+    utility, which matter for optima of 1e−9), the repair without snapping is tried too and the
+    better kernel kept.
     """
     # E ≤ e^ε from the text as written; capped where no kernel on the 2^-52 grid can tell e^ε from ∞
     bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
@@ -211,9 +230,10 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
         bounds=bounds.applicable_bounds(spec, exact),
         rounding_cost=None if lp_objective is None else sense * (objective - lp_objective),
     )
-    judged = gap if spec.solver.denominator_bits == 52 or gap is None or lp_objective is None \
-        else abs(lp_objective - dual)
-    ok = check.feasible and side_failure is None and gap_closed(judged, objective, dual)
+    # The gap rule is about the emitted kernel, on every grid: on a coarse grid (denominator_bits < 52)
+    # the utility lost by rounding counts, so such a kernel is `suboptimal` unless rounding cost is within
+    # the tolerance (issue 12 item 7: `optimal (certified)` with gap 0.155 contradicted the README's rule).
+    ok = check.feasible and side_failure is None and gap_closed(gap, objective, dual)
     return exact, kernel, objective, cert, ok
 
 
@@ -276,9 +296,13 @@ def design(source: Any) -> DesignResult:
     Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
     reported in ``result.status``, never as an empty kernel.
     """
+    from mechdesign.lp.progress import report
+
     t0 = time.perf_counter()
     spec = load_spec(source)
+    report(phase=f"solving {spec.objective.kind}, N = {spec.n}, M = {spec.m}")
     outcome = objective_rules(spec).solve()
+    report(phase="certifying (exact arithmetic)", round=None, gap=None, detail="")
     t2 = time.perf_counter()
     status, kernel, exact, cert, objective = _certified(spec, outcome)
     needs_exact = status is not Status.OPTIMAL or (cert is not None and cert.repair_weight > EXACT_FALLBACK_REPAIR)

@@ -44,7 +44,8 @@ def test_example2_k2_has_no_finite_ldp(tmp_path, capsys):
     path = _write(tmp_path, "k2.json", json.dumps([[s for s in row.split(",")] for row in K2.split()]))
     status, r = _run_json(capsys, ["analyze", path, "--prior-set", "min_mass:0.1", "--epsilon", "log(10/3)"])
     assert status == 0 and r["guarantees"]["pml"] is True
-    assert r["measures"]["ldp"] == "inf" and r["measures"]["zeros_per_column"] == 2
+    assert r["measures"]["ldp"] is None and "measures.ldp" in r["infinite"]  # JSON: null + explicit field
+    assert r["measures"]["zeros_per_column"] == 2
     assert r["measures"]["leakage_capacity"] == pytest.approx(math.log(10 / 3))
 
 

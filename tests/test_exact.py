@@ -137,11 +137,14 @@ def test_rational_kernel_on_coarse_grid_is_exactly_private(problem, bits):
             assert cost <= 1e-5 * max(1.0, abs(lp))
 
 
-def test_coarse_grid_status_follows_the_lp_solution():
-    result = design(dict(EXAMPLE1, solver={"denominator_bits": 8}))
-    assert result.status.value == "optimal"
-    assert result.exact_kernel.denominator == 256
-    assert 0 < result.certificate.rounding_cost < 0.01
+def test_coarse_grid_status_follows_the_emitted_kernels_gap():
+    # issue 12 item 7: the README's gap rule (gap > 1e-6 max(1, |objective|) -> suboptimal) holds on every grid
+    for bits, expected in ((8, "suboptimal"), (2, "suboptimal"), (52, "optimal")):
+        result = design(dict(EXAMPLE1, solver={"denominator_bits": bits}))
+        gap = result.certificate.gap
+        assert (gap > 1e-6 * max(1.0, abs(result.objective))) == (expected == "suboptimal")
+        assert result.status.value == expected and result.is_ok == (expected == "optimal")
+        assert result.exact_kernel.denominator <= 2 ** bits
 
 
 def test_denominator_bits_is_validated():

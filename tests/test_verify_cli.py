@@ -87,11 +87,12 @@ def test_kernel_one_ulp_over_is_rejected_with_output_prior_and_ratio(tmp_path, c
     assert "> e^eps = 2" in out
 
 
-def test_verify_reports_rows_not_summing_to_one(tmp_path, capsys):
+def test_verify_rejects_rows_not_summing_to_one_as_invalid(tmp_path, capsys):
+    # issue 10 item 9: a row 0.1 away from 1 is an invalid kernel (exit 2 naming the row), not "NOT PRIVATE"
     path = tmp_path / "k.csv"
     path.write_text("0.5,0.6\n1/2,1/2\n")
-    status, out, _ = _run(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "5")
-    assert status == 1 and "row 0 sums to 11/10" in out
+    status, out, err = _run(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "5")
+    assert status == 2 and "row 0 sums to 1.1" in err and "NOT PRIVATE" not in out
 
 
 @pytest.mark.parametrize("argv, message", [

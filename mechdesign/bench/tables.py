@@ -10,7 +10,10 @@ Writes Markdown tables, CSV files and PNG figures into ``benchmarks/results/``
   the ``qif`` library's ``min_loss_given_d`` as a baseline when it is installed.
 * F1–F3: the papers' bounds (Corollaries 1–2, RLDP bound, k-RR envelopes).
 
-Grids come from ``configs/bench.yaml`` (``configs/bench-quick.yaml`` with ``--quick``).
+Grids come from the package data ``mechdesign/bench/configs/bench.yaml`` (``bench-quick.yaml`` with
+``--quick``), read with :mod:`importlib.resources` so that they are found after ``pip install .``.
+Results go under the current directory (``./benchmarks/results/``, ``./benchmarks/results/quick/``
+with ``--quick``) unless ``--out`` says otherwise; the command prints where.
 Timings are measured here, never asserted in tests.
 """
 from __future__ import annotations
@@ -31,7 +34,6 @@ from mechdesign.spec.errors import InputError
 
 __all__ = ["register", "run_bench", "pairwise_dobrushin_lp"]
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 # ------------------------------------------------------------------ helpers
@@ -262,14 +264,20 @@ def figures(out: Path) -> list[str]:
         ax.scatter(tvs, vals, s=4, color="tab:blue", label="sampled P, Q in Q_X(c)")
         tv = np.linspace(0, 1 - n * c, 50)
         if what == "KL":
+            tv = tv[1:]  # log scale: start past TV = 0, where both bounds are 0
             ax.plot(tv, [bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 1")
             duchi = [bounds.duchi_kl_bound(math.log(15), t) for t in tv]
-            ax.plot(tv, duchi, "r--", label="Duchi et al. (log 15-LDP)")
-            ax.set_ylim(0, 1.3 * bounds.corollary1_kl_bound(eps, c, n, float(tv[-1])))
-            ax.set(xlabel="TV(P, Q)", ylabel="D(KP || KQ)", title="F1(a) K1, N=10, c=0.05, eps=log(10/3)")
+            ax.plot(tv, duchi, "r--", label="Duchi et al. (K1 is log 15-LDP)")
+            # Duchi et al.'s bound is ~800 times Corollary 1's at TV = 0.5: a log scale shows both curves
+            # and the samples whole (samples with divergence 0, at P = Q, cannot be drawn on it).
+            ax.set_yscale("log")
+            ax.set_ylim(1e-4, 2 * max(duchi))
+            ax.set(xlabel="total variation TV(P, Q)", ylabel="KL divergence D(KP || KQ) in nats (log scale)",
+                   title="F1(a) kernel K1: N = 10, c = 0.05, eps = log(10/3) nats")
         else:
             ax.plot(tv, [bounds.corollary2_hellinger_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 2")
-            ax.set(xlabel="TV(P, Q)", ylabel="H^2(KP || KQ)", title="F1(b) K2, N=5, c=0.1, eps=log(10/3)")
+            ax.set(xlabel="total variation TV(P, Q)", ylabel="squared Hellinger distance H²(KP || KQ)",
+                   title="F1(b) kernel K2: N = 5, c = 0.1, eps = log(10/3) nats")
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "f1_corollaries.png", dpi=120)
@@ -297,13 +305,28 @@ def figures(out: Path) -> list[str]:
     for ax, (name, prior) in zip(axes, (("(a) uniform", np.full(k, 1 / k)),
                                         ("(b) skewed", np.array([0.05, 0.1, 0.15, 0.3, 0.4])))):
         deltas = np.linspace(0.005, 0.99, 120)
-        ax.plot(deltas, [_or_nan(bounds.krr_envelope_upper_bound, prior, eps_r, d) for d in deltas],
-                label="upper (Thm 5 i-ii)")
-        ax.plot(deltas, [_or_nan(bounds.krr_envelope_lower_bound, prior, eps_r, d) for d in deltas],
-                label="lower (Thm 5 iii, where its condition holds)")
-        ax.axhline(eps_r, color="k", ls="--", lw=0.8, label="eps_r")
-        ax.set(xlabel="delta", ylabel="eps_c(delta)", title=f"F3 {name}, k={k}, eps_r={eps_r}")
-        ax.legend(fontsize=7)
+        upper = np.array([_or_nan(bounds.krr_envelope_upper_bound, prior, eps_r, d) for d in deltas])
+        lower = np.array([_or_nan(bounds.krr_envelope_lower_bound, prior, eps_r, d) for d in deltas])
+        both = np.isfinite(lower)
+        same = bool(both.any() and np.allclose(upper[both], lower[both], rtol=1e-9, atol=1e-12))
+        # upper drawn wide and lower dashed on top, so coinciding curves both stay visible
+        ax.plot(deltas, upper, color="tab:blue", lw=4, alpha=0.5, label="upper bound (Thm 5 i-ii)")
+        ax.plot(deltas, lower, color="tab:orange", ls="--", lw=1.5,
+                label="lower bound (Thm 5 iii)" + (": equal to the upper bound" if same else ""))
+        if not both.all() and both.any():
+            stop = float(deltas[both][-1])
+            ax.axvline(stop, color="gray", ls=":", lw=0.8)
+            ax.annotate(f"past delta = {stop:.2f} the condition of\nThm 5 (iii) fails: no lower bound",
+                        xy=(stop, float(np.nanmin(lower))), xytext=(8, -4), textcoords="offset points",
+                        fontsize=7, va="top")
+        values = np.concatenate([upper[np.isfinite(upper)], lower[both]])
+        span = max(float(values.max() - values.min()), 0.05 * float(values.max()))
+        ax.set_ylim(float(values.min()) - 0.15 * span, float(values.max()) + 0.25 * span)
+        ax.text(0.02, 0.97, f"k-RR level eps_r = {eps_r:g} nats (above every curve)", transform=ax.transAxes,
+                fontsize=7, va="top")
+        ax.set(xlabel="failure probability delta", ylabel="PML envelope eps_c(delta) in nats",
+               title=f"F3{name[:3]} k-RR, {name[4:]} prior: k = {k}, eps_r = {eps_r:g} nats")
+        ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(out / "f3_krr_envelopes.png", dpi=120)
     plt.close(fig)
@@ -325,12 +348,17 @@ def run_bench(quick: bool = False, out: Path | str | None = None, config: Path |
     """Run T1–T3 (and the figures) and write them into ``out``; return ``out``."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    cfg_path = Path(config) if config else ROOT / "configs" / ("bench-quick.yaml" if quick else "bench.yaml")
+    if config:
+        cfg_path = Path(config)
+    else:  # package data: present in an installed wheel as in a source checkout
+        from importlib.resources import files
+
+        cfg_path = files("mechdesign.bench").joinpath("configs", "bench-quick.yaml" if quick else "bench.yaml")
     try:
         cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"--config: cannot read {cfg_path}: {exc.strerror or exc}") from None
-    out = Path(out) if out else ROOT / "benchmarks" / "results" / ("quick" if quick else "")
+    out = Path(out) if out else Path.cwd() / "benchmarks" / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     t1, t2, t3 = cfg["t1"], cfg["t2"], cfg["t3"]
     steps = (len(t1["n"]) * len(t1["c_fractions"]) * len(t1["epsilons"]) + len(t2["n"]) + 2 * len(t3["n"])
@@ -387,14 +415,16 @@ def _cmd_bench(args) -> int:
     command = "mechdesign bench" + (" --quick" if args.quick else "") + (f" --out {args.out}" if args.out else "") \
         + (f" --config {args.config}" if args.config else "")
     out = run_bench(quick=args.quick, out=args.out, config=args.config, command=command)
-    print(f"results in {out}", file=sys.stderr)
+    print(f"results in {Path(out).resolve()}", file=sys.stderr)
     return 0
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("bench", help="regenerate the benchmark tables and figures (benchmarks/results/)")
-    p.add_argument("--quick", action="store_true", help="small grids (configs/bench-quick.yaml), under 2 minutes")
+    p.add_argument("--quick", action="store_true", help="small grids (bench-quick.yaml, shipped with the package), "
+                   "under 2 minutes")
     p.add_argument("--out", metavar="DIR",
-                   help="output directory (default benchmarks/results/, with --quick benchmarks/results/quick/)")
-    p.add_argument("--config", metavar="FILE", help="grid file (default configs/bench.yaml)")
+                   help="output directory (default ./benchmarks/results/ under the current directory, with --quick "
+                        "./benchmarks/results/quick/)")
+    p.add_argument("--config", metavar="FILE", help="grid file (default: bench.yaml shipped with the package)")
     p.set_defaults(func=_cmd_bench)

@@ -96,8 +96,10 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", n_report
             "envelope_lower": _num(lower),
             "envelope_upper": _num(upper),
         }
-    if epsilon is None:
-        eps_value, eps_text, pml_ok, ldp_ok = capacity, "leakage capacity", True, ldp <= capacity
+    if epsilon is None:  # ε = C(K, 𝒫): PML holds there by definition (when finite); LDP only if its level ≤ C
+        eps_value, eps_text = capacity, "leakage capacity"
+        pml_ok = math.isfinite(capacity)
+        ldp_ok = math.isfinite(ldp) and ldp <= capacity
     else:
         eps_value, eps_text = epsilon.value, epsilon.text
         pml_ok = _holds(kernel, prior_set, epsilon)
@@ -108,7 +110,15 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", n_report
         "pml": pml_ok,
         "ldp": ldp_ok,
     }
-    out["bounds"] = [] if eps_value == math.inf else bounds.bounds_for(prior_set, eps_value, kernel, max_entries=10**6)
+    # The closed forms assume an (ε,𝒫)-PML kernel: where the exact check fails at the ε asked
+    # for, they are evaluated at ε = C(K, 𝒫), the smallest ε that holds (issue 12 item 7: rows
+    # saying "holds: yes" next to a failed PML check contradicted it).
+    bounds_eps = eps_value if pml_ok is True else capacity
+    out["bounds_epsilon"] = _num(bounds_eps)
+    out["bounds_epsilon_reason"] = ("the epsilon checked" if pml_ok is True else
+                                    "the leakage capacity (the kernel is not (eps,P)-PML at the epsilon asked for)")
+    out["bounds"] = [] if bounds_eps == math.inf else bounds.bounds_for(prior_set, bounds_eps, kernel,
+                                                                        max_entries=10**6, delta=delta)
     if repeated is not None:
         rr = repeated_release(kernel, prior_set, repeated)
         out["repeated_release"] = {"k": rr.k, "epsilon": _num(rr.epsilon), "exact": rr.exact, "ldp": _num(rr.ldp),
@@ -163,9 +173,12 @@ def _render(result: dict[str, Any], path: str) -> str:
         t.add_row(k, str(v))
     con.print(t)
     g = result["guarantees"]
-    if g["pml"] is None:
-        con.print(f"(eps, P)-PML holds for eps >= {g['epsilon']} (leakage capacity); "
-                  f"eps-LDP for eps >= {result['measures']['ldp']}")
+    if g["epsilon_text"] == "leakage capacity":  # no --epsilon: say from which eps each guarantee holds
+        cap, ldp = result["measures"]["leakage_capacity"], result["measures"]["ldp"]
+        con.print(f"(eps, P)-PML holds for eps >= {cap} (the leakage capacity)" if isinstance(cap, float)
+                  else "(eps, P)-PML holds for no finite eps (infinite leakage capacity)")
+        con.print(f"eps-LDP holds for eps >= {ldp} (the LDP level)" if isinstance(ldp, float)
+                  else "eps-LDP holds for no finite eps (some output has zero and non-zero entries)")
     else:
         verdict = {True: "holds", False: "FAILS", None: "undecided (within 2^-150 of eps)"}
         con.print(f"(eps, P)-PML at eps = {g['epsilon_text']}: {verdict[g['pml']]} (exact check); "
@@ -184,7 +197,10 @@ def _render(result: dict[str, Any], path: str) -> str:
 
         con.print(f"inversion accuracy: {describe_accuracy(result['inversion_accuracy'])}")
     if result["bounds"]:
-        bt = Table(title="closed forms that apply", show_lines=False)
+        title = "closed forms that apply"
+        if result.get("bounds_epsilon") != g["epsilon"] or g["epsilon_text"] == "leakage capacity":
+            title += f" at eps = {result['bounds_epsilon']}, {result['bounds_epsilon_reason']}"
+        bt = Table(title=title, show_lines=False)
         for col in ("bound", "value", "measured", "holds"):
             bt.add_column(col)
         for b in result["bounds"]:
@@ -195,9 +211,9 @@ def _render(result: dict[str, Any], path: str) -> str:
 
 def _cmd_analyze(args) -> int:
     from mechdesign.cli.args import parse_epsilon, parse_prior_set
-    from mechdesign.release.kernel_io import read_kernel
+    from mechdesign.release.kernel_io import read_kernel_normalised
 
-    kernel = read_kernel(Path(args.kernel))
+    kernel, normalised = read_kernel_normalised(Path(args.kernel))
     n, _ = kernel.shape
     if n < 2:
         raise InputError(f"{args.kernel}: a kernel needs at least 2 rows (secrets), found {n}")
@@ -219,7 +235,13 @@ def _cmd_analyze(args) -> int:
                                 repeated=args.repeated)
     except ValueError as exc:
         raise InputError(f"{args.kernel}: {exc}") from None
-    text = json.dumps(result, indent=2) + "\n" if args.json else _render(result, args.kernel)
+    result["normalised_rows"] = normalised
+    if args.json:
+        from mechdesign.spec.json_values import json_safe
+    text = json.dumps(json_safe(result), indent=2) + "\n" if args.json else _render(result, args.kernel)
+    if normalised and not args.json:
+        from mechdesign.cli.verify import normalisation_note
+        text += normalisation_note(normalised).strip() + "\n"
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

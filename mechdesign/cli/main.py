@@ -2,9 +2,11 @@
 
 This is the one place that turns exceptions into messages and exit statuses:
 
-    0  optimal and certified
-    1  no certified optimum (infeasible, time limit, solver failure, suboptimal)
-    2  bad input: one line on stderr naming the field and the rule (``--debug`` shows the traceback)
+    0    optimal and certified
+    1    no certified optimum (infeasible, time limit, solver failure, suboptimal); verify: not private
+    2    bad input: one line on stderr naming the field and the rule (``--debug`` shows the traceback)
+    3    internal error (an exception we did not raise on purpose: a bug)
+    130  interrupted (Ctrl-C / SIGINT), as shells report 128 + SIGINT
 
 Sub-commands live in their own modules; each exposes ``register(subparsers)``
 which adds its parser and sets ``func`` to a handler returning the exit status.
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from mechdesign.spec.errors import InputError, MechdesignError
 
-EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _write(text: str, out: str | None) -> None:
@@ -34,23 +36,37 @@ def _write(text: str, out: str | None) -> None:
 def _cmd_solve(args) -> int:
     from mechdesign.design import design
     from mechdesign.cli.report import render_result
+    from mechdesign.cli.overrides import load_with_overrides
 
     if args.write_lp:
         from mechdesign.objectives.registry import compile_problem
         from mechdesign.lp.solve import write_lp
-        from mechdesign.spec.models import load_spec
-
-        compiled = compile_problem(load_spec(Path(args.spec)))
+        compiled = compile_problem(load_with_overrides(args.spec, args.set or []))
         write_lp(compiled.lps[0], args.write_lp)
         print(f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
               + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
         return EXIT_OK
     from mechdesign.cli.report import design_accuracy
+    from mechdesign.cli.status import live_status, size_warning
 
     n_reports = _reports(args.n)
-    result = design(Path(args.spec))
+    spec = load_with_overrides(args.spec, args.set or [])
+    warning = size_warning(spec)
+    if warning and not args.quiet:
+        print(warning, file=sys.stderr)
+    with live_status(quiet=args.quiet):
+        result = design(spec)
     accuracy = design_accuracy(result, n_reports)
-    if args.json:
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    if suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
+        if result.exact_kernel is None:
+            raise InputError(f"-o {args.output}: no kernel to write (status {result.status.value})")
+        from mechdesign.release.kernel_io import write_kernel
+
+        write_kernel(result.exact_kernel, args.output)
+        print(f"wrote the {result.exact_kernel.shape[0]} x {result.exact_kernel.shape[1]} kernel to {args.output} "
+              f"(status {result.status.value})", file=sys.stderr)
+    elif args.json or suffix == ".json":
         _write(json.dumps({**result.to_json(), "inversion_accuracy": accuracy}, indent=2) + "\n", args.output)
     else:
         _write(render_result(result, accuracy=accuracy), args.output)
@@ -78,9 +94,15 @@ def _register_core(sub) -> None:
     p = sub.add_parser("solve", help="design an optimal mechanism from a YAML spec and certify it")
     p.add_argument("spec", help="path to a YAML spec (see problems/)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write to FILE, by extension: .csv (exact p/q kernel), .npy (kernel as doubles), "
+                        ".json (the --json object), anything else the text report")
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
     p.add_argument("--n", default="10000", help="reports for the inversion accuracy line (default 10000)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no live status and no size warning (the status shows only on a terminal anyway)")
+    p.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
+                   help="override a value of the spec, e.g. --set epsilon=0.5 --set prior_set.c=0.01 (repeatable)")
     p.set_defaults(func=_cmd_solve)
     p = sub.add_parser("schema", help="print the JSON schema of a spec")
     p.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
@@ -91,6 +113,7 @@ def _register_core(sub) -> None:
 COMMAND_MODULES: list[str] = [
     "mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables",
     "mechdesign.cli.extremes", "mechdesign.cli.epsilon", "mechdesign.bench.paper_figures", "mechdesign.cli.estimate",
+    "mechdesign.cli.completion",
 ]
 
 
@@ -102,7 +125,11 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    parser = _Parser(prog="mechdesign", description="Design certified (eps,P)-PML privacy mechanisms by LP.")
+    from mechdesign.cli.help_text import add_epilogs, exit_status_text
+
+    parser = _Parser(prog="mechdesign", description="Design certified (eps,P)-PML privacy mechanisms by LP.",
+                     epilog="example:\n  mechdesign solve problems/example1_binary.yaml\n\n" + exit_status_text(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     from mechdesign import __version__
     parser.add_argument("--version", action="version", version=f"mechdesign {__version__}")
@@ -111,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_core(sub)
     for name in COMMAND_MODULES:
         import_module(name).register(sub)
+    add_epilogs(sub)
     return parser
 
 
@@ -127,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         status = exc.exit_status
     except KeyboardInterrupt:
         print("mechdesign: interrupted", file=sys.stderr)
-        status = EXIT_NOT_CERTIFIED
+        status = EXIT_INTERRUPTED
     except BrokenPipeError:
         status = EXIT_OK
     except Exception as exc:  # a bug of ours: still no traceback unless asked
@@ -135,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mechdesign: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
               file=sys.stderr)
-        status = EXIT_NOT_CERTIFIED
+        status = EXIT_INTERNAL
     return status
 
 

@@ -21,22 +21,45 @@ def _fmt(v, digits: int = 10) -> str:
     return f"{v:.{digits}g}"
 
 
-def _kernel_table(result: DesignResult) -> Table:
+SIGNIFICANT = 4
+"""Significant digits of the kernel cells in the report (the exact kernel is in --json / -o)."""
+
+
+def _elide(k: int, keep: int) -> list[int | None]:
+    """Indices 0..k-1, or the first and last keep//2 around a None (shown as "…")."""
+    if k <= keep:
+        return list(range(k))
+    head = max(keep // 2, 1)
+    return list(range(head)) + [None] + list(range(k - max(keep - head, 1), k))
+
+
+def _cell(v: float) -> str:
+    return "0" if v == 0 else f"{v:.{SIGNIFICANT}g}"
+
+
+def _kernel_table(result: DesignResult, width: int) -> tuple[Table, bool]:
+    """The kernel as a table that fits ``width`` columns; True when rows or columns were elided."""
+    from mechdesign.objectives.registry import objective_rules
+
     K = result.kernel
-    labels = result.spec.labels
+    labels = [str(v) for v in result.spec.labels]
     n, m = K.shape
-    rows = list(range(n)) if n <= MAX_SHOWN else list(range(MAX_SHOWN // 2)) + [None] + list(range(n - MAX_SHOWN // 2, n))
-    cols = list(range(m)) if m <= MAX_SHOWN else list(range(MAX_SHOWN // 2)) + [None] + list(range(m - MAX_SHOWN // 2, m))
-    table = Table(title=f"kernel K (rows: secret x, columns: output y), {n} x {m}", show_lines=False)
-    table.add_column("x \\ y", justify="right")
+    out_labels = labels if (m == n and objective_rules(result.spec).outputs_estimate_x) else [str(y) for y in range(m)]
+    cell = max(len(_cell(float(v))) for v in K.ravel()[:10000]) if K.size else 1
+    label_w = min(max(len(v) for v in labels), 16)
+    per_col = max(cell, max(len(v) for v in out_labels[:MAX_SHOWN]), 1) + 3
+    keep_cols = max(2, min(m, (width - label_w - 8) // per_col))
+    rows, cols = _elide(n, 2 * MAX_SHOWN), _elide(m, keep_cols)
+    table = Table(show_lines=False)
+    table.add_column("x \\ y", justify="right", no_wrap=True, max_width=16)
     for y in cols:
-        table.add_column("..." if y is None else str(y), justify="right")
+        table.add_column("…" if y is None else out_labels[y], justify="right", no_wrap=True)
     for x in rows:
         if x is None:
-            table.add_row("...", *["..."] * len(cols))
+            table.add_row("…", *["…"] * len(cols))
             continue
-        table.add_row(labels[x], *["..." if y is None else f"{K[x, y]:.6f}" for y in cols])
-    return table
+        table.add_row(labels[x], *["…" if y is None else _cell(float(K[x, y])) for y in cols])
+    return table, (None in rows or None in cols)
 
 
 def design_accuracy(result: DesignResult, n_reports: int = 10_000) -> dict | None:
@@ -56,16 +79,31 @@ def design_accuracy(result: DesignResult, n_reports: int = 10_000) -> dict | Non
     return accuracy_summary(result.kernel, [float(v) for v in prior], n_reports)
 
 
-def render_result(result: DesignResult, width: int = 110, accuracy: dict | None = None) -> str:
+def render_result(result: DesignResult, width: int | None = None, accuracy: dict | None = None) -> str:
+    """The text report; ``width`` defaults to the terminal's (``COLUMNS``), at least 60."""
+    import shutil
+
+    from mechdesign.spec.notation import prior_set_notation
+
+    width = max(60, width or shutil.get_terminal_size((110, 24)).columns)
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     spec = result.spec
     ps = spec.prior_set
-    console.print(f"mechdesign: {spec.objective.kind} over (eps, {ps.kind})-PML kernels, "
-                  f"N = {spec.n}, M = {spec.m}, eps = {spec.epsilon.text} = {result.epsilon:.10g} nats")
+    eps_value = f"{result.epsilon:.10g}"
+    eps_words = f"eps = {eps_value} nats" if spec.epsilon.text.strip() == eps_value else \
+        f"eps = {spec.epsilon.text} (= {eps_value} nats)"
+    console.print(f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
+                  f"N = {spec.n}, M = {spec.m}, {eps_words}")
     console.print(f"status: {result.status.value}" + ("  (certified)" if result.is_ok else ""))
     if result.kernel is not None:
-        console.print(_kernel_table(result))
+        table, elided = _kernel_table(result, width)
+        console.print(f"kernel K (rows: secret x, columns: output y), {result.kernel.shape[0]} x {result.kernel.shape[1]}, "
+                      f"{SIGNIFICANT} significant digits")
+        console.print(table)
+        if elided:
+            console.print("(rows/columns elided with …; the full kernel: mechdesign solve SPEC -o kernel.csv "
+                          "(or .npy, .json), or --json)")
     cert = result.certificate
     summary = Table(show_header=False, box=None)
     summary.add_column(justify="left")
@@ -87,8 +125,11 @@ def render_result(result: DesignResult, width: int = 110, accuracy: dict | None 
     s = result.solve
     summary.add_row("solver", f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "
                               f"{s.nonzeros} nonzeros, {s.iterations} iterations")
+    other = s.total_seconds - s.compile_seconds - s.seconds - s.certify_seconds
     summary.add_row("time", f"{s.total_seconds:.3f} s (compile {s.compile_seconds:.3f}, solve {s.seconds:.3f}, "
-                            f"certify {s.certify_seconds:.3f})")
+                            f"certify {s.certify_seconds:.3f}"
+                            + (f", other {other:.3f}: spec checks, ray listing, pricing and fallbacks"
+                               if other > 0.01 * s.total_seconds and other > 0.005 else "") + ")")
     if accuracy is not None:
         from mechdesign.theory.accuracy import describe_accuracy
 

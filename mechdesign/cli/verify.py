@@ -10,8 +10,14 @@ every kernel :func:`mechdesign.design` emits:
 with e^ε replaced by a rational E ≤ e^ε (exact when e^ε is rational, as for
 ε = log 3) and rows summing to exactly 1 with entries ≥ 0.
 
-Exit status: 0 private and row-stochastic; 1 not (the output y, the prior vertex
-and the exact ratio that break it are printed); 2 bad input.
+Rows saved as ordinary floats rarely sum to exactly 1 (``np.savetxt`` of [1/3, 2/3] sums to
+1 − 2^−54). A row within 1e-9 of 1 is divided by its exact sum and the verdict is about that
+normalised kernel (one line of the report says so); a row further off or a negative entry is an
+invalid kernel (exit 2, naming the row). "NOT PRIVATE" thus only ever means the PML constraint fails.
+
+Exit status: 0 private; 1 not private (the output y, the prior vertex
+and the exact ratio that break it are printed); 2 bad input or invalid kernel; 3 internal error;
+130 interrupted.
 """
 from __future__ import annotations
 
@@ -70,17 +76,30 @@ def _problem(kernel: ExactKernel, spec, prior_set, epsilon):
 def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_json: bool = False,
                out=None) -> int:
     """Read, check and report; returns the exit status (0 private, 1 not)."""
-    from mechdesign.release.kernel_io import read_kernel
+    from mechdesign.release.kernel_io import read_kernel_normalised
 
     out = out or sys.stdout
-    kernel = read_kernel(kernel_path, stochastic=False)
+    kernel, normalised = read_kernel_normalised(kernel_path)
     ps, eps = _problem(kernel, spec, prior_set, epsilon)
     result = verify_kernel(kernel, ps, eps)
     if as_json:
-        out.write(json.dumps(verification_json(result, eps), indent=2) + "\n")
+        from mechdesign.spec.json_values import json_safe
+
+        data = verification_json(result, eps)
+        data["normalised_rows"] = normalised
+        out.write(json.dumps(json_safe(data), indent=2) + "\n")
     else:
         out.write(format_verification(result, eps, kernel_path))
+        if normalised:
+            out.write(normalisation_note(normalised) + "\n")
     return EXIT_OK if result.private else EXIT_NOT_PRIVATE
+
+
+def normalisation_note(rows: list[int]) -> str:
+    """The one line saying that float round-off was removed before the check."""
+    shown = ", ".join(map(str, rows[:10])) + (", …" if len(rows) > 10 else "")
+    return (f"  note: {len(rows)} row(s) ({shown}) summed to 1 only within 1e-9 (float round-off) and were "
+            "divided by their exact sums; the verdict is about that normalised kernel")
 
 
 def _frac_list(prior) -> list[str] | None:

@@ -42,6 +42,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.progress import report
 
 __all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
@@ -193,7 +195,7 @@ class ColgenResult:
 
 def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | None = None,
                             tolerance: float = 1e-9, initial: int = 2, per_round: int = 1, max_rounds: int = 1000,
-                            threads: int = 2) -> ColgenResult:
+                            threads: int = 2, verbose: bool = False) -> ColgenResult:
     """Solve the lifted kernel LP by generating *outputs* instead of rays.
 
     The restricted LP is the lifted LP with only the outputs Y' ⊆ {0..M−1}
@@ -215,7 +217,9 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     ``per_round`` at a time) until the bound meets the restricted value. Optimal
     kernels use few outputs (two for |x − y| at ε = 1, N ≤ 200), so the restricted
     LPs stay small and are solved by simplex to a vertex. The returned row
-    multipliers are for the full lifted LP (:func:`full_row_dual`).
+    multipliers are for the full lifted LP (:func:`full_row_dual`). With ``verbose`` (the spec's
+    ``solver: {verbose: true}``) HiGHS logs each restricted LP and every round prints its bound,
+    value and outputs to stderr.
     """
     import highspy
 
@@ -225,7 +229,7 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     E, c = layout.scale, layout.c
 
     h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("presolve", "off")       # keep the basis between rounds
     h.setOptionValue("simplex_strategy", 4)   # primal: new outputs (zero columns, slack rows) keep it feasible
@@ -283,7 +287,7 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     while True:
         if time_limit is not None:
             h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - start), 1e-3))
-        h.run()
+        run_interruptible(h)
         rounds += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)
         ms = h.modelStatusToString(h.getModelStatus())
@@ -297,6 +301,13 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
         p = price(C - pi[:, None], c, E).value
         bound = max(bound, float(pi.sum() + np.minimum(p, 0.0).sum()))
         scale = max(1.0, abs(value))
+        report(phase="output generation", round=rounds, gap=max(value - bound, 0.0),
+               detail=f"{chosen.size} of {m} outputs")
+        if verbose:
+            import sys
+            print(f"output generation: round {rounds}, {chosen.size} of {m} outputs, restricted value "
+                  f"{value + lp.offset:.12g}, bound {bound + lp.offset:.12g}, {time.perf_counter() - start:.2f} s",
+                  file=sys.stderr)
         if value - bound <= tolerance * scale:
             break
         p[chosen] = 0.0

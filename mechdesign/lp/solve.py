@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from mechdesign.lp.program import LinearProgram
 from mechdesign.spec.models import SolverOptions
+from mechdesign.lp.interrupt import run_interruptible
 
 __all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
 
@@ -274,12 +275,13 @@ def _solve_exact(lp: LinearProgram, limit: float | None) -> LPSolution | None:
                       f"optimal (exact rational simplex, {res.pivots} pivots)")
 
 
-def _solve_output_generation(lp: LinearProgram, layout, limit: float | None) -> LPSolution | None:
+def _solve_output_generation(lp: LinearProgram, layout, limit: float | None,
+                             verbose: bool = False) -> LPSolution | None:
     """The kernel LP by output generation (:func:`mechdesign.lp.colgen.solve_output_generation`),
     or None when it does not reach a certified optimum (the caller then solves the whole LP)."""
     from mechdesign.lp.colgen import solve_output_generation
 
-    res = solve_output_generation(lp, layout, time_limit=limit)
+    res = solve_output_generation(lp, layout, time_limit=limit, verbose=verbose)
     if res.status != "optimal":
         return None
     return LPSolution(status=Status.OPTIMAL, x=res.x, row_dual=res.row_dual, objective=lp.user_objective(res.x),
@@ -374,9 +376,11 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     mip = lp.integrality is not None
     method = "mip" if mip else _method(lp, options)
     layout = None if mip else _kernel_layout(lp)
+    generation_seconds = 0.0  # time spent in output generation before falling back (counted in `seconds`)
     if layout is not None and options.method == "auto":
         began = time.perf_counter()
-        solution = _solve_output_generation(lp, layout, limit)
+        solution = _solve_output_generation(lp, layout, limit, verbose=bool(options.verbose))
+        generation_seconds = time.perf_counter() - began
         if solution is not None:
             return solution
         if limit is not None:  # the whole LP gets what is left of the budget
@@ -403,7 +407,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     model = _highs_model(lp, scales)
     start = time.perf_counter()
     h.passModel(model)
-    h.run()
+    run_interruptible(h)
     raw = h.getModelStatus()
     if layout is not None and method == "ipm":
         polished = None
@@ -411,11 +415,11 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
             polished = polish_kernel(lp, layout, np.asarray(h.getSolution().col_value, float))
         if polished is None:  # not clean enough to certify: finish with crossover as usual
             h.setOptionValue("run_crossover", "on")
-            h.run()
+            run_interruptible(h)
             raw = h.getModelStatus()
     else:
         polished = None
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start + generation_seconds
     status = _highs_status_map().get(raw, Status.UNKNOWN)
     info = h.getInfo()
     iterations = int(max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0)

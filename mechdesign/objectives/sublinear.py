@@ -73,6 +73,8 @@ from mechdesign.lp.solve import Status
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
+from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.progress import report
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT, RayDesign, column_utility, kernel_utility, normalise_rows, compact_columns, ray_lp,
     rays_to_kernel, _prior, _perspective, _xlogy,
@@ -123,7 +125,7 @@ class _LiveRayLP:
         h = self.h
         if time_limit is not None:
             h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-        h.run()
+        run_interruptible(h)
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         sol = h.getSolution()
@@ -238,6 +240,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
                 Rn = np.array(fresh)
                 if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
                     break   # some ray improves the LP (else: a misprice, price at the LP's duals)
+        report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
         if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         Rn = np.unique(np.array(fresh), axis=0)

@@ -63,8 +63,10 @@ def _require_cdd():
     try:
         import cdd  # noqa: F401  (package pycddlib-standalone)
     except ImportError:  # pragma: no cover - depends on the environment
-        raise InputError("vertex enumeration needs pycddlib: pip install 'mechdesign[cdd]' "
-                         "(package pycddlib-standalone)") from None
+        raise InputError("vertex enumeration for this prior set or size needs pycddlib: pip install "
+                         "'mechdesign[cdd]' (package pycddlib-standalone; where no wheel exists it compiles "
+                         "from source and needs a C compiler). Without it: simplex, min_mass and point prior "
+                         "sets, whose extreme rays are known in closed form") from None
     return cdd
 
 
@@ -182,14 +184,22 @@ def binary_extremes(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
     """
     if n > CDD_MAX_N:
         raise InputError(f"enumerating binary extremal mechanisms is limited to N <= {CDD_MAX_N}, found N = {n}")
-    cdd = _require_cdd()
     G = cone_inequalities(prior_set, n, epsilon)
     # g·p ≥ 0 and g·(1 − p) ≥ 0  ⇔  (g·1) − g·p ≥ 0
     rows = np.vstack([np.hstack([np.zeros((len(G), 1)), G]),
                       np.hstack([G.sum(axis=1, keepdims=True), -G])])
-    mat = cdd.matrix_from_array(rows.tolist(), rep_type=cdd.RepType.INEQUALITY)
-    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-    P = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
+    try:
+        cdd = _require_cdd()
+    except InputError:  # base install: brute force on small problems (mechdesign.privacy.vertex_enum)
+        from mechdesign.privacy.vertex_enum import polytope_vertices
+
+        P = polytope_vertices(rows[:, 1:], -rows[:, 0])
+        if P is None:
+            raise
+    else:
+        mat = cdd.matrix_from_array(rows.tolist(), rep_type=cdd.RepType.INEQUALITY)
+        gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        P = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12])
     P = unique_rows(np.clip(P, 0.0, 1.0))
     order = np.argsort(-(P.max(axis=1) - P.min(axis=1)), kind="stable")
     return P[order]

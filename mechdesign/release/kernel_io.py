@@ -25,7 +25,11 @@ import numpy as np
 from mechdesign.certify.exact import ExactKernel
 from mechdesign.spec.errors import InputError
 
-__all__ = ["read_kernel", "write_kernel", "parse_entry"]
+__all__ = ["read_kernel", "read_kernel_normalised", "write_kernel", "parse_entry", "ROW_SUM_TOLERANCE"]
+
+ROW_SUM_TOLERANCE = Fraction(1, 10**9)
+"""Rows whose exact sum lies within this of 1 are float round-off (``np.savetxt`` of [1/3, 2/3]
+sums to 1 − 2^−54 exactly) and are divided by their exact sums by :func:`read_kernel_normalised`."""
 
 
 def parse_entry(value, where: str) -> Fraction:
@@ -71,6 +75,38 @@ def _from_rows(rows, source: str, stochastic: bool) -> ExactKernel:
 
 def read_kernel(path: str | Path, stochastic: bool = True) -> ExactKernel:
     """Read a kernel file (CSV, JSON or .npy by extension) exactly."""
+    rows, source = _read_rows(path)
+    return _from_rows(rows, source, stochastic)
+
+
+def read_kernel_normalised(path: str | Path) -> tuple[ExactKernel, list[int]]:
+    """Read a kernel exactly for the verifier and the analyser (issue 10, item 9).
+
+    Rule: a row with a negative entry, or whose exact sum differs from 1 by more than
+    :data:`ROW_SUM_TOLERANCE` (1e-9), makes the kernel invalid (InputError naming the row,
+    exit 2). A row whose exact sum s ≠ 1 lies within 1e-9 of 1 (floats written by
+    ``np.savetxt`` and the like) is replaced by row / s, exactly; every verdict is then about
+    this normalised kernel. Returns (kernel, indices of the rows that were normalised).
+    """
+    rows, source = _read_rows(path)
+    exact = _from_rows(rows, source, stochastic=False).fractions()
+    normalised = []
+    for i, r in enumerate(exact):
+        for j, v in enumerate(r):
+            if v < 0:
+                raise InputError(f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g} "
+                                 "(invalid kernel)")
+        s = sum(r, Fraction(0))
+        if s != 1:
+            if abs(s - 1) > ROW_SUM_TOLERANCE:
+                raise InputError(f"{source}: row {i} sums to {float(s):.17g}, more than 1e-9 from 1 "
+                                 "(invalid kernel: rows must be probability distributions)")
+            exact[i] = [v / s for v in r]
+            normalised.append(i)
+    return ExactKernel.from_fractions(exact), normalised
+
+
+def _read_rows(path: str | Path) -> tuple[list, str]:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: file not found")
@@ -104,7 +140,7 @@ def read_kernel(path: str | Path, stochastic: bool = True) -> ExactKernel:
             raise InputError(f"{path}: unknown kernel format {suffix!r} (use .csv, .json or .npy)")
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file") from None
-    return _from_rows(rows, str(path), stochastic)
+    return rows, str(path)
 
 
 def write_kernel(kernel: ExactKernel, path: str | Path) -> None:

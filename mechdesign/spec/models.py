@@ -40,6 +40,7 @@ from mechdesign.spec.input_rules import (
     MAX_M, MAX_N, MAX_NM, DecimalText, SpecInputError, exact_number_text, load_yaml_text, plain_python,
     read_spec_file,
 )
+from mechdesign.spec.shorthand import expand_prior_set_shorthand
 
 __all__ = [
     "Spec", "MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball", "PriorSet",
@@ -461,8 +462,9 @@ class Spec(_Model):
     """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""
     epsilon: EpsilonField
     """Privacy level in nats (>= 0): a number or an expression such as log(10/3)."""
-    prior_set: PriorSet
-    """The set of priors the (ε, 𝒫)-PML guarantee holds for."""
+    prior_set: Annotated[PriorSet, BeforeValidator(expand_prior_set_shorthand)]
+    """The set of priors the (ε, 𝒫)-PML guarantee holds for: a mapping, or the shorthand ``simplex``,
+    ``min_mass:0.05``, ``point:0.2,0.3,0.5``."""
     objective: Objective
     """The utility to optimise."""
     output_size: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = "auto"
@@ -590,19 +592,51 @@ def _format_location(loc: tuple) -> str:
     return "".join(parts) or "spec"
 
 
+def _did_you_mean(found, candidates) -> str:
+    """"; did you mean 'x'?" for a near miss (difflib), else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(found), list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _all_field_names() -> set[str]:
+    """Every key a spec may contain, at any depth (the fields of Spec and of every model it nests)."""
+    names: set[str] = set()
+    todo, seen = [Spec], set()
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            names.add(info.alias or name)
+            todo.extend(t for t in _models_in(info.annotation) if t not in seen)
+    return names
+
+
+def _models_in(annotation) -> list:
+    from typing import get_args
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for a in get_args(annotation) for m in _models_in(a)]
+
+
 def _rule(err: dict) -> str:
     msg = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
     if err["type"] == "extra_forbidden":
-        return "unknown key (not part of the spec)"
+        return "unknown key (not part of the spec)" + _did_you_mean(err["loc"][-1], _all_field_names())
     if err["type"] == "missing":
         return "required key is missing"
     if err["type"] == "union_tag_invalid":
         expected = (err.get("ctx") or {}).get("expected_tags", "")
         found = err["input"].get("kind") if isinstance(err.get("input"), dict) else err.get("input")
-        return f"unknown kind {found!r} (expected one of {expected})"
+        tags = [t.strip(" '") for t in str(expected).split(",")]
+        return f"unknown kind {found!r} (expected one of {expected})" + _did_you_mean(found, tags)
     if err["type"] == "union_tag_not_found":
         return "needs a 'kind' key"
     found = err.get("input")

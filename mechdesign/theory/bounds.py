@@ -555,7 +555,8 @@ MAX_ENTRIES = 2_500
 """Kernels with more entries get only the cheap entries of :func:`bounds_for` (design() stays fast)."""
 
 
-def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries: int = MAX_ENTRIES) -> list[dict]:
+def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries: int = MAX_ENTRIES,
+               delta: str = "0.1") -> list[dict]:
     """The closed forms that apply to an (ε, 𝒫)-PML kernel, each as
     ``{"name", "value" (the bound), "measured" (the kernel's quantity), "holds"}``.
 
@@ -564,7 +565,7 @@ def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries
     Duchi et al. (SDPI coefficients, measured as the largest ratio over pairs of vertices
     of 𝒫, N ≤ 40). For a point prior: the disclosure thresholds (Proposition 7,
     Corollary 8 of the disclosure paper; listed when ε is below them) and Theorem 3 of the
-    envelopes paper at δ = 0.1. ``holds`` compares with a relative tolerance ``tol``.
+    envelopes paper at ``delta`` (default δ = 0.1). ``holds`` compares with a relative tolerance ``tol``.
     Kernels with more than ``max_entries`` entries get only Lemma 1 (the other checks need
     O(N²M) or exact rational work).
     """
@@ -622,8 +623,9 @@ def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries
             h = float(np.nanmin(measures.posterior_min_entropies(K, prior)))
             out.append(_entry("Corollary 8 (disclosure): eps < H_inf(P_X) => no singling out (min_y H_inf(P_X|Y=y) > 0)",
                               t8, h, h > 0))
-        lower, upper = envelope_bounds(K, prior, "0.1")
-        out.append(_entry("Theorem 3 (envelopes): eps_c(0.1) <= min{L(X->Y) + log 10, eps} (measured: lower bound)",
+        lower, upper = envelope_bounds(K, prior, delta)
+        d = str(delta).strip()
+        out.append(_entry(f"Theorem 3 (envelopes): eps_c({d}) <= min{{L(X->Y) + log(1/{d}), eps}} (measured: lower bound)",
                           upper, lower, lower <= slack(upper)))
     return out
 

@@ -138,9 +138,21 @@ def pml(K, prior) -> np.ndarray:
 
 
 def _as_prior_set(prior_set):
-    """A PriorSet model, or a sequence of priors read as their convex hull."""
+    """A PriorSet model, a mapping or the shorthand ``"min_mass:0.05"`` / ``"simplex"`` /
+    ``"point:0.2,0.8"`` (validated as in a spec), or a sequence of priors read as their convex hull."""
     if hasattr(prior_set, "kind"):
         return prior_set
+    if isinstance(prior_set, (str, dict)):
+        from pydantic import TypeAdapter, ValidationError
+
+        from mechdesign.spec.errors import InputError
+        from mechdesign.spec.models import PriorSet
+        from mechdesign.spec.shorthand import expand_prior_set_shorthand
+
+        try:
+            return TypeAdapter(PriorSet).validate_python(expand_prior_set_shorthand(prior_set))
+        except ValidationError as exc:
+            raise InputError(f"prior_set: {exc.errors(include_url=False)[0]['msg']}: {prior_set!r}") from None
     return [list(v) for v in prior_set]
 
 
