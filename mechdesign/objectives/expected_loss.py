@@ -10,6 +10,7 @@ import numpy as np
 from mechdesign.lp.program import LPBuilder
 from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import CompiledProblem, add_pml_kernel, solve_kernel_lps
+from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.privacy.priors import constrain_min_expectation, min_expectation, rules
 from mechdesign.spec.models import Spec
@@ -85,6 +86,10 @@ class ExpectedLoss(ObjectiveRules):
     def solve(self) -> PlanOutcome:
         t0 = time.perf_counter()
         compiled = self.compile()
+        if objective_prior(self.spec) is None:   # worst case over Q_X(c): outputs generated with the epigraph rows
+            outcome = solve_worst_case_outputs(self.spec, compiled, time.perf_counter() - t0)
+            if outcome is not None:
+                return outcome
         return solve_kernel_lps(self.spec, compiled, time.perf_counter() - t0)
 
     def value(self, K):
