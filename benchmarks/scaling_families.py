@@ -106,6 +106,11 @@ FAMILIES = {
     "dobrushin_point": (_dob(lambda n: {"kind": "point", "prior": dirichlet(n)}), [50, 100, 300]),
     "dobrushin_hull": (_dob(_hull), [50, 100, 300]),
     "dobrushin_l1_ball": (_dob(_l1), [50, 100, 300]),
+    # no two symbols interchangeable (every lower mass distinct), and a point prior at ε = 0.2 (η < 1)
+    "dobrushin_box_generic": (_dob(lambda n: {"kind": "box", "lower": [f"{n + i}/{4 * n * n}" for i in range(n)],
+                                               "upper": [1] * n}), [50, 100]),
+    "dobrushin_point_eps0.2": (lambda n: {**_dob(lambda k: {"kind": "point", "prior": dirichlet(k)})(n),
+                                          "epsilon": "1/5"}, [50, 100]),
     "mi_dirichlet": (lambda n: {"alphabet": n, "epsilon": 1, "prior_set": _min_mass(n),
                                 "objective": {"kind": "mutual_information", "prior": dirichlet(n)},
                                 "output_size": n}, [20, 50, 100]),

@@ -163,3 +163,21 @@ def test_fractions_in_the_spec_are_kept():
     expected = eta_by_vertices(box_vertices([float(Fraction(v)) for v in lower], [1.0] * n), 0.2)
     assert result.is_ok
     assert result.objective == pytest.approx(expected, abs=1e-8)
+
+
+@pytest.mark.parametrize("prior_set,vertices", [
+    ({"kind": "point", "prior": [0.1, 0.1, 0.2, 0.2, 0.4]}, [[0.1, 0.1, 0.2, 0.2, 0.4]]),
+    ({"kind": "hull", "priors": [[0.1, 0.1, 0.3, 0.5], [0.2, 0.2, 0.3, 0.3]]},
+     [[0.1, 0.1, 0.3, 0.5], [0.2, 0.2, 0.3, 0.3]]),
+    ({"kind": "point", "prior": [0.05, 0.3, 0.05, 0.3, 0.3]}, [[0.05, 0.3, 0.05, 0.3, 0.3]]),
+])
+def test_symbols_with_equal_entries_share_their_pairs_value(prior_set, vertices):
+    """Classes of interchangeable symbols: one pair per pair of classes is solved, and the value is
+    still the maximum over *every* pair of the independent LP."""
+    n = len(vertices[0])
+    result = design(_dob(n, 0.3, prior_set))
+    expected = eta_by_vertices(vertices, 0.3)
+    assert result.is_ok
+    assert result.objective == pytest.approx(expected, abs=1e-8)
+    assert result.certificate.dual_bound >= expected - 1e-12
+    assert result.solve.lps <= 6          # at most one LP per pair of classes (3 classes here, 2 for the hull)
