@@ -120,8 +120,9 @@ FAMILIES = {
 def run_case(spec: dict, tree: str, timeout: float) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
     try:
+        # cwd=tree: ``python -c`` puts the working directory ahead of PYTHONPATH on sys.path
         out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], env=env, capture_output=True,
-                             text=True, timeout=timeout)
+                             text=True, timeout=timeout, cwd=tree)
     except subprocess.TimeoutExpired:
         return {"status": f"killed after {timeout:.0f} s", "seconds": None}
     if out.returncode != 0:
