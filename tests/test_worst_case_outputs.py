@@ -71,3 +71,12 @@ def test_worst_case_output_generation_reaches_the_vertex_lp(n, eps, c, kind):
     assert result.certificate.lp_objective == pytest.approx(expected, rel=1e-8, abs=1e-9)
     assert result.objective == pytest.approx(expected, rel=1e-7, abs=1e-9)
     assert result.certificate.dual_bound <= expected + 1e-9   # a true lower bound on the minimum
+
+
+def test_a_spent_time_limit_is_reported_not_certified_optimal():
+    spec = {"alphabet": 60, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": "1/120"},
+            "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"}, "output_size": 60,
+            "solver": {"time_limit": 0.01}}
+    result = design(spec)
+    assert result.status.value != "optimal"
+    assert not result.is_ok
