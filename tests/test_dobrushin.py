@@ -121,11 +121,12 @@ def test_huge_epsilon_does_not_overflow():
 
 
 def test_non_symmetric_prior_set_solves_every_pair():
-    # a hull of two priors is not permutation invariant: N(N−1)/2 pair LPs
+    # a hull of two priors is not permutation invariant: at most N(N−1)/2 pair LPs (the lazy engine
+    # skips the pairs its dual bounds already rule out; tests/test_dobrushin_pairs.py checks the optimum)
     spec = {"alphabet": 4, "epsilon": 1, "prior_set": {"kind": "hull", "priors": [[0.25] * 4, [0.7, 0.1, 0.1, 0.1]]},
             "objective": {"kind": "dobrushin"}}
     result = design(spec)
-    assert result.solve.lps == 6
+    assert 1 <= result.solve.lps <= 6
     assert result.is_ok
     # independent check: no pair LP can beat the value found; compare with the best of the two
     # single-prior problems' lower envelope: the hull guarantee is stronger than either prior alone

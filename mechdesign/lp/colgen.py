@@ -47,6 +47,9 @@ from mechdesign.lp.progress import report
 
 __all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
+GROW_AFTER = 16
+"""Rounds of one (mirrored: two) new output each before the restricted output set doubles per round."""
+
 
 @dataclass(frozen=True)
 class KernelLayout:
@@ -315,7 +318,10 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
         if candidates.size == 0 or rounds >= max_rounds:
             status = "optimal" if candidates.size == 0 else "iteration_limit"
             break
-        take = candidates[np.argsort(p[candidates])][:per_round]
+        # optima that use most outputs (Hamming) would take M/2 rounds: past GROW_AFTER rounds the
+        # restricted set doubles each round (issue 13); early rounds add one output, as before
+        how_many = per_round if rounds < GROW_AFTER else max(per_round, int(chosen.size))
+        take = candidates[np.argsort(p[candidates])][:how_many]
         if mirrored:  # reflection-invariant costs: an optimum symmetric under y -> M-1-y exists
             take = np.setdiff1d(np.union1d(take, m - 1 - take), chosen)
         chosen = np.union1d(chosen, take)

@@ -12,6 +12,7 @@ import numpy as np
 from mechdesign.lp.program import LPBuilder
 from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import CompiledProblem, add_pml_kernel, solve_kernel_lps
+from mechdesign.objectives.dobrushin_pairs import solve_dobrushin_pairs
 from mechdesign.objectives.plan import ClosedForm, PlanOutcome
 from mechdesign.privacy.priors import is_permutation_invariant, rules
 from mechdesign.spec.models import Spec
@@ -56,6 +57,12 @@ class Dobrushin(ObjectiveRules):
         return compile_dobrushin(self.spec)
 
     def solve(self) -> PlanOutcome:
+        spec = self.spec
+        # lazy pair LPs in one warm-started model (issue 13); the exact method (design()'s fallback for
+        # small problems not certified in floating point) solves the compiled pair LPs one by one
+        if spec.solver.backend == "highs" and spec.solver.method != "exact" \
+                and not is_permutation_invariant(spec.prior_set, spec.n):
+            return solve_dobrushin_pairs(spec)
         t0 = time.perf_counter()
         compiled = self.compile()
         return solve_kernel_lps(self.spec, compiled, time.perf_counter() - t0)

@@ -13,6 +13,7 @@ from mechdesign.objectives.compile import (
     CompiledProblem, add_pml_kernel, loss_matrix, objective_prior, solve_kernel_lps,
 )
 from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior
+from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.privacy.priors import constrain_min_expectation, min_expectation
 from mechdesign.spec.models import Spec
@@ -66,6 +67,10 @@ class ExpectedLoss(ObjectiveRules):
     def solve(self) -> PlanOutcome:
         t0 = time.perf_counter()
         compiled = self.compile()
+        if objective_prior(self.spec) is None:   # worst case over Q_X(c): outputs generated with the epigraph rows
+            outcome = solve_worst_case_outputs(self.spec, compiled, time.perf_counter() - t0)
+            if outcome is not None:
+                return outcome
         return solve_kernel_lps(self.spec, compiled, time.perf_counter() - t0)
 
     def enforce(self, kernel):
