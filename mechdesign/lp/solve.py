@@ -39,6 +39,7 @@ from enum import Enum
 import numpy as np
 
 from mechdesign.lp.program import LinearProgram
+from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 
 __all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
@@ -296,7 +297,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     h.setOptionValue("presolve", "on" if options.presolve else "off")
     h.setOptionValue("primal_feasibility_tolerance", 1e-9)
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.setOptionValue("threads", 2)
+    h.setOptionValue("threads", highs_threads())
     if limit is not None:
         h.setOptionValue("time_limit", float(limit))
     model = _highs_model(lp)
@@ -353,7 +354,7 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
     problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
     method = _method(lp, options)
-    highs_opts = {"threads": 2,  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+    highs_opts = {"threads": highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
                   "solver": method, "primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9,
                   "presolve": "on" if options.presolve else "off"}
     if method == "ipm":
