@@ -73,7 +73,7 @@ def _register_core(sub) -> None:
 
 
 # Modules that add sub-commands (each has register(subparsers)).
-COMMAND_MODULES: list[str] = ["mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables", "mechdesign.cli.extremes"]
+COMMAND_MODULES: list[str] = ["mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables", "mechdesign.cli.extremes", "mechdesign.cli.sweep"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -29,7 +29,7 @@ __all__ = ["sweep", "plan_sweep", "DEFAULT_STORE", "SweepPlan"]
 DEFAULT_STORE = "sweep-store"
 """Folder (in the working directory) of the Python API's store when none is given."""
 
-MAX_LISTED_ERRORS = 10
+MAX_LISTED_ERRORS = 3
 
 
 class SweepPlan:
