@@ -18,6 +18,7 @@ Per-task time limits are the spec's own (``solver.time_limit``, the LP solver's 
 """
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import time
@@ -153,7 +154,12 @@ def local_cluster(workers: int | None):
 
     n = workers or os.cpu_count() or 1
     env = {HIGHS_THREADS_ENV: "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
+    import warnings
+
+    with warnings.catch_warnings():   # "Port 8787 is already in use": another cluster's; a free port is taken
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, env=env,
+                            silence_logs=logging.ERROR)
 
 
 def run_dask(tasks: list[tuple[str, dict]], on_record: OnRecord, on_status: Callable[[int], None], *,
