@@ -25,7 +25,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +131,8 @@ def main() -> None:
     ]
     for k, v in runs.items():
         best = min(v, key=lambda r: r["wall"])
-        lines.append(f"| {k} | {', '.join(f'{r['wall']:.1f}' for r in v)} | {best['wall']:.1f} | "
+        walls = ", ".join(f"{r['wall']:.1f}" for r in v)
+        lines.append(f"| {k} | {walls} | {best['wall']:.1f} | "
                      f"{best['task_seconds']:.1f} | {serial / best['wall']:.2f}× |")
     lines += [
         "",

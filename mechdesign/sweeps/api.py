@@ -107,7 +107,9 @@ def _descriptors(spec: dict) -> dict:
         from fractions import Fraction
 
         c = float(Fraction(str(ps.get("c"))))
-    return {"prior_set_kind": kind, "c": c}
+    alphabet = spec.get("alphabet")
+    n = alphabet if isinstance(alphabet, int) else len(alphabet or [])
+    return {"prior_set_kind": kind, "c": c, "N": n, "objective_kind": (spec.get("objective") or {}).get("kind")}
 
 
 def _row(point: Point, spec: dict, key: str, record: dict, cached: bool) -> dict:
