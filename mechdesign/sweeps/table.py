@@ -89,7 +89,7 @@ def read_table(path: str | Path):
     if not path.exists():
         raise InputError(f"RESULTS: file not found: {path}")
     try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, float_precision="round_trip")
     except Exception as exc:
         raise InputError(f"RESULTS: cannot read {path}: {exc}") from None
     if "point" not in df.columns or "objective" not in df.columns:
