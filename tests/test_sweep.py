@@ -224,18 +224,11 @@ def test_resume_after_interrupting_the_driver(tmp_path):
 
 
 # -------------------------------------------------------------- Dask
-@pytest.fixture(scope="module")
-def cluster():
-    from dask.distributed import LocalCluster
-
-    with LocalCluster(processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None) as c:
-        yield c
-
-
-def test_dask_cluster_equals_serial_point_by_point(cluster, tmp_path):
-    """60 points on a real 2-worker dask.distributed cluster on loopback, against --serial."""
+def test_dask_cluster_equals_serial_point_by_point(tmp_path):
+    """60 points on a real dask.distributed cluster on loopback (the default local cluster:
+    LocalCluster(processes=True, n_workers=2, threads_per_worker=1)), against --serial."""
     axes = {"alphabet": [2, 3, 5], "prior_set.c": [0, 0.05, 0.1, 0.15, 0.2], "epsilon": [0.1, 0.5, 1.0, 3.0]}
-    remote = mechdesign.sweep(DOB, axes, scheduler=cluster.scheduler_address, store=tmp_path / "d", progress=False)
+    remote = mechdesign.sweep(DOB, axes, workers=2, store=tmp_path / "d", progress=False)
     serial = mechdesign.sweep(DOB, axes, serial=True, store=tmp_path / "s", progress=False)
     assert len(remote) == len(serial) == 60
     assert remote.attrs["computed"] == serial.attrs["computed"] == 60
@@ -244,6 +237,7 @@ def test_dask_cluster_equals_serial_point_by_point(cluster, tmp_path):
     from mechdesign.sweeps.store import DirectoryStore
 
     ds, ss = DirectoryStore(tmp_path / "d"), DirectoryStore(tmp_path / "s")
+    assert {ds.get(k)["highs_threads"] for k in remote["key"]} == {1}      # single-threaded HiGHS per task
     for (_, r), (_, s) in zip(remote.iterrows(), serial.iterrows()):
         assert (r["point"], r["key"], r["alphabet"], r["prior_set.c"], r["epsilon"]) == \
             (s["point"], s["key"], s["alphabet"], s["prior_set.c"], s["epsilon"])
@@ -253,8 +247,9 @@ def test_dask_cluster_equals_serial_point_by_point(cluster, tmp_path):
         assert r["objective"] == pytest.approx(xi_theorem1(r["epsilon"], r["prior_set.c"], r["alphabet"]), abs=1e-9)
 
 
-def test_killed_worker_sweep_completes_once_per_point(tmp_path):
-    """SIGKILL one worker process mid-sweep: Dask reruns its tasks; every point is stored exactly once."""
+def test_killed_worker_sweep_completes_once_per_point(tmp_path, monkeypatch):
+    """SIGKILL one worker process mid-sweep: Dask reruns its tasks; every point is stored exactly once.
+    The cluster is an existing one, found through DASK_SCHEDULER_ADDRESS."""
     from dask.distributed import Client, LocalCluster
 
     axes = {"epsilon": "0.2:3:10", "prior_set.c": [0, 0.02]}
@@ -273,7 +268,8 @@ def test_killed_worker_sweep_completes_once_per_point(tmp_path):
                 killed["pid"], killed["at"] = other, time.time()
 
         stored = []
-        df = mechdesign.sweep(base, axes, scheduler=cl.scheduler_address, store=tmp_path,
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cl.scheduler_address)
+        df = mechdesign.sweep(base, axes, store=tmp_path,
                               on_record=lambda r: (stored.append(r["key"]), kill_one(r)), progress=False)
     assert killed, "no worker was killed"
     with pytest.raises(ProcessLookupError):

@@ -25,7 +25,7 @@ import time
 import uuid
 from typing import Callable, Iterable
 
-from mechdesign.lp.threads import HIGHS_THREADS_ENV
+from mechdesign.lp.threads import HIGHS_THREADS_ENV, highs_threads
 
 __all__ = ["design_point", "run_serial", "run_dask", "error_record", "SCHEDULER_ENV"]
 
@@ -134,7 +134,8 @@ def design_point(key: str, spec: dict, threads: int | None = None) -> tuple[dict
     data.pop("kernel_exact", None)    # the float64 kernel in the .npy holds the same exact grid values
     record = {"key": key, "status": row["status"], "message": (data.get("solve") or {}).get("message", ""),
               "row": row, "result": data, "seconds": seconds, "peak_mib": _peak_rss_mib(reset),
-              "worker": f"{socket.gethostname()}:{os.getpid()}", "finished_at": time.time()}
+              "worker": f"{socket.gethostname()}:{os.getpid()}", "finished_at": time.time(),
+              "highs_threads": highs_threads()}
     return record, kernel
 
 

@@ -89,7 +89,9 @@ def read_table(path: str | Path):
     if not path.exists():
         raise InputError(f"RESULTS: file not found: {path}")
     try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, float_precision="round_trip")
+        # pandas < 3 reads CSV floats with a fast parser that can miss the last bit; round_trip is exact
+        exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, **exact)
     except Exception as exc:
         raise InputError(f"RESULTS: cannot read {path}: {exc}") from None
     if "point" not in df.columns or "objective" not in df.columns:
