@@ -81,6 +81,32 @@ def run_child(mode: str, workers: int, threads: int | None, table: str | None = 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _spin(n: int) -> float:
+    import time as _t
+
+    t = _t.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i * i
+    return _t.perf_counter() - t
+
+
+def available_parallelism(workers: int, n: int = 6_000_000) -> float:
+    """How many cores this machine gives us right now: W × (time of one CPU-bound loop alone) /
+    (wall time of W copies at once, in W processes). W on an idle W-core machine; less when shared."""
+    import multiprocessing as mp
+    import time as _t
+
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        pool.map(_spin, [1000] * workers)              # start-up out of the timing
+        alone = min(pool.apply(_spin, (n,)) for _ in range(2))
+        t = _t.perf_counter()
+        pool.map(_spin, [n] * workers)
+        together = _t.perf_counter() - t
+    return workers * alone / together
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
@@ -92,7 +118,9 @@ def main() -> None:
     load_before = os.getloadavg()
     runs = {"serial, 1 HiGHS thread": [], "serial, 2 HiGHS threads": [], f"cluster, {args.workers} workers": []}
     table = str(out / "sweep_scaling_table.parquet")
+    parallelism = []
     for rep in range(args.repeats):
+        parallelism.append(available_parallelism(args.workers))
         runs["serial, 1 HiGHS thread"].append(run_child("serial", 1, 1))
         runs[f"cluster, {args.workers} workers"].append(
             run_child("cluster", args.workers, None, table if rep == 0 else None))
@@ -143,6 +171,14 @@ def main() -> None:
         f"- Per-task overhead on the cluster: (W × wall − Σ task time) / tasks = **{overhead * 1000:.1f} ms** "
         f"(W = {args.workers}); serial, per design outside `design`: {serial_overhead * 1000:.1f} ms. "
         f"Mean task: {cl['task_seconds'] / cl['points'] * 1000:.0f} ms.",
+        f"- Worker utilisation of that cluster run: Σ task time / (W × wall) = "
+        f"{cl['task_seconds'] / (args.workers * cl['wall']):.0%} (the share of the W worker slots spent inside "
+        f"`design`); mean task there {cl['task_seconds'] / cl['points'] * 1000:.0f} ms against "
+        f"{min(runs['serial, 1 HiGHS thread'], key=lambda r: r['wall'])['task_seconds'] / cl['points'] * 1000:.0f} ms "
+        f"serially: on shared cores a design runs slower when two run at once.",
+        f"- Cores actually available (W × time of a CPU-bound loop alone / wall time of W copies at once, "
+        f"measured before each repeat): {', '.join(f'{p:.2f}' for p in parallelism)} of {args.workers}. "
+        f"This is the ceiling of any {args.workers}-process speed-up in that window.",
         f"- Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after: "
         f"{', '.join(f'{x:.2f}' for x in load_after)}. The machine (2 cores) is shared with other engineers "
         "running their own jobs, so absolute times and the speed-up vary from run to run; a load average "

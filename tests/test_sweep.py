@@ -131,6 +131,16 @@ def test_store_key_is_the_normalised_spec_and_reruns_reuse(tmp_path):
     assert again["objective"].tolist() == df["objective"].tolist()
 
 
+def test_an_objective_axis_keeps_the_objective_column():
+    base = dict(DOB, alphabet=2, epsilon=1.0, prior_set={"kind": "simplex"})
+    df = mechdesign.sweep(base, {"objective": [{"kind": "dobrushin"},
+                                               {"kind": "expected_loss", "loss": "hamming", "prior": "uniform"}]},
+                          serial=True, store=None, progress=False)
+    assert df.attrs["axes"] == ["objective (axis)"] and df["objective_kind"].tolist() == ["dobrushin", "expected_loss"]
+    # N = 2, ε-LDP: Dobrushin (e^ε − 1)/(e^ε + 1) (Kairouz et al.), randomized response error 1/(1 + e^ε)
+    assert df["objective"].tolist() == pytest.approx([math.tanh(0.5), 1 / (1 + math.e)], abs=1e-9)
+
+
 def test_failing_design_becomes_a_row(tmp_path, monkeypatch):
     design_module = sys.modules["mechdesign.design"]
 

@@ -113,7 +113,9 @@ def _descriptors(spec: dict) -> dict:
 
 
 def _row(point: Point, spec: dict, key: str, record: dict, cached: bool) -> dict:
-    row = dict(point.values)
+    from mechdesign.sweeps.table import axis_column
+
+    row = {axis_column(p): v for p, v in point.values.items()}
     row.update({"point": point.index, "key": key, **_descriptors(spec)})
     row.update(record.get("row") or {})
     row.update({"status": record.get("status"), "message": record.get("message"), "seconds": record.get("seconds"),

@@ -65,7 +65,7 @@ def utility_vs_epsilon(df, out: str | Path, stem: str = "utility_vs_epsilon") ->
     data = df[df["objective"].notna() & df["epsilon_value"].notna()]
     if data.empty:
         raise InputError("plot: no point has an objective to plot")
-    others = [a for a in df.attrs.get("axes", []) if a != "epsilon" and a in df.columns]
+    others = [a for a in df.attrs.get("axes", []) if a not in ("epsilon", "objective (axis)") and a in df.columns]
     kinds = [k for k in data["objective_kind"].dropna().unique()]
     fig, axes = plt.subplots(1, len(kinds), figsize=(8.6 * len(kinds), 4.6), squeeze=False)
     for ax, kind in zip(axes[0], kinds):

@@ -1,7 +1,8 @@
 """Tidy output: one row per point of the sweep, as a pandas DataFrame, CSV and Parquet.
 
 Columns, in order: the axis paths (one column each, the value at the point; mappings and lists
-written as compact YAML text), ``point`` (index in the sweep), ``key`` (the store key), then
+written as compact JSON text; an axis named like a result column, such as ``objective``, is
+called ``objective (axis)``), ``point`` (index in the sweep), ``key`` (the store key), then
 ``status``, ``certified`` (optimal and the exact check passed), ``objective``, ``objective_kind``,
 ``epsilon_value`` (ε in nats), ``N``, ``M``, ``prior_set_kind``, ``c`` (Q_X(c)'s c; 0 for all
 priors, empty otherwise), the certificate (``feasible``, ``leakage``, ``dual_bound``, ``gap``,
@@ -27,6 +28,12 @@ RESULT_COLUMNS = [
 ]
 
 
+def axis_column(path: str) -> str:
+    """The column of an axis: its path, or ``'<path> (axis)'`` when the path is a result column's name
+    (``--vary objective=[...]`` must not hide the ``objective`` values)."""
+    return f"{path} (axis)" if path in RESULT_COLUMNS else path
+
+
 def _cell(v):
     if isinstance(v, (dict, list)):
         return json.dumps(v, separators=(",", ":"))
@@ -37,9 +44,10 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
     """A DataFrame of the rows, axis columns first; axis columns of mixed types become text."""
     import pandas as pd
 
-    cols = list(axis_paths) + [c for c in RESULT_COLUMNS if c not in axis_paths]
+    axis_cols = [axis_column(p) for p in axis_paths]
+    cols = axis_cols + RESULT_COLUMNS
     df = pd.DataFrame([{c: _cell(r.get(c)) for c in cols} for r in rows], columns=cols)
-    for c in axis_paths:   # Parquet needs one type per column
+    for c in axis_cols:   # Parquet needs one type per column
         values = [v for v in df[c].tolist() if v is not None]
         numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         if not numeric:
@@ -55,7 +63,7 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
     df["feasible"] = df["feasible"].astype("boolean")
     for c in ("status", "objective_kind", "prior_set_kind", "closed_form", "method", "worker", "message", "key"):
         df[c] = df[c].astype("string")
-    df.attrs["axes"] = list(axis_paths)
+    df.attrs["axes"] = axis_cols
     return df
 
 
