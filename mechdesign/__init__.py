@@ -11,11 +11,12 @@ from mechdesign.spec.errors import InputError, MechdesignError, SolveFailure, Sp
 from mechdesign.release.mechanism import Mechanism
 from mechdesign.lp.solve import Status
 from mechdesign.spec.models import Box, Hull, L1Ball, MinMass, Point, PriorSet, Simplex, Spec, load_spec
+from mechdesign.sweeps import sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
     "design", "load_spec", "Spec", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "Status",
-    "Mechanism", "MechdesignError", "InputError", "SpecError", "SolveFailure", "__version__",
+    "Mechanism", "sweep", "MechdesignError", "InputError", "SpecError", "SolveFailure", "__version__",
     "PriorSet", "Simplex", "MinMass", "Point", "Hull", "Box", "L1Ball",
 ]

@@ -66,21 +66,32 @@ def _write_table(out: Path, name: str, header: list[str], rows: list[list], titl
 
 # ------------------------------------------------------------------- T1
 def table1(cfg: dict, progress, out: Path) -> list[list]:
+    """T1 through the sweep engine (:mod:`mechdesign.sweeps`): the points (N, c = fraction/N) zipped,
+    times ε; run serially in this process with an in-memory store (a benchmark recomputes)."""
     from mechdesign.theory.bounds import xi
-    from mechdesign.design import design
+    from mechdesign.sweeps.api import sweep
 
+    pairs = [(n, frac / n) for n in cfg["n"] for frac in cfg["c_fractions"]]
+    axes = {"alphabet": [n for n, _ in pairs],
+            "prior_set": [_spec_dobrushin(n, c, 0.0)["prior_set"] for n, c in pairs],
+            "epsilon": list(cfg["epsilons"])}
+    c_of = {i: c for i, (_, c) in enumerate(pairs)}
+    calls = []
+    df = sweep(_spec_dobrushin(2, 0.0, 0.0), axes, zip=[["alphabet", "prior_set"]], serial=True, store=None,
+               progress=False, on_record=lambda record: (calls.append(1), progress()))
+    for _ in range(len(df) - len(calls)):   # points that repeat a design count once in the engine
+        progress()
     rows = []
+    per_pair = len(cfg["epsilons"])
     for n in cfg["n"]:
         worst, count, certified = 0.0, 0, 0
-        for frac in cfg["c_fractions"]:
-            c = frac / n
-            for eps in cfg["epsilons"]:
-                r = design(_spec_dobrushin(n, c, eps))
-                lp_opt = r.certificate.lp_objective
-                worst = max(worst, abs(lp_opt - xi(eps, c, n)))
-                certified += int(r.is_ok)
+        for i, (n_i, _) in enumerate(pairs):
+            if n_i != n:
+                continue
+            for _, r in df.iloc[i * per_pair:(i + 1) * per_pair].iterrows():
+                worst = max(worst, abs(r["lp_objective"] - xi(r["epsilon_value"], c_of[i], n)))
+                certified += int(r["certified"])
                 count += 1
-                progress()
         rows.append([n, count, certified, worst])
     _write_table(out, "t1_theorem1", ["N", "instances", "certified", "max |LP - Xi|"], rows,
                  "T1: Theorem 1, LP optimum vs Xi(eps, c)",

@@ -113,7 +113,7 @@ def _register_core(sub) -> None:
 COMMAND_MODULES: list[str] = [
     "mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables",
     "mechdesign.cli.extremes", "mechdesign.cli.epsilon", "mechdesign.bench.paper_figures", "mechdesign.cli.estimate",
-    "mechdesign.cli.completion",
+    "mechdesign.cli.completion", "mechdesign.cli.sweep",
 ]
 
 

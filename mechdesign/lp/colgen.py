@@ -45,6 +45,8 @@ import numpy as np
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
+from mechdesign.lp.threads import highs_threads
+
 __all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
 GROW_AFTER = 16
@@ -198,7 +200,7 @@ class ColgenResult:
 
 def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | None = None,
                             tolerance: float = 1e-9, initial: int = 2, per_round: int = 1, max_rounds: int = 1000,
-                            threads: int = 2, verbose: bool = False) -> ColgenResult:
+                            threads: int | None = None, verbose: bool = False) -> ColgenResult:
     """Solve the lifted kernel LP by generating *outputs* instead of rays.
 
     The restricted LP is the lifted LP with only the outputs Y' ⊆ {0..M−1}
@@ -236,7 +238,7 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("presolve", "off")       # keep the basis between rounds
     h.setOptionValue("simplex_strategy", 4)   # primal: new outputs (zero columns, slack rows) keep it feasible
-    h.setOptionValue("threads", threads)      # as in solve.py: HiGHS's scheduler is global, one count per process
+    h.setOptionValue("threads", threads or highs_threads())  # as in solve.py: HiGHS's scheduler is global, one count per process
     h.setOptionValue("primal_feasibility_tolerance", 1e-9)
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
     h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.colgen import KernelLayout, full_row_dual, price
 from mechdesign.lp.program import LinearProgram, dual_bound
 
@@ -47,7 +48,7 @@ class SideResult:
 
 def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, time_limit: float | None = None,
                                  tolerance: float = 1e-9, initial: int = 2, per_round: int = 32,
-                                 max_rounds: int = 500, threads: int = 2) -> SideResult:
+                                 max_rounds: int = 500, threads: int | None = None) -> SideResult:
     """Solve ``lp`` (a kernel LP with side rows, module doc) by generating outputs."""
     import highspy
 
@@ -96,7 +97,7 @@ def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, tim
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("solver", "ipm")             # the epigraph rows make simplex slow (9 s at N = 100)
-        h.setOptionValue("threads", threads)
+        h.setOptionValue("threads", threads or highs_threads())  # one count per process (lp/threads.py)
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         h.setOptionValue("dual_feasibility_tolerance", 1e-9)
         if time_limit is not None:

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mechdesign.lp.program import LinearProgram
+from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
 
@@ -400,7 +401,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
     if mip:
         h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY_TOLERANCE)
-    h.setOptionValue("threads", 2)
+    h.setOptionValue("threads", highs_threads())
     if limit is not None:
         h.setOptionValue("time_limit", float(limit))
     scales = row_scales(lp)
@@ -459,7 +460,7 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
     problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
     method = _method(lp, options)
-    highs_opts = {"threads": 2,  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+    highs_opts = {"threads": highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
                   "solver": method, "primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9,
                   "presolve": "on" if options.presolve else "off"}
     if method == "ipm":

@@ -41,6 +41,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.program import LinearProgram, LPBuilder
 from mechdesign.lp.solve import Status, _highs_model, solve_lp
 from mechdesign.objectives.compile import add_pml_kernel
@@ -135,7 +136,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     h.setOptionValue("simplex_strategy", 4)             # primal: the previous vertex stays feasible
     h.setOptionValue("primal_feasibility_tolerance", 1e-9)
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.setOptionValue("threads", 2)
+    h.setOptionValue("threads", highs_threads())  # one count per process (lp/threads.py)
     h.passModel(_highs_model(lp))
     compile_seconds += time.perf_counter() - t0
 

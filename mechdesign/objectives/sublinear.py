@@ -70,6 +70,7 @@ from mechdesign.spec.errors import InputError
 from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays, extreme_rays
 from mechdesign.privacy.ray_families import families, start_rays
 from mechdesign.lp.solve import Status
+from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
@@ -103,7 +104,7 @@ class _LiveRayLP:
 
         self.h = h = highspy.Highs()
         h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", 2)
+        h.setOptionValue("threads", highs_threads())
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         h.setOptionValue("dual_feasibility_tolerance", 1e-9)
         h.setOptionValue("presolve", "off")

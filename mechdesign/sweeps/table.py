@@ -1,0 +1,117 @@
+"""Tidy output: one row per point of the sweep, as a pandas DataFrame, CSV and Parquet.
+
+Columns, in order: the axis paths (one column each, the value at the point; mappings and lists
+written as compact JSON text; an axis named like a result column, such as ``objective``, is
+called ``objective (axis)``), ``point`` (index in the sweep), ``key`` (the store key), then
+``status``, ``certified`` (optimal and the exact check passed), ``objective``, ``objective_kind``,
+``epsilon_value`` (ε in nats), ``N``, ``M``, ``prior_set_kind``, ``c`` (Q_X(c)'s c; 0 for all
+priors, empty otherwise), the certificate (``feasible``, ``leakage``, ``dual_bound``, ``gap``,
+``lp_objective``, ``repair_weight``, ``closed_form``, ``closed_form_value``,
+``closed_form_difference``), the timings (``seconds``: the task's wall clock; ``design_seconds``,
+``solve_seconds``), ``iterations``, ``lps``, ``rounds``, ``method``, ``peak_mib`` (peak RSS of the
+process during the design), ``worker``, ``message``, ``finished_at`` (Unix time) and ``cached``
+(True when the row was read from the store rather than computed by this run).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["to_frame", "write_table", "read_table", "RESULT_COLUMNS"]
+
+RESULT_COLUMNS = [
+    "point", "key", "status", "certified", "objective", "objective_kind", "epsilon_value", "N", "M",
+    "prior_set_kind", "c", "feasible", "leakage", "dual_bound", "gap", "lp_objective", "repair_weight",
+    "closed_form", "closed_form_value", "closed_form_difference", "seconds", "design_seconds", "solve_seconds",
+    "iterations", "lps", "rounds", "method", "peak_mib", "worker", "message", "finished_at", "cached",
+]
+
+
+def axis_column(path: str) -> str:
+    """The column of an axis: its path, or ``'<path> (axis)'`` when the path is a result column's name
+    (``--vary objective=[...]`` must not hide the ``objective`` values)."""
+    return f"{path} (axis)" if path in RESULT_COLUMNS else path
+
+
+def _cell(v):
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"))
+    return v
+
+
+def to_frame(rows: list[dict], axis_paths: Sequence[str]):
+    """A DataFrame of the rows, axis columns first; axis columns of mixed types become text."""
+    import pandas as pd
+
+    axis_cols = [axis_column(p) for p in axis_paths]
+    cols = axis_cols + RESULT_COLUMNS
+    df = pd.DataFrame([{c: _cell(r.get(c)) for c in cols} for r in rows], columns=cols)
+    for c in axis_cols:   # Parquet needs one type per column
+        values = [v for v in df[c].tolist() if v is not None]
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        if not numeric:
+            df[c] = df[c].map(lambda v: None if v is None else str(v))
+    for c in ("objective", "epsilon_value", "c", "leakage", "dual_bound", "gap", "lp_objective", "repair_weight",
+              "closed_form_value", "closed_form_difference", "seconds", "design_seconds", "solve_seconds",
+              "peak_mib", "finished_at"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    for c in ("N", "M", "iterations", "lps", "rounds"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
+    for c in ("certified", "cached"):
+        df[c] = df[c].astype(bool)
+    df["feasible"] = df["feasible"].astype("boolean")
+    for c in ("status", "objective_kind", "prior_set_kind", "closed_form", "method", "worker", "message", "key"):
+        df[c] = df[c].astype("string")
+    df.attrs["axes"] = axis_cols
+    return df
+
+
+def write_table(df, out: str | Path, *, meta: dict | None = None) -> list[Path]:
+    """Write ``results.csv``, ``results.parquet`` and ``sweep.json`` (axes and settings) into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "results.csv", out / "results.parquet", out / "sweep.json"]
+    df.to_csv(paths[0], index=False)
+    df.to_parquet(paths[1], engine="pyarrow", index=False)
+    info = {"axes": list(df.attrs.get("axes", [])), **(meta or {})}
+    paths[2].write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
+    return paths
+
+
+def read_table(path: str | Path):
+    """A results table from a folder written by :func:`write_table`, a ``.parquet`` or a ``.csv`` file.
+
+    The axes are read from ``sweep.json`` beside it, else taken as the columns before ``point``.
+    """
+    import pandas as pd
+
+    from mechdesign.spec.errors import InputError
+
+    path = Path(path)
+    if path.is_dir():
+        folder = path
+        path = next((p for p in (folder / "results.parquet", folder / "results.csv") if p.exists()), None)
+        if path is None:
+            raise InputError(f"RESULTS: no results.parquet or results.csv in {folder}")
+    if not path.exists():
+        raise InputError(f"RESULTS: file not found: {path}")
+    try:
+        # pandas < 3 reads CSV floats with a fast parser that can miss the last bit; round_trip is exact
+        exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, **exact)
+    except Exception as exc:
+        raise InputError(f"RESULTS: cannot read {path}: {exc}") from None
+    if "point" not in df.columns or "objective" not in df.columns:
+        raise InputError(f"RESULTS: {path} is not a sweep table (no 'point' and 'objective' columns)")
+    meta = path.parent / "sweep.json"
+    axes = None
+    if meta.exists():
+        try:
+            axes = json.loads(meta.read_text(encoding="utf-8")).get("axes")
+        except ValueError:
+            axes = None
+    if not axes:
+        axes = list(df.columns[: list(df.columns).index("point")])
+    df.attrs["axes"] = [a for a in axes if a in df.columns]
+    return df
