@@ -46,6 +46,7 @@ from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
 from mechdesign.lp.threads import highs_threads
+from mechdesign.lp.highs import new_highs
 
 __all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
@@ -226,14 +227,13 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     ``solver: {verbose: true}``) HiGHS logs each restricted LP and every round prints its bound,
     value and outputs to stderr.
     """
-    import highspy
 
     start = time.perf_counter()
     n, m = layout.K.shape
     C = lp.c[layout.K]
     E, c = layout.scale, layout.c
 
-    h = highspy.Highs()
+    h = new_highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("presolve", "off")       # keep the basis between rounds

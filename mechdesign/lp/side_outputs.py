@@ -29,6 +29,7 @@ import numpy as np
 from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.colgen import KernelLayout, full_row_dual, price
 from mechdesign.lp.program import LinearProgram, dual_bound
+from mechdesign.lp.highs import new_highs
 
 __all__ = ["solve_side_output_generation", "SideResult"]
 
@@ -94,7 +95,7 @@ def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, tim
         sub = LinearProgram(c=lp.c[cols], A=A[rows][:, cols], row_lower=lp.row_lower[rows],
                             row_upper=lp.row_upper[rows], col_lower=lp.col_lower[cols], col_upper=lp.col_upper[cols],
                             offset=lp.offset, sense=lp.sense)
-        h = highspy.Highs()
+        h = new_highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("solver", "ipm")             # the epigraph rows make simplex slow (9 s at N = 100)
         h.setOptionValue("threads", threads or highs_threads())  # one count per process (lp/threads.py)

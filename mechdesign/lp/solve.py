@@ -43,6 +43,7 @@ from mechdesign.lp.program import LinearProgram
 from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.highs import new_highs
 
 __all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
 
@@ -364,7 +365,7 @@ def write_lp(lp: LinearProgram, path: str) -> None:
 
     if not str(path).lower().endswith((".lp", ".mps")):
         raise InputError(f"--write-lp: the file name must end in .lp or .mps, found {path}")
-    h = highspy.Highs()
+    h = new_highs()
     h.setOptionValue("output_flag", False)
     h.passModel(_highs_model(lp))
     if h.writeModel(str(path)) == highspy.HighsStatus.kError:  # kWarning: written, e.g. without names
@@ -372,7 +373,6 @@ def write_lp(lp: LinearProgram, path: str) -> None:
 
 
 def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
-    import highspy
 
     mip = lp.integrality is not None
     method = "mip" if mip else _method(lp, options)
@@ -386,7 +386,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
             return solution
         if limit is not None:  # the whole LP gets what is left of the budget
             limit = max(limit - (time.perf_counter() - began), 1e-3)
-    h = highspy.Highs()
+    h = new_highs()
     h.setOptionValue("output_flag", bool(options.verbose))
     if mip:  # gaps well inside design.GAP_TOLERANCE (HiGHS's default relative gap is 1e-4)
         h.setOptionValue("mip_rel_gap", 1e-9)

@@ -47,6 +47,7 @@ from mechdesign.lp.solve import Status, _highs_model, solve_lp
 from mechdesign.objectives.compile import add_pml_kernel
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
+from mechdesign.lp.highs import new_highs
 
 __all__ = ["solve_dobrushin_pairs", "PairBounds"]
 
@@ -129,7 +130,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     p = K[:, 0]
     lp = b.build((p[:1], np.zeros(1)), sense=-1)       # costs set per pair below (minimise p_b − p_a)
     bounds = PairBounds(lp, p)
-    h = highspy.Highs()
+    h = new_highs()
     h.setOptionValue("output_flag", bool(spec.solver.verbose))
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("presolve", "off")                 # keep the basis between pairs

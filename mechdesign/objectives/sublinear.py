@@ -76,6 +76,7 @@ from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, des
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
+from mechdesign.lp.highs import new_highs
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT, RayDesign, column_utility, kernel_utility, normalise_rows, compact_columns, ray_lp,
     rays_to_kernel, _prior, _perspective, _xlogy,
@@ -100,9 +101,8 @@ class _LiveRayLP:
     Σλ + N·max(g, 0) is valid for any λ."""
 
     def __init__(self, n: int):
-        import highspy
 
-        self.h = h = highspy.Highs()
+        self.h = h = new_highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", highs_threads())
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
