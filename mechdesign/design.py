@@ -15,6 +15,7 @@ import numpy as np
 from mechdesign.theory import bounds
 
 from mechdesign.certify.exact import ExactKernel, check_pml, repair, to_grid
+from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.plan import ClosedForm
 from mechdesign.objectives.registry import objective_rules
@@ -51,6 +52,10 @@ class Certificate:
     (> 0 worse than the LP solution; ≤ 1e−9 relative at the default 52-bit grid)."""
     bounds: list = field(default_factory=list)
     """Closed forms of the papers that apply to the emitted kernel (:func:`mechdesign.theory.bounds.applicable_bounds`)."""
+    guarantees: list = field(default_factory=list)
+    """One :class:`~mechdesign.certify.guarantees.GuaranteeReport` per privacy constraint (the spec's
+    ``privacy`` list, or its epsilon + prior_set): leakage, exact feasibility, whether it binds.
+    ``feasible`` above requires every one of them."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,8 @@ class DesignResult:
                     "name": cert.closed_form.name, "value": cert.closed_form.value,
                     "difference": cert.closed_form.difference},
                 "bounds": list(cert.bounds),
+                "guarantees": [g.to_json() for g in cert.guarantees],
+                "binding": [i for i, g in enumerate(cert.guarantees) if g.binding],
             },
             "solve": {
                 "solver": self.solve.solver, "backend": self.solve.backend, "method": self.solve.method,
@@ -162,21 +169,27 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     if side_weight:
         weight = 1 - (1 - weight) * (1 - side_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
+    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
+    if extra_weight:   # the other constraints of privacy (metric, further prior sets), issue 16
+        weight = 1 - (1 - weight) * (1 - extra_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    guarantees = check_guarantees(exact, spec)
     side_failure = rules.side_check(exact)
     kernel = exact.to_float()
     objective = objective_value(spec, kernel)
     gap = None if dual is None else abs(objective - dual)
     cert = Certificate(
-        feasible=check.feasible, leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
+        feasible=check.feasible and all(g.feasible for g in guarantees), leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
         worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
         dual_bound=dual, gap=gap, repair_weight=weight, lp_objective=lp_objective,
         closed_form=closed_form(spec, objective),
         bounds=bounds.applicable_bounds(spec, exact),
         rounding_cost=None if lp_objective is None else sense * (objective - lp_objective),
+        guarantees=guarantees,
     )
     judged = gap if spec.solver.denominator_bits == 52 or gap is None or lp_objective is None \
         else abs(lp_objective - dual)
-    ok = check.feasible and side_failure is None and judged is not None \
+    ok = cert.feasible and side_failure is None and judged is not None \
         and judged <= GAP_TOLERANCE * max(1.0, abs(objective))
     return exact, kernel, objective, cert, ok
 

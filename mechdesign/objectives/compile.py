@@ -24,6 +24,7 @@ import numpy as np
 
 from mechdesign.lp.colgen import KernelLayout
 from mechdesign.lp.program import LinearProgram, LPBuilder
+from mechdesign.privacy.constraints import add_guarantee_rows
 from mechdesign.privacy.priors import constrain_min_expectation, rules
 from mechdesign.lp.program import dual_bound
 from mechdesign.lp.solve import LPSolution, Status, solve_lp
@@ -61,6 +62,9 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
     O(NM) rows with O(1) nonzeros each for the min_mass and simplex sets
     (plus V·M rows of N nonzeros for a hull of V priors).
 
+    With a ``privacy`` list, the rows of every other constraint follow (privacy/constraints.py): another
+    prior set's rows on the same t, or metric rows along the metric's graph (privacy/metric.py).
+
     For min_mass and simplex, ``b.structure`` records the layout of these rows
     (:class:`~mechdesign.lp.colgen.KernelLayout`) so that the solver can run
     column generation when nothing else is added to the LP.
@@ -77,6 +81,10 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
         c = float(rules(spec.prior_set, n).equivalent_c())
         b.structure = KernelLayout(K=K, t=t, rows_sum=rows_sum, rows_t=rows_t.reshape(n, m), rows_low=where["low"],
                                    c=c, scale=scale, u=where.get("u"), rows_pml=where.get("column"))
+    # the other constraints of privacy (issue 16); added after the layout, whose row count then no longer
+    # matches the LP, so output generation (which prices only the layout's rows) is not used
+    for i, guarantee in enumerate(spec.extra_guarantees):
+        add_guarantee_rows(b, guarantee, K, t, tag=f"privacy{i}")
     return K
 
 

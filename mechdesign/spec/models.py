@@ -416,16 +416,24 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
     return errors
 
 
+from mechdesign.spec.guarantees import (  # noqa: E402  (needs the field types above)
+    Guarantee, GridMetric, MatrixMetric, MetricGuarantee, PriorSetGuarantee, metric_diameter_text,
+)
+
+
 # ------------------------------------------------------------------------ spec
 class Spec(_Model):
     """A mechanism-design problem (DESIGN.md §3)."""
 
     alphabet: Union[Annotated[int, Field(ge=2)], list[Union[str, int]]]
     """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""
-    epsilon: EpsilonField
-    """Privacy level in nats (>= 0): a number or an expression such as log(10/3)."""
-    prior_set: PriorSet
-    """The set of priors the (ε, 𝒫)-PML guarantee holds for."""
+    epsilon: EpsilonField | None = None
+    """Privacy level in nats (>= 0): a number or an expression such as log(10/3). With ``privacy``: the
+    ε of its first prior-set entry (or, with metric entries only, the ε·max d-LDP they imply)."""
+    prior_set: PriorSet | None = None
+    """The set of priors the (ε, 𝒫)-PML guarantee holds for (with ``privacy``: its first prior-set entry)."""
+    privacy: list[Guarantee] | None = None
+    """Several constraints that must all hold, instead of epsilon + prior_set (spec/guarantees.py)."""
     objective: Objective
     """The utility to optimise."""
     output_size: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = "auto"
@@ -478,6 +486,66 @@ class Spec(_Model):
         return 2
 
     @model_validator(mode="after")
+    def _privacy_list(self) -> "Spec":
+        """Resolve ``privacy`` into the primary (ε,𝒫)-PML constraint plus :attr:`extra_guarantees`."""
+        if self.privacy is None:
+            missing = [(k, "required key is missing (or give privacy: a list of constraints)")
+                       for k in ("epsilon", "prior_set") if getattr(self, k) is None]
+            if missing:
+                raise SpecError(missing)
+            return self
+        if self.epsilon is not None or self.prior_set is not None:
+            raise SpecError([("privacy", "give either privacy (a list of constraints) or epsilon and prior_set, "
+                                         "not both")])
+        if not self.privacy:
+            raise SpecError([("privacy", "must list at least one constraint, found an empty list")])
+        primary = next((g for g in self.privacy if isinstance(g, PriorSetGuarantee)), None)
+        if primary is not None:
+            eps, prior_set = primary.epsilon, primary.prior_set
+        else:   # metric only: d-privacy implies (ε·max d)-LDP, stated as a redundant primary constraint
+            g = self.privacy[0]
+            eps = _to_epsilon(f"({g.epsilon.text})*({metric_diameter_text(g.metric, self.n)})")
+            prior_set = Simplex(kind="simplex")
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "prior_set", prior_set)
+        return self
+
+    @property
+    def extra_guarantees(self) -> list:
+        """The constraints of ``privacy`` other than the primary (ε, prior_set) one, each compiled and checked
+        by its own module (privacy/constraints.py); empty for the epsilon + prior_set form."""
+        if self.privacy is None:
+            return []
+        primary = next((g for g in self.privacy if isinstance(g, PriorSetGuarantee)), None)
+        return [g for g in self.privacy if g is not primary]
+
+    @model_validator(mode="after")
+    def _guarantees_match(self) -> "Spec":
+        """Each entry of ``privacy`` fits N, and the objective can take extra constraints."""
+        if self.privacy is None:
+            return self
+        n, errors = self.n, []
+        for i, g in enumerate(self.privacy):
+            if isinstance(g, MetricGuarantee):
+                if isinstance(g.metric, MatrixMetric) and len(g.metric.d) != n:
+                    errors.append((f"privacy[{i}].metric.d", f"must be N x N = {n} x {n}, found {len(g.metric.d)} rows"))
+                if isinstance(g.metric, GridMetric) and g.metric.shape[0] * g.metric.shape[1] != n:
+                    errors.append((f"privacy[{i}].metric.shape", f"rows * cols must equal N = {n}, "
+                                                                 f"found {g.metric.shape[0]} * {g.metric.shape[1]}"))
+            else:
+                try:   # the prior-set rules of the shorthand form, on a copy with this entry as the prior set
+                    Spec._shapes_match(self.model_copy(update={"prior_set": g.prior_set}))
+                except SpecError as exc:
+                    errors += [(f"privacy[{i}].{f}" if f.startswith("prior_set") else f, r) for f, r in exc.pairs]
+        if self.extra_guarantees and self.objective.kind in SUBLINEAR_KINDS:
+            errors.append(("privacy", f"objective {self.objective.kind} is designed over the extreme rays of one "
+                                      "prior set's cone; several constraints or a metric constraint are supported "
+                                      "with expected_loss, dobrushin and min_vulnerability"))
+        if errors:
+            raise SpecError.from_pairs(errors)
+        return self
+
+    @model_validator(mode="after")
     def _shapes_match(self) -> "Spec":
         n = self.n
         ps = self.prior_set
@@ -524,6 +592,8 @@ class Spec(_Model):
 
     def to_dict(self) -> dict:
         """The spec as plain data (exact fractions as 'p/q' strings)."""
+        if self.privacy is not None:   # epsilon and prior_set were derived from privacy
+            return self.model_dump(mode="json", exclude={"epsilon", "prior_set"})
         return self.model_dump(mode="json")
 
 
@@ -534,7 +604,8 @@ def _format_location(loc: tuple) -> str:
         if isinstance(item, int):
             parts.append(f"[{item}]")
         elif item in {"min_mass", "simplex", "point", "hull", "box", "l1_ball", "dobrushin",
-                      "expected_loss", "mutual_information", "f_divergence", "bayes_vulnerability", "AlphaF", "int", "list[union[str,int]]", "constrained-int", "literal['auto']",
+                      "expected_loss", "mutual_information", "f_divergence", "bayes_vulnerability", "AlphaF", "int",
+                      "prior_set_guarantee", "metric_guarantee", "absolute", "discrete", "matrix", "grid", "list[union[str,int]]", "constrained-int", "literal['auto']",
                       "function-after[_labels(), union[constrained-int,list[union[str,int]]]]"}:
             continue  # union / discriminator branch names are noise for a user
         elif str(item).startswith(("function-", "list[", "literal[", "constrained-", "union[")):
