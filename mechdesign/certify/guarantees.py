@@ -22,7 +22,7 @@ import numpy as np
 
 from mechdesign.certify.exact import ExactKernel, check_pml, to_grid
 from mechdesign.privacy.metric import check_metric, metric_distances
-from mechdesign.spec.guarantees import MetricGuarantee, PriorSetGuarantee
+from mechdesign.spec.models import MetricGuarantee, PriorSetGuarantee
 from mechdesign.spec.models import Spec
 
 __all__ = ["GuaranteeReport", "check_guarantees", "enforce_guarantees", "BINDING_TOLERANCE"]

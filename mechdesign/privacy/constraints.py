@@ -1,4 +1,4 @@
-"""LP rows of the extra privacy constraints of a spec's ``privacy`` list (spec/guarantees.py).
+"""LP rows of the extra privacy constraints of a spec's ``privacy`` list (spec/models.py, "privacy constraints").
 
 Each constraint is compiled by its own module and only needs the kernel K (N × M variable indices) and the
 column maxima t_y ≥ K_x(y) that :func:`mechdesign.objectives.compile.add_pml_kernel` already holds:
@@ -19,7 +19,7 @@ import numpy as np
 from mechdesign.lp.program import LPBuilder
 from mechdesign.privacy.metric import add_metric_rows
 from mechdesign.privacy.priors import constrain_min_expectation
-from mechdesign.spec.guarantees import DiscreteMetric, MetricGuarantee
+from mechdesign.spec.models import DiscreteMetric, MetricGuarantee
 from mechdesign.spec.models import Simplex
 
 __all__ = ["add_guarantee_rows"]

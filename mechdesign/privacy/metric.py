@@ -41,7 +41,7 @@ import numpy as np
 
 from mechdesign.lp.program import LPBuilder
 from mechdesign.spec import expr
-from mechdesign.spec.guarantees import AbsoluteMetric, DiscreteMetric, GridMetric, MatrixMetric, MetricGuarantee
+from mechdesign.spec.models import AbsoluteMetric, DiscreteMetric, GridMetric, MatrixMetric, MetricGuarantee
 
 __all__ = ["MetricDistances", "metric_distances", "graph_edges", "add_metric_rows", "MetricCheck", "check_metric"]
 
