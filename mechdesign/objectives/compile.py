@@ -76,7 +76,9 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
     rows_t = b.rows(np.stack([K, np.broadcast_to(t, (n, m))], -1).reshape(-1, 2), np.array([1.0, -1.0]),
                     -np.inf, 0.0)
     scale = math.exp(-spec.epsilon.value)
-    where = constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
+    # with metric constraints only, the primary (eps*max d)-LDP is implied by them: no rows (spec/models.py)
+    where = {} if spec.primary_is_implied else \
+        constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
     if "low" in where:  # simplex or Q_X(c): output generation knows their rows
         c = float(rules(spec.prior_set, n).equivalent_c())
         b.structure = KernelLayout(K=K, t=t, rows_sum=rows_sum, rows_t=rows_t.reshape(n, m), rows_low=where["low"],

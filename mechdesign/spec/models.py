@@ -634,6 +634,13 @@ class Spec(_Model):
         primary = next((g for g in self.privacy if isinstance(g, PriorSetGuarantee)), None)
         return [g for g in self.privacy if g is not primary]
 
+    @property
+    def primary_is_implied(self) -> bool:
+        """True when ``privacy`` lists metric constraints only: epsilon + prior_set are then the (ε·max d)-LDP
+        that the first metric constraint implies (K_x(y) ≤ e^{ε d(x,x')} K_x'(y) ≤ e^{ε max d} K_x'(y)), so the
+        kernel LP needs no rows for it; the certificate still checks it exactly."""
+        return self.privacy is not None and not any(isinstance(g, PriorSetGuarantee) for g in self.privacy)
+
     @model_validator(mode="after")
     def _guarantees_match(self) -> "Spec":
         """Each entry of ``privacy`` fits N, and the objective can take extra constraints."""
