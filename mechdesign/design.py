@@ -15,7 +15,7 @@ import numpy as np
 from mechdesign.theory import bounds
 
 from mechdesign.certify.exact import ExactKernel, check_pml, repair, to_grid
-from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees
+from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees, metric_envelope
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.plan import ClosedForm
 from mechdesign.objectives.registry import objective_rules
@@ -164,6 +164,8 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     """
     bound_e = spec.epsilon.exp_lower_bound()
     rules = objective_rules(spec)
+    if spec.extra_guarantees:   # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
+        K = metric_envelope(K, spec)
     exact, weight, check = repair(to_grid(K), spec.prior_set, bound_e, bits=spec.solver.denominator_bits)
     exact, side_weight = rules.enforce(exact)   # the objective's own constraints (e.g. a vulnerability cap)
     if side_weight:

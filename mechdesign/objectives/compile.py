@@ -143,10 +143,15 @@ def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: flo
     recomputed from the solver's row multipliers by weak duality (:func:`mechdesign.lp.program.dual_bound`)."""
     solutions = []
     budget = spec.solver.time_limit
+    options = spec.solver
+    if spec.extra_guarantees and options.method == "auto":
+        # metric rows make kernels whose entries span e^{-eps max d}: interior point's multipliers then give
+        # loose dual bounds (gap ~1e-5 at N = 60, eps = 0.5) or fail; dual simplex certifies them
+        options = options.model_copy(update={"method": "simplex"})
     t1 = time.perf_counter()
     for lp in compiled.lps:
         remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
-        solutions.append(solve_lp(lp, spec.solver, time_limit=remaining))
+        solutions.append(solve_lp(lp, options, time_limit=remaining))
         if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
             break
     statuses = [s.status for s in solutions]
