@@ -359,3 +359,25 @@ def test_shorthand_and_one_entry_list_agree():
     assert a.objective == pytest.approx(b.objective, abs=1e-12)
     assert a.to_json()["epsilon"] == b.to_json()["epsilon"]
     assert load_spec(b.spec.to_dict()) == b.spec   # the privacy form round-trips
+
+
+def test_cli_verify_checks_every_constraint(tmp_path):
+    """verify --spec with a privacy list: exit 0 when every constraint holds; exit 1 when the kernel designed
+    for eps = 1 LDP is checked against a stricter metric entry (k-RR at eps = 1 has ratio e between any two
+    rows, above e^{0.5 |x-x'|} for neighbours)."""
+    import json
+    import subprocess
+    import sys
+    import yaml
+    design_spec = {"alphabet": 4, "privacy": [{"epsilon": 1, "metric": {"kind": "discrete"}}],
+                   "objective": {"kind": "expected_loss", "loss": "hamming"}}
+    strict = {**design_spec, "privacy": [{"epsilon": 1, "prior_set": {"kind": "simplex"}},
+                                         {"epsilon": 0.5, "metric": {"kind": "absolute"}}]}
+    (tmp_path / "d.yaml").write_text(yaml.safe_dump(design_spec))
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(strict))
+    (tmp_path / "k.json").write_text(json.dumps(design(design_spec).to_json()))
+    run = lambda spec: subprocess.run([sys.executable, "-m", "mechdesign.cli", "verify", str(tmp_path / "k.json"),
+                                       "--spec", str(tmp_path / spec)], capture_output=True, text=True)
+    assert run("d.yaml").returncode == 0
+    bad = run("s.yaml")
+    assert bad.returncode == 1 and "d = absolute at eps = 0.5: FAILS" in bad.stdout
