@@ -15,6 +15,7 @@ import numpy as np
 from mechdesign.theory import bounds
 
 from mechdesign.certify.exact import GRID, ExactKernel, check_pml, repair, to_grid
+from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees, metric_envelope
 from mechdesign.certify.saturation import ratio_cap
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.plan import ClosedForm
@@ -75,6 +76,10 @@ class Certificate:
     (> 0 worse than the LP solution; ≤ 1e−9 relative at the default 52-bit grid)."""
     bounds: list = field(default_factory=list)
     """Closed forms of the papers that apply to the emitted kernel (:func:`mechdesign.theory.bounds.applicable_bounds`)."""
+    guarantees: list = field(default_factory=list)
+    """One :class:`~mechdesign.certify.guarantees.GuaranteeReport` per privacy constraint (the spec's
+    ``privacy`` list, or its epsilon + prior_set): leakage, exact feasibility, whether it binds.
+    ``feasible`` above requires every one of them."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,8 @@ class DesignResult:
                     "name": cert.closed_form.name, "value": cert.closed_form.value,
                     "difference": cert.closed_form.difference},
                 "bounds": list(cert.bounds),
+                "guarantees": [g.to_json() for g in cert.guarantees],
+                "binding": [i for i, g in enumerate(cert.guarantees) if g.binding],
             },
             "solve": {
                 "solver": self.solve.solver, "backend": self.solve.backend, "method": self.solve.method,
@@ -204,6 +211,8 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
     rules = objective_rules(spec)
     bits = spec.solver.denominator_bits
+    if spec.extra_guarantees:   # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
+        K = metric_envelope(K, spec)
     gridded = to_grid(K)
     exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
     kernel = exact.to_float()
@@ -218,22 +227,29 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     if side_weight:
         weight = 1 - (1 - weight) * (1 - side_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
+    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
+    if extra_weight:   # the other constraints of privacy (metric, further prior sets), issue 16
+        weight = 1 - (1 - weight) * (1 - extra_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    if side_weight or extra_weight:
         kernel = exact.to_float()
         objective = objective_value(spec, kernel)
+    guarantees = check_guarantees(exact, spec)
     side_failure = rules.side_check(exact)
     gap = None if dual is None else abs(objective - dual)
     cert = Certificate(
-        feasible=check.feasible, leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
+        feasible=check.feasible and all(g.feasible for g in guarantees), leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
         worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
         dual_bound=dual, gap=gap, repair_weight=weight, lp_objective=lp_objective,
         closed_form=closed_form(spec, objective),
         bounds=bounds.applicable_bounds(spec, exact),
         rounding_cost=None if lp_objective is None else sense * (objective - lp_objective),
+        guarantees=guarantees,
     )
     # The gap rule is about the emitted kernel, on every grid: on a coarse grid (denominator_bits < 52)
     # the utility lost by rounding counts, so such a kernel is `suboptimal` unless rounding cost is within
     # the tolerance (issue 12 item 7: `optimal (certified)` with gap 0.155 contradicted the README's rule).
-    ok = check.feasible and side_failure is None and gap_closed(gap, objective, dual)
+    ok = cert.feasible and side_failure is None and gap_closed(gap, objective, dual)
     return exact, kernel, objective, cert, ok
 
 

@@ -111,6 +111,11 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     summary.add_row("objective", _fmt(result.objective, 12))
     if cert is not None:
         summary.add_row("exact privacy check", "passed" if cert.feasible else "FAILED")
+        if result.spec.privacy is not None:   # several constraints (issue 16): one row each
+            for i, g in enumerate(cert.guarantees):
+                summary.add_row(f"  privacy[{i}]: {g.constraint}",
+                                f"eps = {g.epsilon_text}: leakage {_fmt(g.leakage, 12)} nats, "
+                                f"{'holds' if g.feasible else 'FAILS'}{', binds' if g.binding else ''}")
         summary.add_row("leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})")
         summary.add_row("dual bound", _fmt(cert.dual_bound, 12))
         summary.add_row("optimality gap", _fmt(cert.gap, 3))

@@ -24,6 +24,7 @@ import numpy as np
 
 from mechdesign.lp.colgen import KernelLayout
 from mechdesign.lp.program import LinearProgram, LPBuilder
+from mechdesign.privacy.constraints import add_guarantee_rows
 from mechdesign.privacy.priors import constrain_min_expectation, rules
 from mechdesign.lp.program import dual_bound
 from mechdesign.lp.solve import LPSolution, Status, solve_lp
@@ -61,6 +62,9 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
     O(NM) rows with O(1) nonzeros each for the min_mass and simplex sets
     (plus V·M rows of N nonzeros for a hull of V priors).
 
+    With a ``privacy`` list, the rows of every other constraint follow (privacy/constraints.py): another
+    prior set's rows on the same t, or metric rows along the metric's graph (privacy/metric.py).
+
     For min_mass and simplex, ``b.structure`` records the layout of these rows
     (:class:`~mechdesign.lp.colgen.KernelLayout`) so that the solver can run
     column generation when nothing else is added to the LP.
@@ -72,11 +76,17 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
     rows_t = b.rows(np.stack([K, np.broadcast_to(t, (n, m))], -1).reshape(-1, 2), np.array([1.0, -1.0]),
                     -np.inf, 0.0)
     scale = exp_minus_epsilon_down(spec)
-    where = constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
+    # with metric constraints only, the primary (eps*max d)-LDP is implied by them: no rows (spec/models.py)
+    where = {} if spec.primary_is_implied else \
+        constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
     if "low" in where:  # simplex or Q_X(c): output generation knows their rows
         c = float(rules(spec.prior_set, n).equivalent_c())
         b.structure = KernelLayout(K=K, t=t, rows_sum=rows_sum, rows_t=rows_t.reshape(n, m), rows_low=where["low"],
                                    c=c, scale=scale, u=where.get("u"), rows_pml=where.get("column"))
+    # the other constraints of privacy (issue 16); added after the layout, whose row count then no longer
+    # matches the LP, so output generation (which prices only the layout's rows) is not used
+    for i, guarantee in enumerate(spec.extra_guarantees):
+        add_guarantee_rows(b, guarantee, K, t, tag=f"privacy{i}")
     return K
 
 
@@ -156,10 +166,15 @@ def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: flo
     recomputed from the solver's row multipliers by weak duality (:func:`mechdesign.lp.program.dual_bound`)."""
     solutions = []
     budget = spec.solver.time_limit
+    options = spec.solver
+    if spec.extra_guarantees and options.method == "auto":
+        # metric rows make kernels whose entries span e^{-eps max d}: interior point's multipliers then give
+        # loose dual bounds (gap ~1e-5 at N = 60, eps = 0.5) or fail; dual simplex certifies them
+        options = options.model_copy(update={"method": "simplex"})
     t1 = time.perf_counter()
     for lp in compiled.lps:
         remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
-        solutions.append(solve_lp(lp, spec.solver, time_limit=remaining))
+        solutions.append(solve_lp(lp, options, time_limit=remaining))
         if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
             break
     statuses = [s.status for s in solutions]

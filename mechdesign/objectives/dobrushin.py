@@ -38,7 +38,7 @@ def compile_dobrushin(spec: Spec) -> CompiledProblem:
     n = spec.n
     b = LPBuilder()
     K = add_pml_kernel(b, spec, 2)
-    if is_permutation_invariant(spec.prior_set, n):
+    if is_permutation_invariant(spec.prior_set, n) and not spec.extra_guarantees:
         pairs = [(0, 1)]
         note = "prior set invariant under permutations: one LP (pair 0, 1)"
     else:

@@ -18,7 +18,7 @@ import re
 import sys
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
 from pydantic import (
@@ -26,8 +26,10 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     PlainSerializer,
+    Tag,
     ValidationError,
     WithJsonSchema,
     field_validator,
@@ -46,6 +48,8 @@ __all__ = [
     "Spec", "MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball", "PriorSet",
     "Dobrushin", "ExpectedLoss", "MutualInformation", "FDivergence", "AlphaF", "BayesVulnerability",
     "VulnerabilityCap", "MinVulnerability",
+    "AbsoluteMetric", "DiscreteMetric", "MatrixMetric", "GridMetric", "Metric", "PriorSetGuarantee",
+    "MetricGuarantee", "Guarantee", "metric_diameter_text",
     "SUBLINEAR_KINDS", "Objective", "SolverOptions", "Epsilon",
     "load_spec", "spec_from_dict",
 ]
@@ -454,17 +458,136 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
     return errors
 
 
+# ----------------------------------------------------- privacy constraints (issue 16)
+# The privacy guarantee as a list of constraints (issue 16, items 1 and 2).
+#
+# A spec may state its guarantee as ``privacy:``, a list of constraints that must all hold::
+#
+#     privacy:
+#       - {epsilon: 1.0, prior_set: {kind: min_mass, c: 0.02}}   # (ε,𝒫)-PML
+#       - {epsilon: 3.0, prior_set: {kind: simplex}}             # ε-LDP as a backstop
+#       - {epsilon: 0.5, metric: {kind: absolute}}               # ε·d-privacy, d(x,x') = |x − x'|
+#
+# The single ``epsilon`` + ``prior_set`` form is shorthand for a list of one (ε,𝒫)-PML entry.
+#
+# A metric constraint is *not* a prior set: metric (d-)privacy (Chatzikokolakis et al., "Broadening the scope
+# of differential privacy using metrics", 2013) asks K_x(y) ≤ e^{ε d(x,x')} K_{x'}(y) for every x, x', y, which
+# is not a sup over priors of PML. It is modelled as its own constraint kind, compiled and checked by
+# :mod:`mechdesign.privacy.metric`.
+#
+# Distances are exact: ``absolute`` is |x − x'| on symbol indices, ``discrete`` is 1[x ≠ x'] (ε-LDP), ``matrix``
+# an N × N matrix of exact rationals (``0.1`` means 1/10), and ``grid`` the Euclidean distance between the
+# points of a rows × cols grid with the given spacing (symbol i is the point (i // cols, i mod cols)):
+# spacing·√(Δr² + Δc²), irrational in general, so every use of it in a certificate goes through the rigorous
+# interval bounds of :mod:`mechdesign.spec.expr`.
+#
+
+
+class AbsoluteMetric(_Model):
+    """d(x, x') = |x − x'| on symbol indices (a path graph with unit edges)."""
+
+    kind: Literal["absolute"]
+
+
+class DiscreteMetric(_Model):
+    """d(x, x') = 1 for x ≠ x': metric privacy with this d is ε-LDP."""
+
+    kind: Literal["discrete"]
+
+
+class MatrixMetric(_Model):
+    """d given as an N × N matrix of exact rationals: d(x, x) = 0, d(x, x') ≥ 0 (symmetry is not required:
+    the constraint K_x(y) ≤ e^{ε d(x,x')} K_{x'}(y) is read with the ordered pair)."""
+
+    kind: Literal["matrix"]
+    d: list[list[Rational]] = Field(min_length=2)
+
+    @field_validator("d")
+    @classmethod
+    def _square_zero_diagonal(cls, d: list[list[Fraction]]) -> list[list[Fraction]]:
+        n = len(d)
+        for i, row in enumerate(d):
+            if len(row) != n:
+                raise ValueError(f"must be square: row {i} has {len(row)} entries, expected {n}")
+            if row[i] != 0:
+                raise ValueError(f"d[{i}][{i}] must be 0, found {float(row[i]):g}")
+            for j, v in enumerate(row):
+                if v < 0:
+                    raise ValueError(f"d[{i}][{j}] must be >= 0, found {float(v):g}")
+        return d
+
+
+class GridMetric(_Model):
+    """Euclidean distance between points of a rows × cols grid (geo-indistinguishability):
+    symbol i is the point (i // cols, i mod cols) · spacing."""
+
+    kind: Literal["grid"]
+    shape: tuple[Annotated[int, Field(ge=1)], Annotated[int, Field(ge=1)]]
+    """[rows, cols]; rows · cols must equal N."""
+    spacing: Rational = Fraction(1)
+    """The distance between neighbouring grid points (> 0)."""
+
+    @field_validator("spacing")
+    @classmethod
+    def _positive(cls, s: Fraction) -> Fraction:
+        if s <= 0:
+            raise ValueError(f"must be > 0, found {float(s):g}")
+        return s
+
+
+Metric = Annotated[Union[AbsoluteMetric, DiscreteMetric, MatrixMetric, GridMetric], Field(discriminator="kind")]
+
+
+class PriorSetGuarantee(_Model):
+    """(ε,𝒫)-PML: sup_{P∈𝒫} max_y ℓ(X→y) ≤ ε."""
+
+    epsilon: EpsilonField
+    prior_set: PriorSet
+
+
+class MetricGuarantee(_Model):
+    """ε·d-privacy: K_x(y) ≤ e^{ε d(x,x')} K_{x'}(y) for all x, x', y."""
+
+    epsilon: EpsilonField
+    metric: Metric
+
+
+def _guarantee_tag(value: Any) -> str:
+    if isinstance(value, dict):
+        return "metric_guarantee" if "metric" in value else "prior_set_guarantee"
+    return "metric_guarantee" if isinstance(value, MetricGuarantee) else "prior_set_guarantee"
+
+
+Guarantee = Annotated[Union[Annotated[PriorSetGuarantee, Tag("prior_set_guarantee")], Annotated[MetricGuarantee, Tag("metric_guarantee")]],
+                      Discriminator(_guarantee_tag)]
+
+
+def metric_diameter_text(metric, n: int) -> str:
+    """max_{x,x'} d(x, x') as an exact expression (a rational, or spacing·sqrt(k) for a grid)."""
+    if isinstance(metric, AbsoluteMetric):
+        return str(n - 1)
+    if isinstance(metric, DiscreteMetric):
+        return "1"
+    if isinstance(metric, MatrixMetric):
+        return str(max(max(row) for row in metric.d))
+    rows, cols = metric.shape
+    return f"({metric.spacing})*sqrt({(rows - 1) ** 2 + (cols - 1) ** 2})"
+
+
 # ------------------------------------------------------------------------ spec
 class Spec(_Model):
     """A mechanism-design problem (DESIGN.md §3)."""
 
     alphabet: Union[Annotated[int, Field(ge=2)], list[Union[str, int]]]
     """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""
-    epsilon: EpsilonField
-    """Privacy level in nats (>= 0): a number or an expression such as log(10/3)."""
-    prior_set: Annotated[PriorSet, BeforeValidator(expand_prior_set_shorthand)]
+    epsilon: EpsilonField | None = None
+    """Privacy level in nats (>= 0): a number or an expression such as log(10/3). With ``privacy``: the
+    ε of its first prior-set entry (or, with metric entries only, the ε·max d-LDP they imply)."""
+    prior_set: Optional[Annotated[PriorSet, BeforeValidator(expand_prior_set_shorthand)]] = None
     """The set of priors the (ε, 𝒫)-PML guarantee holds for: a mapping, or the shorthand ``simplex``,
-    ``min_mass:0.05``, ``point:0.2,0.3,0.5``."""
+    ``min_mass:0.05``, ``point:0.2,0.3,0.5`` (with ``privacy``: its first prior-set entry)."""
+    privacy: list[Guarantee] | None = None
+    """Several constraints that must all hold, instead of epsilon + prior_set (spec/models.py, "privacy constraints")."""
     objective: Objective
     """The utility to optimise."""
     output_size: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = "auto"
@@ -524,6 +647,73 @@ class Spec(_Model):
         return 2
 
     @model_validator(mode="after")
+    def _privacy_list(self) -> "Spec":
+        """Resolve ``privacy`` into the primary (ε,𝒫)-PML constraint plus :attr:`extra_guarantees`."""
+        if self.privacy is None:
+            missing = [(k, "required key is missing (or give privacy: a list of constraints)")
+                       for k in ("epsilon", "prior_set") if getattr(self, k) is None]
+            if missing:
+                raise SpecError(missing)
+            return self
+        if self.epsilon is not None or self.prior_set is not None:
+            raise SpecError([("privacy", "give either privacy (a list of constraints) or epsilon and prior_set, "
+                                         "not both")])
+        if not self.privacy:
+            raise SpecError([("privacy", "must list at least one constraint, found an empty list")])
+        primary = next((g for g in self.privacy if isinstance(g, PriorSetGuarantee)), None)
+        if primary is not None:
+            eps, prior_set = primary.epsilon, primary.prior_set
+        else:   # metric only: d-privacy implies (ε·max d)-LDP, stated as a redundant primary constraint
+            g = self.privacy[0]
+            eps = _to_epsilon(f"({g.epsilon.text})*({metric_diameter_text(g.metric, self.n)})")
+            prior_set = Simplex(kind="simplex")
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "prior_set", prior_set)
+        return self
+
+    @property
+    def extra_guarantees(self) -> list:
+        """The constraints of ``privacy`` other than the primary (ε, prior_set) one, each compiled and checked
+        by its own module (privacy/constraints.py); empty for the epsilon + prior_set form."""
+        if self.privacy is None:
+            return []
+        primary = next((g for g in self.privacy if isinstance(g, PriorSetGuarantee)), None)
+        return [g for g in self.privacy if g is not primary]
+
+    @property
+    def primary_is_implied(self) -> bool:
+        """True when ``privacy`` lists metric constraints only: epsilon + prior_set are then the (ε·max d)-LDP
+        that the first metric constraint implies (K_x(y) ≤ e^{ε d(x,x')} K_x'(y) ≤ e^{ε max d} K_x'(y)), so the
+        kernel LP needs no rows for it; the certificate still checks it exactly."""
+        return self.privacy is not None and not any(isinstance(g, PriorSetGuarantee) for g in self.privacy)
+
+    @model_validator(mode="after")
+    def _guarantees_match(self) -> "Spec":
+        """Each entry of ``privacy`` fits N, and the objective can take extra constraints."""
+        if self.privacy is None:
+            return self
+        n, errors = self.n, []
+        for i, g in enumerate(self.privacy):
+            if isinstance(g, MetricGuarantee):
+                if isinstance(g.metric, MatrixMetric) and len(g.metric.d) != n:
+                    errors.append((f"privacy[{i}].metric.d", f"must be N x N = {n} x {n}, found {len(g.metric.d)} rows"))
+                if isinstance(g.metric, GridMetric) and g.metric.shape[0] * g.metric.shape[1] != n:
+                    errors.append((f"privacy[{i}].metric.shape", f"rows * cols must equal N = {n}, "
+                                                                 f"found {g.metric.shape[0]} * {g.metric.shape[1]}"))
+            else:
+                try:   # the prior-set rules of the shorthand form, on a copy with this entry as the prior set
+                    Spec._shapes_match(self.model_copy(update={"prior_set": g.prior_set}))
+                except SpecError as exc:
+                    errors += [(f"privacy[{i}].{f}" if f.startswith("prior_set") else f, r) for f, r in exc.pairs]
+        if self.extra_guarantees and self.objective.kind in SUBLINEAR_KINDS:
+            errors.append(("privacy", f"objective {self.objective.kind} is designed over the extreme rays of one "
+                                      "prior set's cone; several constraints or a metric constraint are supported "
+                                      "with expected_loss, dobrushin and min_vulnerability"))
+        if errors:
+            raise SpecError.from_pairs(errors)
+        return self
+
+    @model_validator(mode="after")
     def _shapes_match(self) -> "Spec":
         n = self.n
         ps = self.prior_set
@@ -572,6 +762,8 @@ class Spec(_Model):
 
     def to_dict(self) -> dict:
         """The spec as plain data (exact fractions as 'p/q' strings)."""
+        if self.privacy is not None:   # epsilon and prior_set were derived from privacy
+            return self.model_dump(mode="json", exclude={"epsilon", "prior_set"})
         return self.model_dump(mode="json")
 
 
@@ -582,7 +774,8 @@ def _format_location(loc: tuple) -> str:
         if isinstance(item, int):
             parts.append(f"[{item}]")
         elif item in {"min_mass", "simplex", "point", "hull", "box", "l1_ball", "dobrushin",
-                      "expected_loss", "mutual_information", "f_divergence", "bayes_vulnerability", "AlphaF", "int", "list[union[str,int]]", "constrained-int", "literal['auto']",
+                      "expected_loss", "mutual_information", "f_divergence", "bayes_vulnerability", "AlphaF", "int",
+                      "prior_set_guarantee", "metric_guarantee", "absolute", "discrete", "matrix", "grid", "list[union[str,int]]", "constrained-int", "literal['auto']",
                       "function-after[_labels(), union[constrained-int,list[union[str,int]]]]"}:
             continue  # union / discriminator branch names are noise for a user
         elif str(item).startswith(("function-", "list[", "literal[", "constrained-", "union[")):
