@@ -315,7 +315,6 @@ class PriorSetOracle:
 
     def contains(self, p: Sequence[Fraction]) -> bool:
         """Exact membership test (used by the oracle's own tests)."""
-        n = self.n
         if any(v < 0 for v in p) or sum(p) != 1:
             return False
         if self.kind == "simplex":
