@@ -594,6 +594,11 @@ KNOWN_DEFECT_REGIMES: dict = {
         lambda case: case.objective in ("mutual_information", "f_divergence") and (
             case.regime in ("tiny", "zero") or case.spec["objective"].get("f") in ({"alpha": 10}, {"alpha": 100})),
         ["no_kernel"]),
+    "solver_error_on_bayes_mip_at_tiny_epsilon": (
+        "7 (found by this fuzz): bayes_vulnerability with a fixed M < N (the MIP path) at eps = 1e-9 over a hull "
+        "returns solver_error and no kernel, e.g. N = 2, M = 1, hull [[0.5, 0.5]]",
+        lambda case: case.objective == "bayes_vulnerability" and case.fixed_m is not None
+        and case.fixed_m < case.n and case.regime == "tiny", ["no_kernel"]),
 }
 
 
