@@ -592,7 +592,8 @@ KNOWN_DEFECT_REGIMES: dict = {
         "7: solver_error (no kernel) for mutual information / f-divergences at eps = 1e-9 over hull, box, "
         "l1_ball, and for f = {alpha: 10 or 100}",
         lambda case: case.objective in ("mutual_information", "f_divergence") and (
-            case.regime in ("tiny", "zero") or case.spec["objective"].get("f") in ({"alpha": 10}, {"alpha": 100})),
+            case.regime in ("tiny", "zero") or case.spec["objective"].get("f") in ({"alpha": 10}, {"alpha": 100})
+            or (case.prior_set in ("hull", "box", "l1_ball") and _eps_float(case) < 0.01)),
         ["no_kernel"]),
     "solver_error_on_bayes_mip_at_tiny_epsilon": (
         "7 (found by this fuzz): bayes_vulnerability with a fixed M < N (the MIP path) at eps = 1e-9 over a hull "
