@@ -599,6 +599,9 @@ KNOWN_DEFECT_REGIMES: dict = {
             case.regime in ("tiny", "zero") or case.spec["objective"].get("f") in ({"alpha": 10}, {"alpha": 100})
             or (case.prior_set in ("hull", "box", "l1_ball") and _eps_float(case) < 0.01)),
         ["no_kernel"]),
+    "large_alpha_overflows": (
+        "7: f = {alpha: 10 or 100} overflows t^alpha and raises 'the utility is infinite' for a full-support P1",
+        lambda case: case.spec["objective"].get("f") in ({"alpha": 10}, {"alpha": 100}), ["crash", "no_kernel"]),
     "solver_error_on_bayes_mip_at_tiny_epsilon": (
         "7 (found by this fuzz): bayes_vulnerability with a fixed M < N (the MIP path) at eps = 1e-9 over a hull "
         "returns solver_error and no kernel, e.g. N = 2, M = 1, hull [[0.5, 0.5]]",
