@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from mechdesign.certify.saturation import ratio_cap
 from mechdesign.certify.exact import ExactKernel, check_pml, to_grid
 from mechdesign.privacy.metric import check_metric, metric_distances
 from mechdesign.spec.models import DiscreteMetric, MetricGuarantee, PriorSetGuarantee
@@ -61,7 +62,8 @@ def _check_one(kernel: ExactKernel, g) -> tuple[bool, float]:
     if isinstance(g, MetricGuarantee):
         c = check_metric(kernel.numerators, g)
         return c.feasible, c.leakage
-    c = check_pml(kernel, g.prior_set, g.epsilon.exp_lower_bound())
+    # saturated like the primary check (certify/saturation.py): no finite ratio of this kernel exceeds the cap
+    c = check_pml(kernel, g.prior_set, g.epsilon.exp_lower_bound(cap=ratio_cap(g.prior_set, kernel.denominator)))
     return c.feasible, c.leakage
 
 

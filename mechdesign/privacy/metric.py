@@ -159,8 +159,10 @@ class MetricCheck:
 
 
 @lru_cache(maxsize=100_000)
-def _exp_lower(eps_text: str, d_text: str) -> Fraction:
-    return expr.exp_lower_bound(f"({eps_text})*{d_text}")
+def _exp_lower(eps_text: str, d_text: str, cap: Fraction) -> Fraction:
+    """A rational ≤ e^{ε d}, saturated at ``cap``: the kernel's entries are integers ≤ cap − 1 over a common
+    denominator, so no finite ratio K_x(y)/K_x'(y) exceeds cap − 1 and any bound ≥ cap decides as ∞ would."""
+    return expr.exp_lower_bound(f"({eps_text})*{d_text}", cap=cap)
 
 
 def check_metric(numerators: np.ndarray, guarantee: MetricGuarantee) -> MetricCheck:
@@ -168,6 +170,7 @@ def check_metric(numerators: np.ndarray, guarantee: MetricGuarantee) -> MetricCh
     ordered pair and output, against rational lower bounds of e^{ε d} (module docstring)."""
     nums = np.asarray(numerators, dtype=object)
     n, m = nums.shape
+    cap = Fraction(int(nums.max(initial=0)) + 1)
     dist = metric_distances(guarantee.metric, n)
     eps_text = guarantee.epsilon.text
     feasible, violation = True, None
@@ -195,7 +198,7 @@ def check_metric(numerators: np.ndarray, guarantee: MetricGuarantee) -> MetricCh
             if dist.scale[x][z] == 0:
                 ok, y_bad = False, int(np.argmax(above))
             else:
-                bound = _exp_lower(eps_text, dist.text(x, z))
+                bound = _exp_lower(eps_text, dist.text(x, z), cap)
                 bad = row * bound.denominator > other * bound.numerator
                 ok = not bad.any()
                 y_bad = None if ok else int(np.argmax(bad))
