@@ -25,6 +25,7 @@ and 16 MiB blocks: peak RSS and pyarrow's peak allocation.
 Wall time on the shared machine depends on its load (it is printed: 8 engineers share 2 cores), so CPU
 seconds of the process are shown too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,8 +95,12 @@ def measure(args) -> dict:
         from mechdesign.release.estimate import count_csv_column
 
         counts = count_csv_column(args.csv, "released", labels, block_bytes=args.block)
-        out.update(count_s=time.perf_counter() - t0, count_cpu=time.process_time() - c0, n=int(counts.sum()),
-                   pool_peak_mib=pa.default_memory_pool().max_memory() / 2**20)
+        out.update(
+            count_s=time.perf_counter() - t0,
+            count_cpu=time.process_time() - c0,
+            n=int(counts.sum()),
+            pool_peak_mib=pa.default_memory_pool().max_memory() / 2**20,
+        )
     elif args.what == "ours":
         from mechdesign.release.estimate import count_csv_column, estimate_distribution
 
@@ -104,9 +109,20 @@ def measure(args) -> dict:
         res = estimate_distribution(K, counts, labels, labels, method="mle", bootstrap=0, tol=1e-10)
         t2, c2 = time.perf_counter(), time.process_time()
         d = res.diagnostics
-        out.update(count_s=t1 - t0, count_cpu=c1 - c0, mle_s=t2 - t1, mle_cpu=c2 - c1, total_s=t2 - t0,
-                   total_cpu=c2 - c0, em_maps=d["iterations"], newton=d["newton_iterations"], gap=d["gap"],
-                   loglik=d["loglik"], n=res.n, l1_error=float(np.abs(res.estimate - prior()).sum()))
+        out.update(
+            count_s=t1 - t0,
+            count_cpu=c1 - c0,
+            mle_s=t2 - t1,
+            mle_cpu=c2 - c1,
+            total_s=t2 - t0,
+            total_cpu=c2 - c0,
+            em_maps=d["iterations"],
+            newton=d["newton_iterations"],
+            gap=d["gap"],
+            loglik=d["loglik"],
+            n=res.n,
+            l1_error=float(np.abs(res.estimate - prior()).sum()),
+        )
     elif args.what == "pandas":
         import pandas as pd
 
@@ -121,16 +137,37 @@ def measure(args) -> dict:
         counts = count_csv_column(args.csv, "released", labels)
         t0, c0 = time.perf_counter(), time.process_time()
         r = em_mle(K, counts, tol=1e-10, max_iter=2000, accelerate=False, polish=False)
-        out.update(mle_s=time.perf_counter() - t0, mle_cpu=time.process_time() - c0, em_maps=int(r.iterations[0]),
-                   gap=float(r.gap[0]), loglik=float(r.loglik[0]))
+        out.update(
+            mle_s=time.perf_counter() - t0,
+            mle_cpu=time.process_time() - c0,
+            em_maps=int(r.iterations[0]),
+            gap=float(r.gap[0]),
+            loglik=float(r.loglik[0]),
+        )
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
     return out
 
 
 def run(what: str, kind: str, eps: float, csv: str, records: int, seed: int, block: int = 1 << 20) -> dict:
-    cmd = [sys.executable, __file__, "--measure", what, "--kind", kind, "--eps", str(eps), "--csv", csv,
-           "--records", str(records), "--seed", str(seed), "--block", str(block)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--measure",
+        what,
+        "--kind",
+        kind,
+        "--eps",
+        str(eps),
+        "--csv",
+        csv,
+        "--records",
+        str(records),
+        "--seed",
+        str(seed),
+        "--block",
+        str(block),
+    ]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -158,8 +195,10 @@ def main(argv=None) -> int:
             t = time.perf_counter()
             write_csv(Path(csv), kernel(kind, eps), args.records, args.seed + i)
             size = Path(csv).stat().st_size / 2**20
-            print(f"{kind} eps={eps:g}: wrote {args.records} records ({size:.0f} MiB) in "
-                  f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
+            print(
+                f"{kind} eps={eps:g}: wrote {args.records} records ({size:.0f} MiB) in {time.perf_counter() - t:.1f} s",
+                file=sys.stderr,
+            )
             load = os.getloadavg()[0]
             ours = run("ours", kind, eps, csv, args.records, args.seed + i)
             pandas = run("pandas", kind, eps, csv, args.records, args.seed + i) if i == 0 else None
@@ -187,28 +226,43 @@ def main(argv=None) -> int:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for kind, eps, _size, load, o, _, _ in rows:
-        lines.append(f"| {kind} ε = {eps:g} | {load:.1f} | {o['count_s']:.2f} / {o['count_cpu']:.2f} | "
-                     f"{o['mle_s']:.2f} / {o['mle_cpu']:.2f} | **{o['total_s']:.2f} / {o['total_cpu']:.2f}** | "
-                     f"{o['em_maps']} + {o['newton']} | {o['gap']:.1e} | {o['peak_rss_mib']:.0f} | {o['l1_error']:.4f} |")
-    lines += ["", "Baselines, side by side:", "",
-              "| mechanism | plain EM (≤ 2000 maps) wall / CPU s | its gap | its log-likelihood | our mle wall / CPU s "
-              "| our gap | our log-likelihood |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines.append(
+            f"| {kind} ε = {eps:g} | {load:.1f} | {o['count_s']:.2f} / {o['count_cpu']:.2f} | "
+            f"{o['mle_s']:.2f} / {o['mle_cpu']:.2f} | **{o['total_s']:.2f} / {o['total_cpu']:.2f}** | "
+            f"{o['em_maps']} + {o['newton']} | {o['gap']:.1e} | {o['peak_rss_mib']:.0f} | {o['l1_error']:.4f} |"
+        )
+    lines += [
+        "",
+        "Baselines, side by side:",
+        "",
+        "| mechanism | plain EM (≤ 2000 maps) wall / CPU s | its gap | its log-likelihood | our mle wall / CPU s "
+        "| our gap | our log-likelihood |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for kind, eps, _size, _load, o, _, pl in rows:
-        lines.append(f"| {kind} ε = {eps:g} | {pl['mle_s']:.2f} / {pl['mle_cpu']:.2f} ({pl['em_maps']} maps) | "
-                     f"{pl['gap']:.1e} | {pl['loglik']:.6f} | {o['mle_s']:.2f} / {o['mle_cpu']:.2f} | {o['gap']:.1e} "
-                     f"| {o['loglik']:.6f} |")
+        lines.append(
+            f"| {kind} ε = {eps:g} | {pl['mle_s']:.2f} / {pl['mle_cpu']:.2f} ({pl['em_maps']} maps) | "
+            f"{pl['gap']:.1e} | {pl['loglik']:.6f} | {o['mle_s']:.2f} / {o['mle_cpu']:.2f} | {o['gap']:.1e} "
+            f"| {o['loglik']:.6f} |"
+        )
     kind, eps, size, load, o, pd_, _ = rows[0]
-    lines += ["", f"Counting the {size:.0f} MiB CSV of {kind} ε = {eps:g}: ours (pyarrow, streamed) "
-              f"{o['count_s']:.2f} s wall / {o['count_cpu']:.2f} s CPU; pandas `read_csv(dtype=str)` + `value_counts` "
-              f"{pd_['count_s']:.2f} s / {pd_['count_cpu']:.2f} s CPU, peak RSS {pd_['peak_rss_mib']:.0f} MiB "
-              f"(ours {o['peak_rss_mib']:.0f} MiB, counting and mle together).", "",
-              "Memory of the counting alone (k-RR ε = 2; RSS includes the interpreter, numpy and pyarrow):", "",
-              "| records | block | wall / CPU s | peak RSS MiB | pyarrow peak allocation MiB |",
-              "| --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        f"Counting the {size:.0f} MiB CSV of {kind} ε = {eps:g}: ours (pyarrow, streamed) "
+        f"{o['count_s']:.2f} s wall / {o['count_cpu']:.2f} s CPU; pandas `read_csv(dtype=str)` + `value_counts` "
+        f"{pd_['count_s']:.2f} s / {pd_['count_cpu']:.2f} s CPU, peak RSS {pd_['peak_rss_mib']:.0f} MiB "
+        f"(ours {o['peak_rss_mib']:.0f} MiB, counting and mle together).",
+        "",
+        "Memory of the counting alone (k-RR ε = 2; RSS includes the interpreter, numpy and pyarrow):",
+        "",
+        "| records | block | wall / CPU s | peak RSS MiB | pyarrow peak allocation MiB |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for records, block, mm in memory:
-        lines.append(f"| {records:,} | {block // 2**20} MiB | {mm['count_s']:.2f} / {mm['count_cpu']:.2f} | "
-                     f"{mm['peak_rss_mib']:.0f} | {mm['pool_peak_mib']:.0f} |")
+        lines.append(
+            f"| {records:,} | {block // 2**20} MiB | {mm['count_s']:.2f} / {mm['count_cpu']:.2f} | "
+            f"{mm['peak_rss_mib']:.0f} | {mm['pool_peak_mib']:.0f} |"
+        )
     lines.append("")
     Path(args.out).write_text("\n".join(lines))
     print("\n".join(lines))

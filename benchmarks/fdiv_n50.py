@@ -8,6 +8,7 @@ misses a few symbols, so column ratios reach ∞). Each case runs the whole pipe
 (tangent/secant LPs, then exact rounding and certification of the kernel), and prints one markdown row:
 seconds, rounds, the certified objective, the upper bound, the relative gap and the status.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,21 +39,32 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     n = args.n
     rng = np.random.default_rng(n)
-    lines = [f"# f-divergence designs at N = {n} (tangent/secant LPs)", "",
-             "Command: `python benchmarks/fdiv_n50.py --n %d`; gap = (upper bound − certified objective)"
-             " / objective." % n, "",
-             "| f | prior set | ε | seconds | rounds | objective | upper bound | gap | status |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# f-divergence designs at N = {n} (tangent/secant LPs)",
+        "",
+        "Command: `python benchmarks/fdiv_n50.py --n %d`; gap = (upper bound − certified objective) / objective." % n,
+        "",
+        "| f | prior set | ε | seconds | rounds | objective | upper bound | gap | status |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     print("\n".join(lines), flush=True)
     worst, slowest = 0.0, 0.0
     for f in F_KINDS:
-        for ps in ({"kind": "min_mass", "c": f"1/{5 * n}"}, {"kind": "min_mass", "c": f"4/{5 * n}"},
-                   {"kind": "simplex"}):
+        for ps in (
+            {"kind": "min_mass", "c": f"1/{5 * n}"},
+            {"kind": "min_mass", "c": f"4/{5 * n}"},
+            {"kind": "simplex"},
+        ):
             for eps in (0.25, 1.0, 3.0):
                 zeros = 3 if f in ("tv", "hellinger") else 0
-                spec = spec_from_dict({"alphabet": n, "epsilon": eps, "prior_set": ps,
-                                       "objective": {"kind": "f_divergence", "f": f,
-                                                     "priors": [_dist(rng, n), _dist(rng, n, zeros)]}})
+                spec = spec_from_dict(
+                    {
+                        "alphabet": n,
+                        "epsilon": eps,
+                        "prior_set": ps,
+                        "objective": {"kind": "f_divergence", "f": f, "priors": [_dist(rng, n), _dist(rng, n, zeros)]},
+                    }
+                )
                 t = time.perf_counter()
                 res = design(spec)
                 sec = time.perf_counter() - t
@@ -61,8 +73,10 @@ def main(argv=None) -> int:
                 worst, slowest = max(worst, gap), max(slowest, sec)
                 label = ps["kind"] + (f" c={ps['c']}" if "c" in ps else "")
                 fname = f if isinstance(f, str) else f"f_{f['alpha']:g}"
-                row = (f"| {fname} | {label} | {eps:g} | {sec:.2f} | {res.solve.iterations} | {res.objective:.10f} | "
-                       f"{bound:.10f} | {gap:.1e} | {res.status.value} |")
+                row = (
+                    f"| {fname} | {label} | {eps:g} | {sec:.2f} | {res.solve.iterations} | {res.objective:.10f} | "
+                    f"{bound:.10f} | {gap:.1e} | {res.status.value} |"
+                )
                 lines.append(row)
                 print(row, flush=True)
     summary = f"\nWorst relative gap {worst:.1e}; slowest case {slowest:.1f} s (2 cores, shared machine)."

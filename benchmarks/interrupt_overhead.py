@@ -3,6 +3,7 @@
 
     python benchmarks/interrupt_overhead.py
 """
+
 from __future__ import annotations
 
 import time
@@ -11,15 +12,26 @@ import mechdesign.lp.interrupt as interrupt
 from mechdesign import design
 
 SPECS = {
-    "expected_loss N=M=150 squared, min_mass (simplex / output generation)":
-        {"alphabet": 150, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.001},
-         "objective": {"kind": "expected_loss", "loss": "squared"}},
-    "expected_loss N=M=120 squared, ipm":
-        {"alphabet": 120, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.001},
-         "objective": {"kind": "expected_loss", "loss": "squared"}, "solver": {"method": "ipm"}},
-    "bayes_vulnerability N=30 M=3 (MIP)":
-        {"alphabet": 30, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.01},
-         "objective": {"kind": "bayes_vulnerability"}, "output_size": 3},
+    "expected_loss N=M=150 squared, min_mass (simplex / output generation)": {
+        "alphabet": 150,
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": 0.001},
+        "objective": {"kind": "expected_loss", "loss": "squared"},
+    },
+    "expected_loss N=M=120 squared, ipm": {
+        "alphabet": 120,
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": 0.001},
+        "objective": {"kind": "expected_loss", "loss": "squared"},
+        "solver": {"method": "ipm"},
+    },
+    "bayes_vulnerability N=30 M=3 (MIP)": {
+        "alphabet": 30,
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": 0.01},
+        "objective": {"kind": "bayes_vulnerability"},
+        "output_size": 3,
+    },
 }
 
 
@@ -39,12 +51,15 @@ def main() -> None:
             import mechdesign.lp.solve as s
             import mechdesign.lp.colgen as c
             import mechdesign.objectives.sublinear as sl
+
             for mod in (s, c, sl):
                 mod.run_interruptible = interrupt_fn
             times[label] = min(_time(spec) for _ in range(2))
         base = min(times["plain"], times["plain again"])
-        print(f"{name}: plain {base:.3f} s, interruptible {times['interruptible']:.3f} s, "
-              f"ratio {times['interruptible'] / base:.2f}")
+        print(
+            f"{name}: plain {base:.3f} s, interruptible {times['interruptible']:.3f} s, "
+            f"ratio {times['interruptible'] / base:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ its own interpreter with PYTHONPATH pointing at it, and the JSON objects are com
     git worktree add /tmp/base <old commit>
     python benchmarks/json_equivalence.py --base /tmp/base --new . --out benchmarks/results/json_equivalence.md
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,11 @@ OBJECTIVES = {
     "expected_loss": {"kind": "expected_loss", "loss": "absolute"},
     "worst_case_loss": {"kind": "expected_loss", "loss": "hamming", "prior": "worst_case"},
     "mutual_information": {"kind": "mutual_information", "prior": ["1/10", "2/10", "3/10", "4/10"]},
-    "f_divergence": {"kind": "f_divergence", "f": "kl",
-                     "priors": [["1/10", "2/10", "3/10", "4/10"], ["1/4", "1/4", "1/4", "1/4"]]},
+    "f_divergence": {
+        "kind": "f_divergence",
+        "f": "kl",
+        "priors": [["1/10", "2/10", "3/10", "4/10"], ["1/4", "1/4", "1/4", "1/4"]],
+    },
     "bayes_vulnerability": {"kind": "bayes_vulnerability"},
 }
 
@@ -51,8 +55,14 @@ def extra_specs() -> dict[str, dict]:
 
 def solve(repo: Path, spec: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(repo.resolve()), CI="true")
-    proc = subprocess.run([sys.executable, "-m", "mechdesign.cli", "solve", str(spec), "--json"],
-                          capture_output=True, text=True, env=env, cwd=repo, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", "solve", str(spec), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=repo,
+        timeout=600,
+    )
     if proc.returncode not in (0, 1):
         return {"error": proc.stderr.strip(), "returncode": proc.returncode}
     return json.loads(proc.stdout)
@@ -86,11 +96,15 @@ def main() -> int:
         ok = a == b
         same += ok
         diff = "" if ok else ", ".join(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
-        rows.append(f"| {name} | {a.get('status', a.get('error', '?'))} | {'identical' if ok else 'DIFFERS: ' + diff} |")
+        rows.append(
+            f"| {name} | {a.get('status', a.get('error', '?'))} | {'identical' if ok else 'DIFFERS: ' + diff} |"
+        )
         print(rows[-1], flush=True)
-    text = (f"# solve --json: {args.base} vs {args.new}\n\nTiming fields ({', '.join(sorted(TIMING))}) and durations quoted in messages removed; "
-            f"everything else compared exactly.\n\n**{same} of {len(specs)} identical.**\n\n"
-            "| spec | status | comparison |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n")
+    text = (
+        f"# solve --json: {args.base} vs {args.new}\n\nTiming fields ({', '.join(sorted(TIMING))}) and durations quoted in messages removed; "
+        f"everything else compared exactly.\n\n**{same} of {len(specs)} identical.**\n\n"
+        "| spec | status | comparison |\n| --- | --- | --- |\n" + "\n".join(rows) + "\n"
+    )
     if args.out:
         args.out.write_text(text)
     return 0 if same == len(specs) else 1

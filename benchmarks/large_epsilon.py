@@ -8,6 +8,7 @@ seconds to the baseline ε = 1 row of the same prior set and objective. Before t
 (mechdesign/certify/saturation.py) ε = 1e9 took 70 s and 1.4 GB and ε = 1e10 did not finish in 3.8 GB,
 because e^ε was built as an exact rational with ε/ln 2 bits.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,11 +34,14 @@ print(json.dumps({"status": r.status.value, "certified": bool(r.certificate and 
 
 
 def run(spec: dict) -> dict:
-    proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
-        return {"status": "error: " + proc.stderr.strip().splitlines()[-1][:60], "certified": False,
-                "seconds": float("nan"), "rss_mb": float("nan")}
+        return {
+            "status": "error: " + proc.stderr.strip().splitlines()[-1][:60],
+            "certified": False,
+            "seconds": float("nan"),
+            "rss_mb": float("nan"),
+        }
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -46,16 +50,20 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=5)
     parser.add_argument("--out")
     args = parser.parse_args()
-    lines = ["| eps | prior set | objective | status | certified | seconds | peak RSS MB | time / eps=1 |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| eps | prior set | objective | status | certified | seconds | peak RSS MB | time / eps=1 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for ps in PRIOR_SETS:
         for obj in OBJECTIVES:
             base = None
             for eps in EPSILONS:
                 r = run({"alphabet": args.n, "epsilon": eps, "prior_set": ps, "objective": obj})
                 base = r["seconds"] if base is None else base
-                row = (f"| {eps} | {ps['kind']}{' c=' + ps['c'] if 'c' in ps else ''} | {obj['kind']} | {r['status']} "
-                       f"| {r['certified']} | {r['seconds']:.3f} | {r['rss_mb']:.0f} | {r['seconds'] / base:.2f} |")
+                row = (
+                    f"| {eps} | {ps['kind']}{' c=' + ps['c'] if 'c' in ps else ''} | {obj['kind']} | {r['status']} "
+                    f"| {r['certified']} | {r['seconds']:.3f} | {r['rss_mb']:.0f} | {r['seconds'] / base:.2f} |"
+                )
                 print(row, flush=True)
                 lines.append(row)
     if args.out:

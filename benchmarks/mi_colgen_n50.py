@@ -8,6 +8,7 @@ Each case runs :func:`mechdesign.objectives.sublinear.design_column_generation` 
 bound Σλ + N·max(g, 0), no kernel certification) and prints a markdown table row: seconds,
 rounds, number of rays, value, bound, relative gap (bound − value)/value and whether it is ≤ 1e-6.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,10 +38,12 @@ def priors():
 
 
 def prior_sets():
-    return [("c=0.2/N", {"kind": "min_mass", "c": f"1/{5 * N}"}),
-            ("c=0.5/N", {"kind": "min_mass", "c": f"1/{2 * N}"}),
-            ("c=0.9/N", {"kind": "min_mass", "c": f"9/{10 * N}"}),
-            ("simplex", {"kind": "simplex"})]
+    return [
+        ("c=0.2/N", {"kind": "min_mass", "c": f"1/{5 * N}"}),
+        ("c=0.5/N", {"kind": "min_mass", "c": f"1/{2 * N}"}),
+        ("c=0.9/N", {"kind": "min_mass", "c": f"9/{10 * N}"}),
+        ("simplex", {"kind": "simplex"}),
+    ]
 
 
 def main(argv=None):
@@ -52,8 +55,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     epss = (0.5, 1.0) if args.quick else (0.5, 1.0, 2.0, 3.0)
     pri = priors()[:2] if args.quick else priors()
-    lines = ["| prior | prior set | ε | seconds | rounds | rays | value | bound | rel. gap | ≤ 1e-6 |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    lines = [
+        "| prior | prior set | ε | seconds | rounds | rays | value | bound | rel. gap | ≤ 1e-6 |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     print("\n".join(lines), flush=True)
     t_all = time.perf_counter()
     n_ok = n_all = 0
@@ -64,8 +69,12 @@ def main(argv=None):
                 label = f"{pname} | {sname} | {eps:g}"
                 if args.only and args.only not in label:
                     continue
-                d = {"alphabet": N, "epsilon": eps, "prior_set": ps,
-                     "objective": {"kind": "mutual_information", "prior": P.tolist()}}
+                d = {
+                    "alphabet": N,
+                    "epsilon": eps,
+                    "prior_set": ps,
+                    "objective": {"kind": "mutual_information", "prior": P.tolist()},
+                }
                 if args.time_limit is not None:
                     d["solver"] = {"time_limit": args.time_limit}
                 s = spec_from_dict(d)
@@ -77,12 +86,16 @@ def main(argv=None):
                 n_ok += ok
                 n_all += 1
                 worst = max(worst, gap)
-                line = (f"| {pname} | {sname} | {eps:g} | {sec:.2f} | {rd.iterations} | {len(rd.rays)} | "
-                        f"{rd.value:.10f} | {rd.bound:.10f} | {gap:.2e} | {'yes' if ok else 'NO'} |")
+                line = (
+                    f"| {pname} | {sname} | {eps:g} | {sec:.2f} | {rd.iterations} | {len(rd.rays)} | "
+                    f"{rd.value:.10f} | {rd.bound:.10f} | {gap:.2e} | {'yes' if ok else 'NO'} |"
+                )
                 lines.append(line)
                 print(line, flush=True)
-    summary = (f"\n{n_ok}/{n_all} cases with relative gap ≤ 1e-6; worst gap {worst:.2e}; "
-               f"total {time.perf_counter() - t_all:.1f} s")
+    summary = (
+        f"\n{n_ok}/{n_all} cases with relative gap ≤ 1e-6; worst gap {worst:.2e}; "
+        f"total {time.perf_counter() - t_all:.1f} s"
+    )
     print(summary, flush=True)
     if args.out:
         with open(args.out, "w") as fh:

@@ -17,6 +17,7 @@ recorded as such. Results are appended to ``benchmarks/results/scaling_families_
 Every case: ε = 1, c = 1/(2N) where a min_mass set is used, M = N unless the family says otherwise;
 priors are Dirichlet(1) draws (seed 0, masses floored at 1e-3 and renormalised) written as decimals.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,19 +69,26 @@ def _min_mass(n):
 def _el(loss, prior, prior_set=None):
     def make(n):
         pri = dirichlet(n) if prior == "dirichlet" else prior
-        return {"alphabet": n, "epsilon": 1, "prior_set": prior_set(n) if prior_set else _min_mass(n),
-                "objective": {"kind": "expected_loss", "loss": loss, "prior": pri}, "output_size": n}
+        return {
+            "alphabet": n,
+            "epsilon": 1,
+            "prior_set": prior_set(n) if prior_set else _min_mass(n),
+            "objective": {"kind": "expected_loss", "loss": loss, "prior": pri},
+            "output_size": n,
+        }
+
     return make
 
 
 def _dob(prior_set):
     def make(n):
         return {"alphabet": n, "epsilon": 1, "prior_set": prior_set(n), "objective": {"kind": "dobrushin"}}
+
     return make
 
 
 def _box(n):
-    lower = [f"{1 + (i % 3)}/{4 * n}" for i in range(n)]     # 1/(4N), 2/(4N), 3/(4N), ... : not permutation invariant
+    lower = [f"{1 + (i % 3)}/{4 * n}" for i in range(n)]  # 1/(4N), 2/(4N), 3/(4N), ... : not permutation invariant
     return {"kind": "box", "lower": lower, "upper": [1] * n}
 
 
@@ -99,21 +107,39 @@ FAMILIES = {
     "el_abs_dirichlet": (_el("absolute", "dirichlet"), [100, 200, 500, 1000]),
     "el_abs_worst_case": (_el("absolute", "worst_case"), [50, 100, 200]),
     "el_abs_ldp": (_el("absolute", "uniform", lambda n: {"kind": "simplex"}), [100, 200, 500, 1000]),
-    "bayes_uniform": (lambda n: {"alphabet": n, "epsilon": 1, "prior_set": _min_mass(n),
-                                 "objective": {"kind": "bayes_vulnerability", "prior": "uniform"},
-                                 "output_size": n}, [100, 200, 500]),
+    "bayes_uniform": (
+        lambda n: {
+            "alphabet": n,
+            "epsilon": 1,
+            "prior_set": _min_mass(n),
+            "objective": {"kind": "bayes_vulnerability", "prior": "uniform"},
+            "output_size": n,
+        },
+        [100, 200, 500],
+    ),
     "dobrushin_box": (_dob(_box), [50, 100, 300]),
     "dobrushin_point": (_dob(lambda n: {"kind": "point", "prior": dirichlet(n)}), [50, 100, 300]),
     "dobrushin_hull": (_dob(_hull), [50, 100, 300]),
     "dobrushin_l1_ball": (_dob(_l1), [50, 100, 300]),
     # no two symbols interchangeable (every lower mass distinct), and a point prior at ε = 0.2 (η < 1)
-    "dobrushin_box_generic": (_dob(lambda n: {"kind": "box", "lower": [f"{n + i}/{4 * n * n}" for i in range(n)],
-                                               "upper": [1] * n}), [50, 100]),
-    "dobrushin_point_eps0.2": (lambda n: {**_dob(lambda k: {"kind": "point", "prior": dirichlet(k)})(n),
-                                          "epsilon": "1/5"}, [50, 100]),
-    "mi_dirichlet": (lambda n: {"alphabet": n, "epsilon": 1, "prior_set": _min_mass(n),
-                                "objective": {"kind": "mutual_information", "prior": dirichlet(n)},
-                                "output_size": n}, [20, 50, 100]),
+    "dobrushin_box_generic": (
+        _dob(lambda n: {"kind": "box", "lower": [f"{n + i}/{4 * n * n}" for i in range(n)], "upper": [1] * n}),
+        [50, 100],
+    ),
+    "dobrushin_point_eps0.2": (
+        lambda n: {**_dob(lambda k: {"kind": "point", "prior": dirichlet(k)})(n), "epsilon": "1/5"},
+        [50, 100],
+    ),
+    "mi_dirichlet": (
+        lambda n: {
+            "alphabet": n,
+            "epsilon": 1,
+            "prior_set": _min_mass(n),
+            "objective": {"kind": "mutual_information", "prior": dirichlet(n)},
+            "output_size": n,
+        },
+        [20, 50, 100],
+    ),
 }
 
 
@@ -121,8 +147,14 @@ def run_case(spec: dict, tree: str, timeout: float) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
     try:
         # cwd=tree: ``python -c`` puts the working directory ahead of PYTHONPATH on sys.path
-        out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], env=env, capture_output=True,
-                             text=True, timeout=timeout, cwd=tree)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, json.dumps(spec)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=tree,
+        )
     except subprocess.TimeoutExpired:
         return {"status": f"killed after {timeout:.0f} s", "seconds": None}
     if out.returncode != 0:
@@ -145,19 +177,28 @@ def cmd_run(args) -> None:
                 r = run_case(make(n), tree, args.timeout)
                 runs.append(r)
                 if r.get("seconds") is None or r["seconds"] > args.single_above:
-                    break     # too slow (or failed) to repeat
+                    break  # too slow (or failed) to repeat
             ok = [r for r in runs if r.get("seconds") is not None]
             rec = dict(ok[-1] if ok else runs[-1])
-            rec.update(family=name, n=n, label=args.label, tree=tree, repeats=len(ok),
-                       when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            rec.update(
+                family=name,
+                n=n,
+                label=args.label,
+                tree=tree,
+                repeats=len(ok),
+                when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            )
             if ok:
                 rec["seconds"] = statistics.median(r["seconds"] for r in ok)
                 rec["maxrss_mib"] = max(r["maxrss_mib"] for r in ok)
             with open(path, "a") as f:
                 f.write(json.dumps(rec) + "\n")
-            print(f"{args.label:5s} {name:20s} N={n:5d} {_fmt_s(rec.get('seconds')):>9s} "
-                  f"{rec.get('maxrss_mib', 0) or 0:7.0f} MiB lps={rec.get('lps')} status={rec['status']} "
-                  f"gap={rec.get('gap')}", flush=True)
+            print(
+                f"{args.label:5s} {name:20s} N={n:5d} {_fmt_s(rec.get('seconds')):>9s} "
+                f"{rec.get('maxrss_mib', 0) or 0:7.0f} MiB lps={rec.get('lps')} status={rec['status']} "
+                f"gap={rec.get('gap')}",
+                flush=True,
+            )
 
 
 def _fmt_s(v):
@@ -170,31 +211,47 @@ def _load(label: str) -> dict:
     if path.exists():
         for line in path.read_text().splitlines():
             r = json.loads(line)
-            out[(r["family"], r["n"])] = r      # the last record of a case wins
+            out[(r["family"], r["n"])] = r  # the last record of a case wins
     return out
 
 
 def cmd_table(args) -> None:
     base, new = _load("base"), _load("new")
-    lines = ["| family | N | base s | base MiB | base status | new s | new MiB | LPs/rounds | gap | new status |"
-             " speed-up |",
-             "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |"]
+    lines = [
+        "| family | N | base s | base MiB | base status | new s | new MiB | LPs/rounds | gap | new status | speed-up |",
+        "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
     for name, (_, ns) in FAMILIES.items():
         for n in ns:
             b, w = base.get((name, n)), new.get((name, n))
             if b is None and w is None:
                 continue
+
             def cell(r, key, fmt):
                 v = None if r is None else r.get(key)
                 return "–" if v is None else fmt(v)
+
             ratio = "–"
             if b and w and b.get("seconds") and w.get("seconds"):
                 ratio = f"{b['seconds'] / w['seconds']:.1f}×"
-            lines.append(" | ".join([
-                f"| {name}", str(n), cell(b, "seconds", lambda v: f"{v:.2f}"),
-                cell(b, "maxrss_mib", lambda v: f"{v:.0f}"), cell(b, "status", str),
-                cell(w, "seconds", lambda v: f"{v:.2f}"), cell(w, "maxrss_mib", lambda v: f"{v:.0f}"),
-                cell(w, "lps", str), cell(w, "gap", lambda v: f"{v:.1e}"), cell(w, "status", str), ratio]) + " |")
+            lines.append(
+                " | ".join(
+                    [
+                        f"| {name}",
+                        str(n),
+                        cell(b, "seconds", lambda v: f"{v:.2f}"),
+                        cell(b, "maxrss_mib", lambda v: f"{v:.0f}"),
+                        cell(b, "status", str),
+                        cell(w, "seconds", lambda v: f"{v:.2f}"),
+                        cell(w, "maxrss_mib", lambda v: f"{v:.0f}"),
+                        cell(w, "lps", str),
+                        cell(w, "gap", lambda v: f"{v:.1e}"),
+                        cell(w, "status", str),
+                        ratio,
+                    ]
+                )
+                + " |"
+            )
     text = "\n".join(lines) + "\n"
     if args.out:
         Path(args.out).write_text(text)

@@ -16,6 +16,7 @@ worker slot spends per task outside ``design`` (scheduling, transfer, the driver
 idle slots). Modes are interleaved and repeated; the best of the repeats is the headline, all are listed.
 Writes ``sweep_scaling.md`` and the sweep's figures (``sweep_utility_vs_epsilon.png``, ``sweep_time_vs_size.png``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -99,7 +100,7 @@ def available_parallelism(workers: int, n: int = 6_000_000) -> float:
 
     ctx = mp.get_context("spawn")
     with ctx.Pool(workers) as pool:
-        pool.map(_spin, [1000] * workers)              # start-up out of the timing
+        pool.map(_spin, [1000] * workers)  # start-up out of the timing
         alone = min(pool.apply(_spin, (n,)) for _ in range(2))
         t = _t.perf_counter()
         pool.map(_spin, [n] * workers)
@@ -123,7 +124,8 @@ def main() -> None:
         parallelism.append(available_parallelism(args.workers))
         runs["serial, 1 HiGHS thread"].append(run_child("serial", 1, 1))
         runs[f"cluster, {args.workers} workers"].append(
-            run_child("cluster", args.workers, None, table if rep == 0 else None))
+            run_child("cluster", args.workers, None, table if rep == 0 else None)
+        )
         runs["serial, 2 HiGHS threads"].append(run_child("serial", 1, None))
         print(f"repeat {rep + 1}: " + "; ".join(f"{k} {v[-1]['wall']:.1f} s" for k, v in runs.items()), file=sys.stderr)
     load_after = os.getloadavg()
@@ -140,28 +142,35 @@ def main() -> None:
 
     df = pd.read_parquet(table)
     df.attrs["axes"] = list(AXES)
-    figs = utility_vs_epsilon(df, out, stem="sweep_utility_vs_epsilon") + time_vs_size(df, out, stem="sweep_time_vs_size")
+    figs = utility_vs_epsilon(df, out, stem="sweep_utility_vs_epsilon") + time_vs_size(
+        df, out, stem="sweep_time_vs_size"
+    )
     for p in figs:
         if p.suffix == ".svg":
-            p.unlink()   # the PNGs are committed; the SVGs are a --plot output, not needed here
+            p.unlink()  # the PNGs are committed; the SVGs are a --plot output, not needed here
     os.unlink(table)
 
     lines = [
-        "# Sweep scaling: serial against a local Dask cluster", "",
+        "# Sweep scaling: serial against a local Dask cluster",
+        "",
         f"Command: `python benchmarks/sweep_scaling.py --workers {args.workers} --repeats {args.repeats}`; "
-        f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}.", "",
+        f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}.",
+        "",
         "400 designs: objective ∈ {dobrushin, expected loss (|x − y|, uniform prior)} × ε ∈ log:0.05:5:25 × "
         "c ∈ {0, 0.005, 0.01, 0.02} (Q_X(c), c = 0 LDP) × N ∈ {20, 50}; every point designed and written to a "
-        "fresh store in each run. Certified optimal: " + ", ".join(
-            f"{k} {r['certified']}/{r['points']}" for k, v in runs.items() for r in v[:1]) + ".", "",
+        "fresh store in each run. Certified optimal: "
+        + ", ".join(f"{k} {r['certified']}/{r['points']}" for k, v in runs.items() for r in v[:1])
+        + ".",
+        "",
         "| mode | wall s (each repeat) | best wall s | Σ task s | speed-up vs serial (1 thread) |",
         "|---|---|---|---|---|",
     ]
     for k, v in runs.items():
         best = min(v, key=lambda r: r["wall"])
         walls = ", ".join(f"{r['wall']:.1f}" for r in v)
-        lines.append(f"| {k} | {walls} | {best['wall']:.1f} | "
-                     f"{best['task_seconds']:.1f} | {serial / best['wall']:.2f}× |")
+        lines.append(
+            f"| {k} | {walls} | {best['wall']:.1f} | {best['task_seconds']:.1f} | {serial / best['wall']:.2f}× |"
+        )
     lines += [
         "",
         f"- Speed-up of the {args.workers}-worker cluster over serial (one HiGHS thread, the workers' setting): "
@@ -183,7 +192,8 @@ def main() -> None:
         f"{', '.join(f'{x:.2f}' for x in load_after)}. The machine (2 cores) is shared with other engineers "
         "running their own jobs, so absolute times and the speed-up vary from run to run; a load average "
         "above ~1 means the two workers did not have two free cores.",
-        "", "Figures of the cluster run's table: [utility vs ε](sweep_utility_vs_epsilon.png), "
+        "",
+        "Figures of the cluster run's table: [utility vs ε](sweep_utility_vs_epsilon.png), "
         "[time vs N](sweep_time_vs_size.png).",
     ]
     (out / "sweep_scaling.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,11 +1,12 @@
 """mechdesign: certified design of (ε,𝒫)-PML and LDP privacy mechanisms by linear programming.
 
-    >>> from mechdesign import design
-    >>> result = design({"alphabet": 2, "epsilon": 1, "prior_set": {"kind": "simplex"},
-    ...                  "objective": {"kind": "dobrushin"}})
-    >>> round(result.objective, 6)   # tanh(1/2), Kairouz et al.
-    0.462117
+>>> from mechdesign import design
+>>> result = design({"alphabet": 2, "epsilon": 1, "prior_set": {"kind": "simplex"},
+...                  "objective": {"kind": "dobrushin"}})
+>>> round(result.objective, 6)   # tanh(1/2), Kairouz et al.
+0.462117
 """
+
 from mechdesign.design import Certificate, ClosedForm, DesignResult, SolveReport, design
 from mechdesign.spec.errors import InputError, MechdesignError, SolveFailure, SpecError
 from mechdesign.release.mechanism import Mechanism
@@ -16,7 +17,26 @@ from mechdesign.sweeps import sweep
 __version__ = "0.1.0"
 
 __all__ = [
-    "design", "load_spec", "Spec", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "Status",
-    "Mechanism", "sweep", "MechdesignError", "InputError", "SpecError", "SolveFailure", "__version__",
-    "PriorSet", "Simplex", "MinMass", "Point", "Hull", "Box", "L1Ball",
+    "design",
+    "load_spec",
+    "Spec",
+    "DesignResult",
+    "Certificate",
+    "ClosedForm",
+    "SolveReport",
+    "Status",
+    "Mechanism",
+    "sweep",
+    "MechdesignError",
+    "InputError",
+    "SpecError",
+    "SolveFailure",
+    "__version__",
+    "PriorSet",
+    "Simplex",
+    "MinMass",
+    "Point",
+    "Hull",
+    "Box",
+    "L1Ball",
 ]

@@ -2,6 +2,7 @@
 
 Each stage is a module with one job; this one only chains them and times them.
 """
+
 from __future__ import annotations
 
 import math
@@ -125,41 +126,57 @@ class DesignResult:
         from mechdesign.spec.json_values import json_safe
 
         cert = self.certificate
-        return json_safe({
-            "status": self.status.value,
-            "objective": _num(self.objective),
-            "objective_kind": self.spec.objective.kind,
-            "kernel": None if self.kernel is None else self.kernel.tolist(),
-            "kernel_exact": None if self.exact_kernel is None else self.exact_kernel.strings(),
-            "labels": self.spec.labels,
-            "epsilon": self.epsilon,
-            "epsilon_text": self.spec.epsilon.text,
-            **({} if self.rays is None else {"rays": self.rays.tolist()}),
-            "certificate": None if cert is None else {
-                "feasible": cert.feasible,
-                "leakage": _num(cert.leakage),
-                "exp_epsilon_lower_bound": str(cert.exp_epsilon_lower_bound),
-                "worst_ratio": None if cert.worst_ratio is None else str(cert.worst_ratio),
-                "dual_bound": _num(cert.dual_bound),
-                "gap": _num(cert.gap),
-                "repair_weight": float(cert.repair_weight),
-                "lp_objective": _num(cert.lp_objective),
-                "rounding_cost": _num(cert.rounding_cost),
-                "closed_form": None if cert.closed_form is None else {
-                    "name": cert.closed_form.name, "value": cert.closed_form.value,
-                    "difference": cert.closed_form.difference},
-                "bounds": list(cert.bounds),
-                "guarantees": [g.to_json() for g in cert.guarantees],
-                "binding": [i for i, g in enumerate(cert.guarantees) if g.binding],
-            },
-            "solve": {
-                "solver": self.solve.solver, "backend": self.solve.backend, "method": self.solve.method,
-                "seconds": self.solve.seconds, "compile_seconds": self.solve.compile_seconds,
-                "certify_seconds": self.solve.certify_seconds, "total_seconds": self.solve.total_seconds,
-                "iterations": self.solve.iterations, "lps": self.solve.lps, "rows": self.solve.rows,
-                "columns": self.solve.columns, "nonzeros": self.solve.nonzeros, "message": self.solve.message,
-            },
-        })
+        return json_safe(
+            {
+                "status": self.status.value,
+                "objective": _num(self.objective),
+                "objective_kind": self.spec.objective.kind,
+                "kernel": None if self.kernel is None else self.kernel.tolist(),
+                "kernel_exact": None if self.exact_kernel is None else self.exact_kernel.strings(),
+                "labels": self.spec.labels,
+                "epsilon": self.epsilon,
+                "epsilon_text": self.spec.epsilon.text,
+                **({} if self.rays is None else {"rays": self.rays.tolist()}),
+                "certificate": None
+                if cert is None
+                else {
+                    "feasible": cert.feasible,
+                    "leakage": _num(cert.leakage),
+                    "exp_epsilon_lower_bound": str(cert.exp_epsilon_lower_bound),
+                    "worst_ratio": None if cert.worst_ratio is None else str(cert.worst_ratio),
+                    "dual_bound": _num(cert.dual_bound),
+                    "gap": _num(cert.gap),
+                    "repair_weight": float(cert.repair_weight),
+                    "lp_objective": _num(cert.lp_objective),
+                    "rounding_cost": _num(cert.rounding_cost),
+                    "closed_form": None
+                    if cert.closed_form is None
+                    else {
+                        "name": cert.closed_form.name,
+                        "value": cert.closed_form.value,
+                        "difference": cert.closed_form.difference,
+                    },
+                    "bounds": list(cert.bounds),
+                    "guarantees": [g.to_json() for g in cert.guarantees],
+                    "binding": [i for i, g in enumerate(cert.guarantees) if g.binding],
+                },
+                "solve": {
+                    "solver": self.solve.solver,
+                    "backend": self.solve.backend,
+                    "method": self.solve.method,
+                    "seconds": self.solve.seconds,
+                    "compile_seconds": self.solve.compile_seconds,
+                    "certify_seconds": self.solve.certify_seconds,
+                    "total_seconds": self.solve.total_seconds,
+                    "iterations": self.solve.iterations,
+                    "lps": self.solve.lps,
+                    "rows": self.solve.rows,
+                    "columns": self.solve.columns,
+                    "nonzeros": self.solve.nonzeros,
+                    "message": self.solve.message,
+                },
+            }
+        )
 
     def dumps(self, indent: int | None = 2) -> str:
         """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints)."""
@@ -211,7 +228,7 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
     rules = objective_rules(spec)
     bits = spec.solver.denominator_bits
-    if spec.extra_guarantees:   # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
+    if spec.extra_guarantees:  # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
         K = metric_envelope(K, spec)
     gridded = to_grid(K)
     exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
@@ -223,12 +240,12 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
         alt_objective = objective_value(spec, alt_kernel)
         if alt_check.feasible and sense * alt_objective < sense * objective:
             exact, weight, check, kernel, objective = alt, alt_weight, alt_check, alt_kernel, alt_objective
-    exact, side_weight = rules.enforce(exact)   # the objective's own constraints (e.g. a vulnerability cap)
+    exact, side_weight = rules.enforce(exact)  # the objective's own constraints (e.g. a vulnerability cap)
     if side_weight:
         weight = 1 - (1 - weight) * (1 - side_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
     exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
-    if extra_weight:   # the other constraints of privacy (metric, further prior sets), issue 16
+    if extra_weight:  # the other constraints of privacy (metric, further prior sets), issue 16
         weight = 1 - (1 - weight) * (1 - extra_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
     if side_weight or extra_weight:
@@ -238,9 +255,14 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     side_failure = rules.side_check(exact)
     gap = None if dual is None else abs(objective - dual)
     cert = Certificate(
-        feasible=check.feasible and all(g.feasible for g in guarantees), leakage=check.leakage, exp_epsilon_lower_bound=bound_e,
+        feasible=check.feasible and all(g.feasible for g in guarantees),
+        leakage=check.leakage,
+        exp_epsilon_lower_bound=bound_e,
         worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
-        dual_bound=dual, gap=gap, repair_weight=weight, lp_objective=lp_objective,
+        dual_bound=dual,
+        gap=gap,
+        repair_weight=weight,
+        lp_objective=lp_objective,
         closed_form=closed_form(spec, objective),
         bounds=bounds.applicable_bounds(spec, exact),
         rounding_cost=None if lp_objective is None else sense * (objective - lp_objective),
@@ -266,8 +288,12 @@ def _certified(spec: Spec, outcome):
     if spec.output_size != "auto":
         K = pad_columns(K, spec.m)
     exact, kernel, objective, cert, ok = certify_design(
-        spec, K, lp_objective=outcome.value, dual=outcome.bound if status is Status.OPTIMAL else None,
-        sense=outcome.sense)
+        spec,
+        K,
+        lp_objective=outcome.value,
+        dual=outcome.bound if status is Status.OPTIMAL else None,
+        sense=outcome.sense,
+    )
     if status is Status.OPTIMAL and not ok:
         status = Status.SUBOPTIMAL
     elif status in (Status.INFEASIBLE, Status.UNBOUNDED):
@@ -298,8 +324,7 @@ def _constant_fallback(spec: Spec, outcome, status: Status):
 
     K, _ = best_constant_kernel(spec)
     bound = unconstrained_bound(spec)
-    exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=None, dual=bound,
-                                                        sense=outcome.sense)
+    exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=None, dual=bound, sense=outcome.sense)
     keep = status in (Status.INTERRUPTED, Status.TIME_LIMIT, Status.ITERATION_LIMIT)
     new_status = status if keep else Status.OPTIMAL if ok else Status.SUBOPTIMAL
     return new_status, kernel, exact, cert, objective
@@ -322,8 +347,13 @@ def design(source: Any) -> DesignResult:
     t2 = time.perf_counter()
     status, kernel, exact, cert, objective = _certified(spec, outcome)
     needs_exact = status is not Status.OPTIMAL or (cert is not None and cert.repair_weight > EXACT_FALLBACK_REPAIR)
-    if needs_exact and spec.n <= EXACT_FALLBACK_MAX_N and spec.solver.method != "exact" \
-            and spec.solver.denominator_bits == 52 and status is not Status.INTERRUPTED:
+    if (
+        needs_exact
+        and spec.n <= EXACT_FALLBACK_MAX_N
+        and spec.solver.method != "exact"
+        and spec.solver.denominator_bits == 52
+        and status is not Status.INTERRUPTED
+    ):
         # small problem not certified optimal in floating point: the exact rational simplex
         exact_spec = spec.model_copy(update={"solver": spec.solver.model_copy(update={"method": "exact"})})
         try:
@@ -340,10 +370,28 @@ def design(source: Any) -> DesignResult:
     t3 = time.perf_counter()
 
     report = SolveReport(
-        solver="HiGHS", backend=outcome.backend, method=outcome.method, seconds=outcome.seconds,
-        compile_seconds=outcome.compile_seconds, certify_seconds=t3 - t2, total_seconds=t3 - t0,
-        iterations=outcome.iterations, lps=outcome.lps, rows=outcome.rows, columns=outcome.columns,
-        nonzeros=outcome.nonzeros, message=outcome.message,
+        solver="HiGHS",
+        backend=outcome.backend,
+        method=outcome.method,
+        seconds=outcome.seconds,
+        compile_seconds=outcome.compile_seconds,
+        certify_seconds=t3 - t2,
+        total_seconds=t3 - t0,
+        iterations=outcome.iterations,
+        lps=outcome.lps,
+        rows=outcome.rows,
+        columns=outcome.columns,
+        nonzeros=outcome.nonzeros,
+        message=outcome.message,
     )
-    return DesignResult(status=status, objective=objective, kernel=kernel, exact_kernel=exact,
-                        epsilon=spec.epsilon.value, certificate=cert, solve=report, spec=spec, rays=outcome.rays)
+    return DesignResult(
+        status=status,
+        objective=objective,
+        kernel=kernel,
+        exact_kernel=exact,
+        epsilon=spec.epsilon.value,
+        certificate=cert,
+        solve=report,
+        spec=spec,
+        rays=outcome.rays,
+    )

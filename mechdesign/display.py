@@ -5,6 +5,7 @@
 shaded by value (a heatmap), elided with "…" past 20 rows or columns. The result is duck-typed
 here, so this module imports nothing from the design layer.
 """
+
 from __future__ import annotations
 
 import html
@@ -26,9 +27,11 @@ def result_repr(result) -> str:
     cert = result.certificate
     shape = "no kernel" if result.kernel is None else f"{result.kernel.shape[0]}x{result.kernel.shape[1]}"
     private = "" if cert is None else (", private (exact check)" if cert.feasible else ", NOT private")
-    return (f"DesignResult(status={result.status.value!r}, objective={_g(result.objective, 10)}, "
-            f"gap={_g(None if cert is None else cert.gap, 3)}, kernel={shape}, "
-            f"epsilon={result.spec.epsilon.text!r}{private})")
+    return (
+        f"DesignResult(status={result.status.value!r}, objective={_g(result.objective, 10)}, "
+        f"gap={_g(None if cert is None else cert.gap, 3)}, kernel={shape}, "
+        f"epsilon={result.spec.epsilon.text!r}{private})"
+    )
 
 
 def _indices(k: int) -> list[int | None]:
@@ -41,12 +44,18 @@ def _indices(k: int) -> list[int | None]:
 def result_html(result) -> str:
     esc = html.escape
     cert = result.certificate
-    rows = [("status", result.status.value), ("objective", _g(result.objective, 12)),
-            ("epsilon", f"{result.spec.epsilon.text} = {result.epsilon:.10g} nats")]
+    rows = [
+        ("status", result.status.value),
+        ("objective", _g(result.objective, 12)),
+        ("epsilon", f"{result.spec.epsilon.text} = {result.epsilon:.10g} nats"),
+    ]
     if cert is not None:
-        rows += [("exact privacy check", "passed" if cert.feasible else "FAILED"),
-                 ("dual bound", _g(cert.dual_bound, 12)), ("optimality gap", _g(cert.gap, 3)),
-                 ("leakage", f"{_g(cert.leakage, 12)} nats")]
+        rows += [
+            ("exact privacy check", "passed" if cert.feasible else "FAILED"),
+            ("dual bound", _g(cert.dual_bound, 12)),
+            ("optimality gap", _g(cert.gap, 3)),
+            ("leakage", f"{_g(cert.leakage, 12)} nats"),
+        ]
     parts = ["<div><b>mechdesign DesignResult</b>", "<table>"]
     parts += [f"<tr><th style='text-align:left'>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows]
     parts.append("</table>")
@@ -54,8 +63,10 @@ def result_html(result) -> str:
     if K is not None:
         n, m = K.shape
         labels = list(result.spec.labels)
-        parts.append(f"<p>kernel K, {n} x {m} (rows: secret x, columns: output y; full kernel: "
-                     "<code>result.kernel</code>, exact: <code>result.exact_kernel</code>)</p>")
+        parts.append(
+            f"<p>kernel K, {n} x {m} (rows: secret x, columns: output y; full kernel: "
+            "<code>result.kernel</code>, exact: <code>result.exact_kernel</code>)</p>"
+        )
         parts.append("<table style='border-collapse:collapse;font-family:monospace'>")
         cols = _indices(m)
         parts.append("<tr><th></th>" + "".join(f"<th>{'…' if y is None else y}</th>" for y in cols) + "</tr>")

@@ -4,6 +4,7 @@ Column ``secret`` holds the spec's labels drawn i.i.d. from the fixed distributi
 (a Zipf law over the alphabet in its order), column ``id`` the row number. The true distribution is
 printed to stderr, so the output of ``mechdesign estimate`` can be compared with it (README, "Release loop").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,11 @@ def main(argv=None) -> int:
     with open(args.output, "w", encoding="utf-8", newline="") as fh:
         fh.write("id,secret\n")
         fh.writelines(f"{i},{v}\n" for i, v in enumerate(names))
-    print(f"wrote {args.output}: {args.rows} rows; true P_X: "
-          + ", ".join(f"{lab} {p:.4f}" for lab, p in zip(labels, prior)), file=sys.stderr)
+    print(
+        f"wrote {args.output}: {args.rows} rows; true P_X: "
+        + ", ".join(f"{lab} {p:.4f}" for lab, p in zip(labels, prior)),
+        file=sys.stderr,
+    )
     return 0
 
 

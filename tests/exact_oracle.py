@@ -27,6 +27,7 @@ How, independently:
   arithmetic at rising precision, with sympy used only to recognise an e^ε that is exactly rational
   (ε = log 3: a tight kernel has R = 3 = e^ε, which no interval can decide).
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,8 +42,18 @@ from typing import Any, Sequence
 import mpmath
 import sympy
 
-__all__ = ["exact_number", "distribution", "WrittenEpsilon", "PriorSetOracle", "Verdict", "check_kernel",
-           "kernel_from_strings", "utility", "Undecided", "SUM_TOLERANCE"]
+__all__ = [
+    "exact_number",
+    "distribution",
+    "WrittenEpsilon",
+    "PriorSetOracle",
+    "Verdict",
+    "check_kernel",
+    "kernel_from_strings",
+    "utility",
+    "Undecided",
+    "SUM_TOLERANCE",
+]
 
 SUM_TOLERANCE = Fraction(1, 10**9)
 """README, Spec reference: 'a prior that sums to 1 within 1e-9 is divided by its exact sum'."""
@@ -150,12 +161,22 @@ class WrittenEpsilon:
             return -v if isinstance(node.op, ast.USub) else v
         if isinstance(node, ast.BinOp):
             a, b = self._sympy(node.left), self._sympy(node.right)
-            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                   ast.Div: lambda: a / b, ast.Pow: lambda: a ** b}
+            ops = {
+                ast.Add: lambda: a + b,
+                ast.Sub: lambda: a - b,
+                ast.Mult: lambda: a * b,
+                ast.Div: lambda: a / b,
+                ast.Pow: lambda: a**b,
+            }
             if type(node.op) in ops:
                 return ops[type(node.op)]()
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS \
-                and len(node.args) == 1 and not node.keywords:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCTIONS
+            and len(node.args) == 1
+            and not node.keywords
+        ):
             return getattr(sympy, node.func.id)(self._sympy(node.args[0]))
         raise ValueError(f"unsupported construct in {self.text!r}")
 
@@ -434,8 +455,9 @@ def check_kernel(kernel: Sequence[Sequence[Any]], raw_spec: dict) -> Verdict:
             continue
         low, prior = prior_set.minimise(column)
         if low == 0:
-            return Verdict(True, False, y, None, y, prior,
-                           f"output {y}: max_x K_x(y) = {top} > 0 but P·K(:,y) = 0 for P = {prior}")
+            return Verdict(
+                True, False, y, None, y, prior, f"output {y}: max_x K_x(y) = {top} > 0 but P·K(:,y) = 0 for P = {prior}"
+            )
         ratio = top / low
         if worst is None or ratio > worst[1]:
             worst = (y, ratio, prior)
@@ -443,8 +465,9 @@ def check_kernel(kernel: Sequence[Sequence[Any]], raw_spec: dict) -> Verdict:
         return Verdict(True, True, None, None, None, None, "all columns are zero")
     y, ratio, prior = worst
     ok = eps.exp_at_least(ratio)
-    reason = (f"output {y}: ratio {float(ratio)!r} {'<=' if ok else '>'} e^({eps.text}) "
-              f"(prior {[str(p) for p in prior]})")
+    reason = (
+        f"output {y}: ratio {float(ratio)!r} {'<=' if ok else '>'} e^({eps.text}) (prior {[str(p) for p in prior]})"
+    )
     return Verdict(True, ok, y, ratio, None, prior, reason)
 
 
@@ -458,8 +481,11 @@ def loss_matrix(objective: dict, n: int, m: int) -> list[list[Fraction]]:
     loss = objective.get("loss", "hamming")
     if isinstance(loss, list):
         return [[exact_number(v) for v in row] for row in loss]
-    f = {"hamming": lambda x, y: int(x != y), "absolute": lambda x, y: abs(x - y),
-         "squared": lambda x, y: (x - y) ** 2}[loss]
+    f = {
+        "hamming": lambda x, y: int(x != y),
+        "absolute": lambda x, y: abs(x - y),
+        "squared": lambda x, y: (x - y) ** 2,
+    }[loss]
     return [[Fraction(f(x, y)) for y in range(m)] for x in range(n)]
 
 
@@ -477,11 +503,11 @@ def _f_perspective(f: Any, p, q):
         if a == 1:
             f = "kl"
         elif a < 1:  # f_α(t) = 1 − t^α: q f(p/q) = q − p^α q^(1−α); lim f(t)/t = 0
-            return q - (p ** a) * (q ** (1 - a)) if q > 0 else mp.mpf(0)
+            return q - (p**a) * (q ** (1 - a)) if q > 0 else mp.mpf(0)
         else:  # t^α − 1: q f(p/q) = p^α q^(1−α) − q; infinite at q = 0 < p
             if q == 0:
                 return mp.inf if p > 0 else mp.mpf(0)
-            return (p ** a) * (q ** (1 - a)) - q
+            return (p**a) * (q ** (1 - a)) - q
     if f == "kl":
         if p == 0:
             return mp.mpf(0)
@@ -506,8 +532,7 @@ def utility(kernel: Sequence[Sequence[Any]], raw_spec: dict):
     obj = raw_spec["objective"]
     kind = obj["kind"]
     if kind == "dobrushin":  # η_TV(K) = max_{x,x'} ½ Σ_y |K_x(y) − K_x'(y)| (Dobrushin paper, eq. 2)
-        return max(sum((abs(a - b) for a, b in zip(K[x], K[z])), Fraction(0)) / 2
-                   for x in range(n) for z in range(n))
+        return max(sum((abs(a - b) for a, b in zip(K[x], K[z])), Fraction(0)) / 2 for x in range(n) for z in range(n))
     if kind == "expected_loss":
         L = loss_matrix(obj, n, m)
         row_loss = [sum((K[x][y] * L[x][y] for y in range(m)), Fraction(0)) for x in range(n)]

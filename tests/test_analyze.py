@@ -1,4 +1,5 @@
 """``mechdesign analyze``: the CLI on the papers' kernels, and clear errors on bad files."""
+
 from __future__ import annotations
 
 import json
@@ -67,13 +68,16 @@ def test_npy_and_text_report(tmp_path, capsys):
     assert "disjoint_support_pairs" in out and "[[0, 2], [0, 3], [1, 2], [1, 3]]" in out  # f_alpha paper Example 5, Q
 
 
-@pytest.mark.parametrize("name,text,needle", [
-    ("bad.csv", "0.5,0.6\n0.5,0.5\n", "sums to"),
-    ("rag.csv", "0.5,0.5\n1\n", "ragged"),
-    ("neg.csv", "1.5,-0.5\n0.5,0.5\n", ">= 0"),
-    ("txt.csv", "a,b\n0.5,0.5\n", "not a number"),
-    ("k.yaml", "x", "unknown kernel format"),
-])
+@pytest.mark.parametrize(
+    "name,text,needle",
+    [
+        ("bad.csv", "0.5,0.6\n0.5,0.5\n", "sums to"),
+        ("rag.csv", "0.5,0.5\n1\n", "ragged"),
+        ("neg.csv", "1.5,-0.5\n0.5,0.5\n", ">= 0"),
+        ("txt.csv", "a,b\n0.5,0.5\n", "not a number"),
+        ("k.yaml", "x", "unknown kernel format"),
+    ],
+)
 def test_bad_files_exit_2_with_one_line(tmp_path, capsys, name, text, needle):
     path = _write(tmp_path, name, text)
     assert main(["analyze", path]) == 2
@@ -81,11 +85,14 @@ def test_bad_files_exit_2_with_one_line(tmp_path, capsys, name, text, needle):
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--prior-set", "min_mass:0.6"], "--prior-set"),
-    (["--epsilon", "log(-1)"], "--epsilon"),
-    (["--delta", "1.5"], "--delta"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--prior-set", "min_mass:0.6"], "--prior-set"),
+        (["--epsilon", "log(-1)"], "--epsilon"),
+        (["--delta", "1.5"], "--delta"),
+    ],
+)
 def test_bad_options_exit_2(tmp_path, capsys, argv, needle):
     path = _write(tmp_path, "k1.csv", K1)
     assert main(["analyze", path] + argv) == 2

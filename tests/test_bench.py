@@ -1,4 +1,5 @@
 """`mechdesign bench` on tiny grids: the outputs exist and hold sane numbers (no timing assertions)."""
+
 import csv
 
 import pytest
@@ -29,8 +30,16 @@ def _rows(path):
 
 
 def test_outputs_exist(results):
-    for name in ("README.md", "t1_theorem1.md", "t1_theorem1.csv", "t2_formulations.csv", "t3_scaling.csv",
-                 "f1_corollaries.png", "f2_rldp.png", "f3_krr_envelopes.png"):
+    for name in (
+        "README.md",
+        "t1_theorem1.md",
+        "t1_theorem1.csv",
+        "t2_formulations.csv",
+        "t3_scaling.csv",
+        "f1_corollaries.png",
+        "f2_rldp.png",
+        "f3_krr_envelopes.png",
+    ):
         assert (results / name).stat().st_size > 0, name
 
 

@@ -1,4 +1,5 @@
 """Closed forms (mechdesign.theory.bounds): printed values, limits, domains, and that each bound holds."""
+
 from __future__ import annotations
 
 import math
@@ -54,8 +55,10 @@ def test_lemma1_on_example2_kernels():
 def kernel_and_c(draw, zeros=True):
     n = draw(st.integers(2, 4))
     mm = draw(st.integers(2, 4))
-    rows = [draw(st.lists(st.integers(0 if zeros else 1, 6), min_size=mm, max_size=mm).filter(lambda r: sum(r) > 0))
-            for _ in range(n)]
+    rows = [
+        draw(st.lists(st.integers(0 if zeros else 1, 6), min_size=mm, max_size=mm).filter(lambda r: sum(r) > 0))
+        for _ in range(n)
+    ]
     K = [[F(v, sum(r)) for v in r] for r in rows]
     c = F(draw(st.integers(1, 20)), 20 * n)  # c in (0, 1/N]
     return K, c
@@ -89,7 +92,7 @@ def test_dobrushin_paper_bounds_hold_at_the_kernels_own_epsilon(Kc, seed):
         assert m.kl_divergence(PY, QY) <= b.corollary1_kl_bound(eps, cf, n, tv) * (1 + 1e-9) + 1e-12
         assert m.hellinger_squared(PY, QY) <= b.corollary2_hellinger_bound(eps, cf, n, tv) * (1 + 1e-9) + 1e-12
         # eq. (8) with the kernel's own Gamma and eta, any f (here chi^2 and f_alpha with alpha = 3)
-        for f in ("chi2", lambda t: t ** 3 - 1):
+        for f in ("chi2", lambda t: t**3 - 1):
             val = m.chi_squared(PY, QY) if f == "chi2" else m.f_alpha_divergence(PY, QY, 3)
             assert val <= b.binette_bound(f, gmax, gmin, tv, m.dobrushin(Kf)) * (1 + 1e-9) + 1e-12
 
@@ -110,10 +113,23 @@ def test_corollaries_on_kernels_designed_by_design():
     # Corollaries 1 and 2 on (eps, c)-PML kernels that design() emits (Dobrushin and expected-loss objectives)
     rng = np.random.default_rng(7)
     specs = [
-        {"alphabet": 4, "epsilon": "log(3)", "prior_set": {"kind": "min_mass", "c": 0.1}, "objective": {"kind": "dobrushin"}},
-        {"alphabet": 3, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.2},
-         "objective": {"kind": "expected_loss", "loss": rng.random((3, 3)).round(3).tolist(), "prior": [0.2, 0.3, 0.5]},
-         "output_size": 3},
+        {
+            "alphabet": 4,
+            "epsilon": "log(3)",
+            "prior_set": {"kind": "min_mass", "c": 0.1},
+            "objective": {"kind": "dobrushin"},
+        },
+        {
+            "alphabet": 3,
+            "epsilon": 1,
+            "prior_set": {"kind": "min_mass", "c": 0.2},
+            "objective": {
+                "kind": "expected_loss",
+                "loss": rng.random((3, 3)).round(3).tolist(),
+                "prior": [0.2, 0.3, 0.5],
+            },
+            "output_size": 3,
+        },
     ]
     for spec in specs:
         r = design(spec)
@@ -124,7 +140,9 @@ def test_corollaries_on_kernels_designed_by_design():
             P, Q = _random_pair(rng, n, c)
             tv = m.total_variation(P, Q)
             assert m.kl_divergence(P @ r.kernel, Q @ r.kernel) <= b.corollary1_kl_bound(eps, c, n, tv) + 1e-12
-            assert m.hellinger_squared(P @ r.kernel, Q @ r.kernel) <= b.corollary2_hellinger_bound(eps, c, n, tv) + 1e-12
+            assert (
+                m.hellinger_squared(P @ r.kernel, Q @ r.kernel) <= b.corollary2_hellinger_bound(eps, c, n, tv) + 1e-12
+            )
 
 
 def test_example3_minimax_and_sample_size():
@@ -140,8 +158,10 @@ def test_example3_minimax_and_sample_size():
 
 # ------------------------------------------------------------------ f_alpha paper
 @settings(max_examples=60, deadline=None)
-@given(st.integers(2, 5).flatmap(lambda k: st.tuples(*[st.lists(st.integers(1, 9), min_size=k, max_size=k)] * 2)),
-       st.sampled_from([1.2, 1.5, 2.0, 3.0, 6.0]))
+@given(
+    st.integers(2, 5).flatmap(lambda k: st.tuples(*[st.lists(st.integers(1, 9), min_size=k, max_size=k)] * 2)),
+    st.sampled_from([1.2, 1.5, 2.0, 3.0, 6.0]),
+)
 def test_r_alpha_and_g_alpha_sandwich_f_alpha(pq, alpha):
     p = np.array(pq[0], float) / sum(pq[0])
     q = np.array(pq[1], float) / sum(pq[1])
@@ -245,19 +265,19 @@ def _krr_constructed_lower(prior, eps_r, delta):
     d_eval = delta * (1 - 1e-9)  # the event [N] has probability delta up to float rounding
     best = m.leakage_upper_quantile(K @ W, p.tolist(), d_eval)
     # Z: output N split with weights eta (first regime: scaled eta*, second: eta(tau))
-    t1 = a * ((N - 2) * q[N - 2] - q[:N - 2].sum()) / (a * q[N - 1] - bb * q[N - 2])
+    t1 = a * ((N - 2) * q[N - 2] - q[: N - 2].sum()) / (a * q[N - 1] - bb * q[N - 2])
     if theta <= t1:
-        eta = a * (q[N - 2] - q[:N - 1]) / (a * q[N - 1] - bb * q[N - 2]) * theta / t1
+        eta = a * (q[N - 2] - q[: N - 1]) / (a * q[N - 1] - bb * q[N - 2]) * theta / t1
     else:
         tau = ((N - 1) * a + theta * bb) / delta
-        eta = np.clip((a - tau * q[:N - 1]) / (tau * q[N - 1] - bb), 0, None)
+        eta = np.clip((a - tau * q[: N - 1]) / (tau * q[N - 1] - bb), 0, None)
     if eta.sum() <= theta + 1e-9:
         Z = np.zeros((k, N))
         for j in range(k):
             if j < N - 1:
                 Z[j, j] = 1
             elif j == N - 1:
-                Z[j, :N - 1], Z[j, N - 1] = eta, max(0.0, 1 - eta.sum())
+                Z[j, : N - 1], Z[j, N - 1] = eta, max(0.0, 1 - eta.sum())
             else:
                 Z[j, N - 1] = 1
         best = max(best, m.leakage_upper_quantile(K @ Z, p.tolist(), d_eval))

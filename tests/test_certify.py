@@ -3,6 +3,7 @@
 The checks here are written independently of mechdesign.certify.exact (plain Fractions, vertices of
 each prior set enumerated by hand), so a bug there cannot hide behind itself.
 """
+
 import math
 from fractions import Fraction
 from itertools import product
@@ -93,8 +94,14 @@ def test_to_grid_gives_exact_doubles_with_rows_summing_to_one():
 
 PRIOR_SETS = [
     (Simplex(kind="simplex"), lambda n: [[Fraction(int(i == j)) for i in range(n)] for j in range(n)]),
-    (MinMass(kind="min_mass", c=Fraction(1, 10)), lambda n: [[Fraction(1, 10) + (1 - Fraction(n, 10)) * (i == j) for i in range(n)] for j in range(n)]),
-    (Point(kind="point", prior=[Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)]), lambda n: [[Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)]]),
+    (
+        MinMass(kind="min_mass", c=Fraction(1, 10)),
+        lambda n: [[Fraction(1, 10) + (1 - Fraction(n, 10)) * (i == j) for i in range(n)] for j in range(n)],
+    ),
+    (
+        Point(kind="point", prior=[Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)]),
+        lambda n: [[Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)]],
+    ),
 ]
 
 
@@ -118,8 +125,12 @@ def _box_vertices(lower, upper):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 20), min_size=3, max_size=3), min_size=3, max_size=3).filter(
-    lambda rows: all(sum(r) > 0 for r in rows)), st.integers(0, 3))
+@given(
+    st.lists(st.lists(st.integers(0, 20), min_size=3, max_size=3), min_size=3, max_size=3).filter(
+        lambda rows: all(sum(r) > 0 for r in rows)
+    ),
+    st.integers(0, 3),
+)
 def test_check_matches_brute_force_over_vertices(rows, which):
     K = [[Fraction(v, sum(r)) for v in r] for r in rows]
     lower, upper = [Fraction(1, 10), Fraction(1, 5), Fraction(0)], [Fraction(1, 2), Fraction(3, 5), Fraction(1)]
@@ -177,13 +188,23 @@ def test_every_prior_set_kind_gives_a_certified_kernel(kind):
         "l1_ball": {"kind": "l1_ball", "center": [0.25] * 4, "radius": 0.3},
         "hull": {"kind": "hull", "priors": [[0.25] * 4, [0.4, 0.3, 0.2, 0.1], [0.1, 0.1, 0.1, 0.7]]},
     }
-    for objective in [{"kind": "dobrushin"}, {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"},
-                      {"kind": "expected_loss", "loss": "squared", "prior": "uniform"}]:
+    for objective in [
+        {"kind": "dobrushin"},
+        {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"},
+        {"kind": "expected_loss", "loss": "squared", "prior": "uniform"},
+    ]:
         result = design({"alphabet": n, "epsilon": 0.9, "prior_set": prior_sets[kind], "objective": objective})
         assert result.is_ok, (kind, objective, result.status)
         assert result.certificate.leakage <= 0.9 + 1e-12
         assert result.certificate.gap <= 1e-7
         for backend in ["cvxpy"]:
-            other = design({"alphabet": n, "epsilon": 0.9, "prior_set": prior_sets[kind], "objective": objective,
-                            "solver": {"backend": backend}})
+            other = design(
+                {
+                    "alphabet": n,
+                    "epsilon": 0.9,
+                    "prior_set": prior_sets[kind],
+                    "objective": objective,
+                    "solver": {"backend": backend},
+                }
+            )
             assert other.objective == pytest.approx(result.objective, abs=1e-8)

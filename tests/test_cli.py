@@ -1,4 +1,5 @@
 """The command line contract (DESIGN.md §3): report, JSON keys, exit statuses."""
+
 import json
 import subprocess
 import sys
@@ -41,8 +42,10 @@ def test_report_and_output_file(tmp_path, capsys):
 
 def test_time_limit_exits_1_without_a_traceback(tmp_path, capsys):
     spec = tmp_path / "big.yaml"
-    spec.write_text("alphabet: 150\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.003}\n"
-                    "objective: {kind: expected_loss, loss: absolute}\nsolver: {time_limit: 0.01, method: ipm}\n")
+    spec.write_text(
+        "alphabet: 150\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.003}\n"
+        "objective: {kind: expected_loss, loss: absolute}\nsolver: {time_limit: 0.01, method: ipm}\n"
+    )
     status = main(["solve", str(spec), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert status == 1
@@ -52,8 +55,12 @@ def test_time_limit_exits_1_without_a_traceback(tmp_path, capsys):
 
 
 def test_installed_console_script_runs_an_example():
-    proc = subprocess.run([sys.executable, "-m", "mechdesign.cli", "solve", str(THEOREM1), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", "solve", str(THEOREM1), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "optimal"
 
@@ -61,8 +68,9 @@ def test_installed_console_script_runs_an_example():
 def test_bad_spec_via_subprocess_exits_2_with_one_line(tmp_path):
     spec = tmp_path / "bad.yaml"
     spec.write_text("alphabet: 4\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.3}\nobjective: {kind: dobrushin}\n")
-    proc = subprocess.run([sys.executable, "-m", "mechdesign.cli", "solve", str(spec)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", "solve", str(spec)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "prior_set.c" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -1,4 +1,5 @@
 """Issue 12 item 12: shell completion generated from the parser, exercised in a real bash."""
+
 from __future__ import annotations
 
 import os
@@ -16,15 +17,22 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_bash_completion_completes_commands_and_options(tmp_path):
     pytest.importorskip("shtab")
     script = tmp_path / "mechdesign.bash"
-    r = subprocess.run([sys.executable, "-m", "mechdesign.cli", "completion", "bash"], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", "completion", "bash"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     script.write_text(r.stdout)
 
     def complete(*words):
         line = " ".join(words)
-        code = (f"source {script}; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; COMP_LINE='{line}'; "
-                "COMP_POINT=${#COMP_LINE}; _shtab_mechdesign; echo \"${COMPREPLY[@]}\"")
+        code = (
+            f"source {script}; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; COMP_LINE='{line}'; "
+            'COMP_POINT=${#COMP_LINE}; _shtab_mechdesign; echo "${COMPREPLY[@]}"'
+        )
         return subprocess.run(["bash", "-c", code], capture_output=True, text=True, timeout=60).stdout.split()
 
     assert complete("mechdesign", "sol") == ["solve"]

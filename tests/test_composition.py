@@ -1,6 +1,7 @@
 """Repeated release and parallel composition (issue 16): the efficient computation against the product
 channel written out in full, with the worst-case prior computed by Lemma 4 of the Dobrushin paper in the
 test itself."""
+
 from __future__ import annotations
 
 import itertools
@@ -45,27 +46,37 @@ def test_krr_k_fold_ldp_is_exactly_k_epsilon(k):
     rr = repeated_release(K, Simplex(kind="simplex"), k)
     assert rr.exact
     assert rr.ldp == pytest.approx(k * math.log(3), rel=1e-15)
-    assert rr.epsilon == pytest.approx(k * math.log(3), rel=1e-15)   # over all priors, PML sup = LDP
+    assert rr.epsilon == pytest.approx(k * math.log(3), rel=1e-15)  # over all priors, PML sup = LDP
     assert rr.worst_counts is not None and sorted(rr.worst_counts)[-1] == k
 
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_min_mass_design_repeated_equals_the_full_product_channel(k):
     c = F(1, 20)
-    res = design({"alphabet": 4, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": "1/20"},
-                  "objective": {"kind": "expected_loss", "loss": "hamming"}})
+    res = design(
+        {
+            "alphabet": 4,
+            "epsilon": 1,
+            "prior_set": {"kind": "min_mass", "c": "1/20"},
+            "objective": {"kind": "expected_loss", "loss": "hamming"},
+        }
+    )
     K = res.exact_kernel.fractions()
     rr = repeated_release(res.exact_kernel, MinMass(kind="min_mass", c=c), k)
     ref = lemma4_capacity(full_product(K, k), c)
     assert rr.exact
     assert rr.epsilon == pytest.approx(math.log(ref), rel=1e-12, abs=1e-15)
-    assert rr.epsilon > res.certificate.leakage - 1e-12            # k reports never cost less than one
+    assert rr.epsilon > res.certificate.leakage - 1e-12  # k reports never cost less than one
 
 
 def test_point_prior_repeated_equals_the_full_product_channel():
     prior = [F(1, 10), F(2, 10), F(3, 10), F(4, 10)]
-    K = [[F(1, 2), F(1, 4), F(1, 4)], [F(1, 3), F(1, 3), F(1, 3)], [F(1, 8), F(3, 8), F(1, 2)],
-         [F(1, 5), F(2, 5), F(2, 5)]]
+    K = [
+        [F(1, 2), F(1, 4), F(1, 4)],
+        [F(1, 3), F(1, 3), F(1, 3)],
+        [F(1, 8), F(3, 8), F(1, 2)],
+        [F(1, 5), F(2, 5), F(2, 5)],
+    ]
     full = full_product(K, 3)
     ref = max(max(col) / sum(p * v for p, v in zip(prior, col)) for col in zip(*full))
     rr = repeated_release(K, Point(kind="point", prior=prior), 3)

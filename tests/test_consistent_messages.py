@@ -1,4 +1,5 @@
 """Issue 12 item 7: messages that contradicted each other."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,10 @@ def test_analyze_delta_reaches_the_bounds_table(tmp_path, capsys):
 
 def test_coarse_grid_with_a_large_gap_is_not_reported_optimal(tmp_path, capsys):
     spec = tmp_path / "s.yaml"
-    spec.write_text("alphabet: 2\nepsilon: 1\nprior_set: {kind: simplex}\n"
-                    "objective: {kind: dobrushin}\nsolver: {denominator_bits: 2}\n")
+    spec.write_text(
+        "alphabet: 2\nepsilon: 1\nprior_set: {kind: simplex}\n"
+        "objective: {kind: dobrushin}\nsolver: {denominator_bits: 2}\n"
+    )
     status, out, _ = _run(capsys, "solve", spec, "--json")
     r = json.loads(out)
     gap = r["certificate"]["gap"]

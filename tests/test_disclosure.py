@@ -6,6 +6,7 @@ Expected values: printed numbers of the paper (0.36 in Example 3.3), closed form
 comments, brute-force recomputation from the definitions written here (posteriors, Laplace densities
 by summation over the binomial), or scipy.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -82,8 +83,14 @@ def test_disclosure_definition_and_theorem3_ubiquity():
         K = np.array([[float(Fraction(v).limit_denominator(1000)) for v in row] for row in K])
         K = K / K.sum(axis=1, keepdims=True)
         labels = list(rng.integers(0, 2, 4))
-        verdicts = {d.discloses(K, labels, adv) for adv in ([Fraction(1, 4)] * 4, [Fraction(1, 10)] * 3 + [Fraction(7, 10)],
-                                                              [Fraction(1, 2), Fraction(1, 6), Fraction(1, 6), Fraction(1, 6)])}
+        verdicts = {
+            d.discloses(K, labels, adv)
+            for adv in (
+                [Fraction(1, 4)] * 4,
+                [Fraction(1, 10)] * 3 + [Fraction(7, 10)],
+                [Fraction(1, 2), Fraction(1, 6), Fraction(1, 6), Fraction(1, 6)],
+            )
+        }
         assert len(verdicts) == 1
         assert verdicts.pop() == _brute_discloses(K, [Fraction(1, 4)] * 4, labels)
         count += _brute_discloses(K, [Fraction(1, 4)] * 4, labels)
@@ -101,7 +108,7 @@ def test_theorem4_no_high_entropy_attribute_is_disclosed():
         for labels in itertools.product(range(3), repeat=n):
             h = d.attribute_min_entropy(p, list(labels))
             if d.discloses(K, list(labels)):
-                assert h <= eps + 1e-12   # Theorem 4 (contrapositive)
+                assert h <= eps + 1e-12  # Theorem 4 (contrapositive)
                 checked += 1
     assert checked > 50
 
@@ -190,8 +197,15 @@ def test_below_the_set_threshold_designed_kernels_have_finite_capacity():
 
     n, c = 4, 0.15
     eps = 0.99 * -math.log(1 - c)
-    r = design({"alphabet": n, "epsilon": eps, "prior_set": {"kind": "min_mass", "c": c},
-                "objective": {"kind": "dobrushin"}, "output_size": 2})
+    r = design(
+        {
+            "alphabet": n,
+            "epsilon": eps,
+            "prior_set": {"kind": "min_mass", "c": c},
+            "objective": {"kind": "dobrushin"},
+            "output_size": 2,
+        }
+    )
     assert measures.ldp(r.kernel) < math.inf
 
 
@@ -200,9 +214,9 @@ def test_epsilon_for_requirement():
     ps = MinMass(kind="min_mass", c=0.1)
     n = 5
     t = -math.log(0.9)  # log 1/(1 - c)
-    ch = d.epsilon_for_requirement(ps, n, protect_min_entropy=0.05)   # h < t: Proposition 7 wins
+    ch = d.epsilon_for_requirement(ps, n, protect_min_entropy=0.05)  # h < t: Proposition 7 wins
     assert ch.strict and ch.epsilon == pytest.approx(t) and "Proposition 7" in ch.theorem
-    ch = d.epsilon_for_requirement(ps, n, protect_min_entropy=0.5)    # h > t: Theorem 4 at eps = h
+    ch = d.epsilon_for_requirement(ps, n, protect_min_entropy=0.5)  # h > t: Theorem 4 at eps = h
     assert not ch.strict and ch.epsilon == 0.5 and "Theorem 4" in ch.theorem
     ch = d.epsilon_for_requirement(ps, n, no_singling_out=True)
     assert ch.epsilon == pytest.approx(-math.log(1 - 4 * 0.1)) and "Corollary 8" in ch.theorem
@@ -236,7 +250,7 @@ def test_example33_negative_answer_bound():
 
 # ------------------------------------------------------------------ §4: Theorems 9, 11, Proposition 12
 def _random_db_kernel(rng, dsize, n, m):
-    K = rng.random((dsize ** n, m)) + 0.05
+    K = rng.random((dsize**n, m)) + 0.05
     return K / K.sum(axis=1, keepdims=True)
 
 
@@ -286,8 +300,9 @@ def test_theorem11_free_lunch_is_the_leakage_capacity_and_the_sup_of_entry_pml()
     eps = d.free_lunch_epsilon(K)
     assert eps == pytest.approx(measures.leakage_capacity(K, Simplex(kind="simplex")), rel=1e-12)  # (1), Theorem 2
     # (3): a correlated prior with mass 1 - eta on the minimising database and eta on the maximising one
-    y, hi, lo = max(((y, a, b) for y in range(3) for a in range(4) for b in range(4)),
-                    key=lambda t: K[t[1], t[0]] / K[t[2], t[0]])
+    y, hi, lo = max(
+        ((y, a, b) for y in range(3) for a in range(4) for b in range(4)), key=lambda t: K[t[1], t[0]] / K[t[2], t[0]]
+    )
     dbs = d.database_index(2, 2)
     i = next(j for j in range(2) if dbs[hi][j] != dbs[lo][j])
     eta, tiny = 1e-5, 1e-9
@@ -332,11 +347,14 @@ def _laplace_db_pml_bruteforce(n, eps, p, eta, y):
     """ℓ(D_1 → y) by enumerating the 2^n databases and evaluating Laplace densities (definition of PML)."""
     b = 1 / (n * eps)
     dbs = d.database_index(2, n)
-    prior = np.array([(1 - eta) * ((p if all(x) else 0) + ((1 - p) if not any(x) else 0)) + eta / 2 ** n for x in dbs])
+    prior = np.array([(1 - eta) * ((p if all(x) else 0) + ((1 - p) if not any(x) else 0)) + eta / 2**n for x in dbs])
     dens = np.array([math.exp(-abs(y - sum(x) / n) / b) / (2 * b) for x in dbs])
     py = prior @ dens
-    cond = [sum(prior[r] * dens[r] for r, x in enumerate(dbs) if x[0] == v) / sum(prior[r] for r, x in enumerate(dbs) if x[0] == v)
-            for v in (0, 1)]
+    cond = [
+        sum(prior[r] * dens[r] for r, x in enumerate(dbs) if x[0] == v)
+        / sum(prior[r] for r, x in enumerate(dbs) if x[0] == v)
+        for v in (0, 1)
+    ]
     return math.log(max(cond) / py)
 
 
@@ -344,12 +362,13 @@ def _laplace_db_pml_bruteforce(n, eps, p, eta, y):
 def test_theorem10_closed_form_matches_bruteforce(n, eps, p, eta):
     for y in (1.0, 1.7):
         assert d.theorem10_correlated_laplace_leakage(n, eps, p, eta) == pytest.approx(
-            _laplace_db_pml_bruteforce(n, eps, p, eta, y), rel=1e-10)
+            _laplace_db_pml_bruteforce(n, eps, p, eta, y), rel=1e-10
+        )
 
 
 @pytest.mark.parametrize("eps, delta", [(0.1, 0.05), (0.5, 0.01), (0.01, 0.1)])
 def test_theorem10_correlated_data_leak_almost_eps_max(eps, delta):
     n, leak = d.theorem10_construction(eps, delta, p=0.5)
     # the mechanism is eps-DP: Laplace with scale b = 1/(n eps) on a query of sensitivity 1/n (Dwork et al.)
-    assert leak > math.log(2) - delta - 1e-9   # eps_max(D_1) = log 2 for p = 1/2 (eta = 1e-12)
-    assert leak > eps                          # far above the DP parameter
+    assert leak > math.log(2) - delta - 1e-9  # eps_max(D_1) = log 2 for p = 1/2 (eta = 1e-12)
+    assert leak > eps  # far above the DP parameter

@@ -4,6 +4,7 @@ Reference values: Theorem 1 (Ξ(ε,c)), Theorem 2 (η = 1 for ε ≥ log(2/(Nc))
 Kairouz et al.), Remark 1 (c = 1/N), Remark 2 (two-level extremal column), Example 1 (N = 2).
 The closed forms are written out again here from the paper, not imported from mechdesign.theory.bounds.
 """
+
 import math
 from fractions import Fraction
 
@@ -24,8 +25,13 @@ def paper_xi(eps: float, c: float, n: int) -> float:
 
 
 def _spec(n, eps, c, **extra):
-    return {"alphabet": n, "epsilon": eps, "prior_set": {"kind": "min_mass", "c": c},
-            "objective": {"kind": "dobrushin"}, **extra}
+    return {
+        "alphabet": n,
+        "epsilon": eps,
+        "prior_set": {"kind": "min_mass", "c": c},
+        "objective": {"kind": "dobrushin"},
+        **extra,
+    }
 
 
 @st.composite
@@ -102,8 +108,14 @@ def test_limits_ldp_and_uniform():
     assert ldp.certificate.closed_form is not None and "LDP" in ldp.certificate.closed_form.name
     c0 = design(_spec(4, eps, 0))
     assert c0.objective == pytest.approx(ldp.objective, abs=1e-9)
-    uniform = design({"alphabet": 4, "epsilon": 0.3, "prior_set": {"kind": "point", "prior": [0.25] * 4},
-                      "objective": {"kind": "dobrushin"}})
+    uniform = design(
+        {
+            "alphabet": 4,
+            "epsilon": 0.3,
+            "prior_set": {"kind": "point", "prior": [0.25] * 4},
+            "objective": {"kind": "dobrushin"},
+        }
+    )
     assert uniform.objective == pytest.approx(math.exp(0.3) - 1, abs=1e-9)  # Remark 1
 
 
@@ -123,8 +135,12 @@ def test_huge_epsilon_does_not_overflow():
 def test_non_symmetric_prior_set_solves_every_pair():
     # a hull of two priors is not permutation invariant: at most N(N−1)/2 pair LPs (the lazy engine
     # skips the pairs its dual bounds already rule out; tests/test_dobrushin_pairs.py checks the optimum)
-    spec = {"alphabet": 4, "epsilon": 1, "prior_set": {"kind": "hull", "priors": [[0.25] * 4, [0.7, 0.1, 0.1, 0.1]]},
-            "objective": {"kind": "dobrushin"}}
+    spec = {
+        "alphabet": 4,
+        "epsilon": 1,
+        "prior_set": {"kind": "hull", "priors": [[0.25] * 4, [0.7, 0.1, 0.1, 0.1]]},
+        "objective": {"kind": "dobrushin"},
+    }
     result = design(spec)
     assert 1 <= result.solve.lps <= 6
     assert result.is_ok

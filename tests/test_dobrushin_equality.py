@@ -4,6 +4,7 @@ comparison bound, and Example 3 as printed versus its own Le Cam step.
 Expected values are closed forms derived in the comments (no values from our own code), mpmath, or
 the paper's printed formulas.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,15 +59,22 @@ def test_proposition2_equality(n, c):
 
 def test_remark2_odd_n_no_two_level_column_yet_lp_reaches_xi():
     n, c, eps = 3, 0.2, 1.1
-    assert eps < math.log(2 / (n * c))   # Theorem 3 regime
-    for q in (1, 2):                     # e^eps c max(q, N - q) = 1.20 > 1 for both
+    assert eps < math.log(2 / (n * c))  # Theorem 3 regime
+    for q in (1, 2):  # e^eps c max(q, N - q) = 1.20 > 1 for both
         with pytest.raises(ValueError, match="Remark 2"):
             b.remark2_column(eps, c, n, q)
     from mechdesign.design import design
 
-    r = design({"alphabet": n, "epsilon": eps, "prior_set": {"kind": "min_mass", "c": c},
-                "objective": {"kind": "dobrushin"}, "output_size": 2})
-    expected = (math.exp(eps) - 1) / (math.exp(eps) * (1 - n * c) + 1)   # Theorem 1, Ξ(1.1, 0.2) = 0.91030
+    r = design(
+        {
+            "alphabet": n,
+            "epsilon": eps,
+            "prior_set": {"kind": "min_mass", "c": c},
+            "objective": {"kind": "dobrushin"},
+            "output_size": 2,
+        }
+    )
+    expected = (math.exp(eps) - 1) / (math.exp(eps) * (1 - n * c) + 1)  # Theorem 1, Ξ(1.1, 0.2) = 0.91030
     assert r.is_ok and r.objective == pytest.approx(expected, abs=1e-9)
     levels = np.unique(np.round(np.asarray(r.kernel)[:, 0], 9))
     assert len(levels) == 3
@@ -98,13 +106,13 @@ def test_example3_printed_value_and_le_cam_step():
     Both recomputed here in mpmath from the printed formulas; the code returns the second."""
     mp.mp.dps = 30
     eps, c, delta, n = 1, mp.mpf("0.1"), mp.mpf("0.1"), 50
-    Xi = (mp.e ** eps - 1) / (mp.e ** eps * (1 - 4 * c) + 1)
-    L = mp.log((1 - 4 * c) * mp.e ** eps + 1)
+    Xi = (mp.e**eps - 1) / (mp.e**eps * (1 - 4 * c) + 1)
+    L = mp.log((1 - 4 * c) * mp.e**eps + 1)
     printed = mp.mpf(1) / 2 * mp.exp(-n * Xi * L * delta)
     le_cam = delta / 4 * mp.exp(-n * Xi * L * 2 * delta)
     assert dp.example3_minimax_lower_bound_as_printed(1.0, 0.1, 0.1, 50) == pytest.approx(float(printed), rel=1e-12)
     assert b.example3_minimax_lower_bound(1.0, 0.1, 0.1, 50) == pytest.approx(float(le_cam), rel=1e-12)
-    assert float(printed) > float(le_cam)   # the printed constant is not implied by the derivation
+    assert float(printed) > float(le_cam)  # the printed constant is not implied by the derivation
     # TV(P_θ0, P_θ1) = 2δ, the step the printed formula misses
     P0 = np.array([0.25 - 0.1, 0.25 + 0.1, 0.25, 0.25])
     P1 = np.array([0.25 + 0.1, 0.25 - 0.1, 0.25, 0.25])

@@ -7,6 +7,7 @@ polytope 𝒫 the PML constraint of a column k is  k_x ≤ e^ε v·k  for every 
 of 𝒫 (DESIGN.md §2). This test enumerates the vertices of each prior set itself (point, hull, box,
 ℓ1-ball) and solves every pair with scipy.optimize.linprog: no mechdesign LP code is involved.
 """
+
 import itertools
 import math
 from fractions import Fraction
@@ -101,7 +102,7 @@ for n, eps in [(4, 0.3), (6, 0.2)]:
 @pytest.mark.parametrize("name,n,eps,prior_set,vertices", CASES, ids=[c[0] for c in CASES])
 def test_lazy_pairs_reach_the_optimum_of_every_pair_lp(name, n, eps, prior_set, vertices):
     result = design(_dob(n, eps, prior_set))
-    assert "pair" in result.solve.method            # the lazy engine ran, not the one-LP path
+    assert "pair" in result.solve.method  # the lazy engine ran, not the one-LP path
     expected = eta_by_vertices(vertices, eps)
     assert result.is_ok, (result.status, result.solve.message)
     assert result.certificate.lp_objective == pytest.approx(expected, abs=1e-8)
@@ -148,7 +149,7 @@ def test_pair_bounds_from_one_dual_bound_every_pair_like_dual_bound():
             if a == c:
                 continue
             cost = np.zeros(lp.num_cols)
-            cost[p[a]], cost[p[c]] = -1.0, 1.0       # minimise p_c − p_a (sense −1 stores −objective)
+            cost[p[a]], cost[p[c]] = -1.0, 1.0  # minimise p_c − p_a (sense −1 stores −objective)
             ab = dual_bound(replace(lp, c=cost), y)
             cost[p[a]], cost[p[c]] = 1.0, -1.0
             ba = dual_bound(replace(lp, c=cost), y)
@@ -165,12 +166,17 @@ def test_fractions_in_the_spec_are_kept():
     assert result.objective == pytest.approx(expected, abs=1e-8)
 
 
-@pytest.mark.parametrize("prior_set,vertices", [
-    ({"kind": "point", "prior": [0.1, 0.1, 0.2, 0.2, 0.4]}, [[0.1, 0.1, 0.2, 0.2, 0.4]]),
-    ({"kind": "hull", "priors": [[0.1, 0.1, 0.3, 0.5], [0.2, 0.2, 0.3, 0.3]]},
-     [[0.1, 0.1, 0.3, 0.5], [0.2, 0.2, 0.3, 0.3]]),
-    ({"kind": "point", "prior": [0.05, 0.3, 0.05, 0.3, 0.3]}, [[0.05, 0.3, 0.05, 0.3, 0.3]]),
-])
+@pytest.mark.parametrize(
+    "prior_set,vertices",
+    [
+        ({"kind": "point", "prior": [0.1, 0.1, 0.2, 0.2, 0.4]}, [[0.1, 0.1, 0.2, 0.2, 0.4]]),
+        (
+            {"kind": "hull", "priors": [[0.1, 0.1, 0.3, 0.5], [0.2, 0.2, 0.3, 0.3]]},
+            [[0.1, 0.1, 0.3, 0.5], [0.2, 0.2, 0.3, 0.3]],
+        ),
+        ({"kind": "point", "prior": [0.05, 0.3, 0.05, 0.3, 0.3]}, [[0.05, 0.3, 0.05, 0.3, 0.3]]),
+    ],
+)
 def test_symbols_with_equal_entries_share_their_pairs_value(prior_set, vertices):
     """Classes of interchangeable symbols: one pair per pair of classes is solved, and the value is
     still the maximum over *every* pair of the independent LP."""
@@ -180,4 +186,4 @@ def test_symbols_with_equal_entries_share_their_pairs_value(prior_set, vertices)
     assert result.is_ok
     assert result.objective == pytest.approx(expected, abs=1e-8)
     assert result.certificate.dual_bound >= expected - 1e-12
-    assert result.solve.lps <= 6          # at most one LP per pair of classes (3 classes here, 2 for the hull)
+    assert result.solve.lps <= 6  # at most one LP per pair of classes (3 classes here, 2 for the hull)

@@ -5,6 +5,7 @@ four-level prior, the k-RR (ε, δ)-LDP curve of Figure 2, and Figure 1's quanti
 Expected values: the paper's printed numbers, closed forms derived in comments, and brute force over
 all events E ⊆ Y (eq. 3's max form) written here.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,7 +40,7 @@ def test_privacy_profile_is_the_max_over_events_and_bounds_failure_probability()
         for eps in (0.1, 0.5, 1.0):
             d = e.privacy_profile(K, eps)
             assert d == pytest.approx(_brute_profile(K, eps), abs=1e-12)
-            assert d <= e.dp_failure_probability(K, eps) + 1e-12   # "δ merely lower bounds" (§II-B)
+            assert d <= e.dp_failure_probability(K, eps) + 1e-12  # "δ merely lower bounds" (§II-B)
             # eq. (4): (ε, δ*)-DP gives the tail bound at kε
             for k in (2, 3):
                 assert e.dp_failure_probability(K, k * eps) <= e.adp_tail_bound(d, eps, k) + 1e-12
@@ -48,7 +49,7 @@ def test_privacy_profile_is_the_max_over_events_and_bounds_failure_probability()
 def test_example1_probabilistic_dp_not_closed_under_post_processing():
     eps, delta = 1.0, 0.05
     K = e.example1_kernel(eps, delta)
-    assert e.is_probabilistic_dp(K, eps, delta)          # bad sets {1} and {4} have probability δ (printed)
+    assert e.is_probabilistic_dp(K, eps, delta)  # bad sets {1} and {4} have probability δ (printed)
     Z = K @ e.example1_post_processing()
     # printed: P_{Z|X=0}(⊥) = δ + e^ε/(1+e^ε)(1−δ) > e^ε P_{Z|X=1}(⊥), so the guarantee fails
     assert Z[0, 0] == pytest.approx(delta + math.exp(eps) / (1 + math.exp(eps)) * (1 - delta), rel=1e-12)
@@ -62,16 +63,16 @@ def _z_kernel():
 
 def test_theorem1_i_printed_values_psi1_increases():
     eps = math.log(10 / 9)
-    assert e.psi1(e.example2_kernel(), U4, eps) == pytest.approx(13 / 180, rel=1e-12)   # printed
-    assert e.psi1(_z_kernel(), U4, eps) == pytest.approx(2 / 27, rel=1e-12)             # printed
+    assert e.psi1(e.example2_kernel(), U4, eps) == pytest.approx(13 / 180, rel=1e-12)  # printed
+    assert e.psi1(_z_kernel(), U4, eps) == pytest.approx(2 / 27, rel=1e-12)  # printed
     assert 13 / 180 < 2 / 27
 
 
 def test_psi2_printed_values_and_failure_probability():
     K = e.example2_kernel()
-    assert e.psi2(K, U4, math.log(3)) == pytest.approx(0.05, rel=1e-12)            # printed
-    assert e.psi2(K, U4, math.log(10 / 9)) == pytest.approx(13 / 90, rel=1e-12)    # printed
-    assert measures.pml_tail_probability(K, U4, math.log(10 / 9)) == pytest.approx(0.1)   # printed
+    assert e.psi2(K, U4, math.log(3)) == pytest.approx(0.05, rel=1e-12)  # printed
+    assert e.psi2(K, U4, math.log(10 / 9)) == pytest.approx(13 / 90, rel=1e-12)  # printed
+    assert measures.pml_tail_probability(K, U4, math.log(10 / 9)) == pytest.approx(0.1)  # printed
     assert measures.pml_tail_probability(K, U4, math.log(3)) == pytest.approx(0.1)
 
 
@@ -90,8 +91,8 @@ def test_delta_c_bounds_example2():
     lo, up = e.delta_c_bounds(K, U4, math.log(10 / 9))
     # Z = h(Y) of Example 2 is equiprobable with leakage log(6/5) > log(10/9): δ_c ≥ 1/2 (printed values)
     assert lo >= 0.5 and up == 1.0
-    lo, up = e.delta_c_bounds(K, U4, 1.0)   # log(10/9) < 1 < log 4: bad set of probability 0.1
-    assert 0.1 <= lo <= up <= math.exp(math.log(1.4) - 1.0) + 1e-12   # ℒ = log(0.2 + 0.2 + 0.5 + 0.5)
+    lo, up = e.delta_c_bounds(K, U4, 1.0)  # log(10/9) < 1 < log 4: bad set of probability 0.1
+    assert 0.1 <= lo <= up <= math.exp(math.log(1.4) - 1.0) + 1e-12  # ℒ = log(0.2 + 0.2 + 0.5 + 0.5)
     assert e.delta_c_bounds(K, U4, math.log(4)) == (0.0, 0.0)
 
 
@@ -107,7 +108,7 @@ def test_figure1_quantiles_printed():
 def test_four_level_prior():
     p = e.four_level_prior(12, 0.1)
     assert p.sum() == pytest.approx(1.0, rel=1e-15)
-    assert np.allclose(p[:3], 0.7 / 12) and np.allclose(p[-3:], 1.3 / 12)   # m_0 = 1 − 3ρ, m_3 = 1 + 3ρ
+    assert np.allclose(p[:3], 0.7 / 12) and np.allclose(p[-3:], 1.3 / 12)  # m_0 = 1 − 3ρ, m_3 = 1 + 3ρ
 
 
 def test_krr_ldp_curve_closed_form():
@@ -115,11 +116,10 @@ def test_krr_ldp_curve_closed_form():
     for d in (0.01, 0.1, 0.3):
         eps = e.krr_ldp_epsilon(k, eps_r, d)
         assert _brute_profile(bounds.krr_kernel(k, eps_r), eps) == pytest.approx(d, abs=1e-12) or eps == 0.0
-    assert e.krr_ldp_epsilon(k, eps_r, 1e-12) == pytest.approx(eps_r, abs=1e-9)   # δ → 0: ε_r-LDP
+    assert e.krr_ldp_epsilon(k, eps_r, 1e-12) == pytest.approx(eps_r, abs=1e-9)  # δ → 0: ε_r-LDP
 
 
-@pytest.mark.parametrize("k, prior", [(3, [1 / 3] * 3), (5, [0.1, 0.1, 0.2, 0.3, 0.3]),
-                                      (12, "four"), (20, "four")])
+@pytest.mark.parametrize("k, prior", [(3, [1 / 3] * 3), (5, [0.1, 0.1, 0.2, 0.3, 0.3]), (12, "four"), (20, "four")])
 def test_figure2_panels_lower_below_upper(k, prior):
     if prior == "four":
         prior = e.four_level_prior(k, 0.1)

@@ -4,6 +4,7 @@ Expected values are closed forms of the disclosure paper's thresholds for Q_X(c)
 (Proposition 7 for every prior in the set), −log(1 − (N − 1)c) (Corollary 8), and ε = h (Theorem 4);
 Theorem 6's bound log(1 + c/(1 − c) e^{−C}) with C = log 4 for the kernel used.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,15 +22,17 @@ def _run(capsys, *argv):
 
 
 def test_epsilon_protect_min_entropy_theorem4(capsys):
-    status, out, _ = _run(capsys, "epsilon", "--prior-set", "min_mass:0.1", "--alphabet", "5",
-                          "--protect-min-entropy", "0.5", "--json")
+    status, out, _ = _run(
+        capsys, "epsilon", "--prior-set", "min_mass:0.1", "--alphabet", "5", "--protect-min-entropy", "0.5", "--json"
+    )
     res = json.loads(out)
     assert status == 0 and res["epsilon"] == 0.5 and res["strict"] is False and "Theorem 4" in res["theorem"]
 
 
 def test_epsilon_protect_below_the_set_threshold_is_proposition7(capsys):
-    status, out, _ = _run(capsys, "epsilon", "--prior-set", "min_mass:0.1", "--alphabet", "5",
-                          "--protect-min-entropy", "0.01", "--json")
+    status, out, _ = _run(
+        capsys, "epsilon", "--prior-set", "min_mass:0.1", "--alphabet", "5", "--protect-min-entropy", "0.01", "--json"
+    )
     res = json.loads(out)
     assert res["epsilon"] == pytest.approx(math.log(1 / 0.9), rel=1e-12) and res["strict"] is True
 
@@ -40,12 +43,15 @@ def test_epsilon_no_singling_out_for_a_point_prior(capsys):
     assert status == 0 and res["alphabet"] == 3 and res["epsilon"] == pytest.approx(math.log(2), rel=1e-12)
 
 
-@pytest.mark.parametrize("argv, field", [
-    (["--prior-set", "min_mass:0.1", "--no-disclosure"], "--alphabet"),
-    (["--prior-set", "min_mass:0.5", "--alphabet", "5", "--no-disclosure"], "--prior-set"),
-    (["--prior-set", "simplex", "--alphabet", "5", "--protect-min-entropy", "-1"], "--protect-min-entropy"),
-    (["--prior-set", "simplex", "--alphabet", "5"], "requirement"),
-])
+@pytest.mark.parametrize(
+    "argv, field",
+    [
+        (["--prior-set", "min_mass:0.1", "--no-disclosure"], "--alphabet"),
+        (["--prior-set", "min_mass:0.5", "--alphabet", "5", "--no-disclosure"], "--prior-set"),
+        (["--prior-set", "simplex", "--alphabet", "5", "--protect-min-entropy", "-1"], "--protect-min-entropy"),
+        (["--prior-set", "simplex", "--alphabet", "5"], "requirement"),
+    ],
+)
 def test_epsilon_bad_input_is_one_line_exit_2(capsys, argv, field):
     status, _, err = _run(capsys, "epsilon", *argv)
     assert status == 2 and field in err and len(err.strip().splitlines()) == 1
@@ -73,8 +79,14 @@ def test_epsilon_unachievable_requirement_exits_1(capsys):
 
 
 def test_epsilon_hull_prior_set_infers_the_alphabet(capsys):
-    status, out, _ = _run(capsys, "epsilon", "--prior-set", "{kind: hull, priors: [[0.2, 0.3, 0.5], [0.4, 0.4, 0.2]]}",
-                          "--no-disclosure", "--json")
+    status, out, _ = _run(
+        capsys,
+        "epsilon",
+        "--prior-set",
+        "{kind: hull, priors: [[0.2, 0.3, 0.5], [0.4, 0.4, 0.2]]}",
+        "--no-disclosure",
+        "--json",
+    )
     res = json.loads(out)
     # min over the hull of min_x P(x) = 0.2 (at a vertex): log 1/(1 - 0.2)
     assert status == 0 and res["alphabet"] == 3 and res["epsilon"] == pytest.approx(-math.log(0.8), rel=1e-12)

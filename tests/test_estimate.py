@@ -7,6 +7,7 @@ Statistical tolerances (all seeds fixed, so every test is deterministic):
   0.95" at level 0.001 / N (Bonferroni over the symbols); for the simultaneous band, a one-sided test of
   "covers all symbols with probability ≥ 0.95" at level 0.001.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,14 @@ from scipy import optimize, stats
 from mechdesign import Mechanism, design
 from mechdesign.cli.main import main
 from mechdesign.measures import inversion_accuracy
-from mechdesign.release.estimate import (NotIdentifiableWarning, clip_and_renormalise, count_csv_column, em_mle,
-                                         estimate_distribution, project_to_simplex)
+from mechdesign.release.estimate import (
+    NotIdentifiableWarning,
+    clip_and_renormalise,
+    count_csv_column,
+    em_mle,
+    estimate_distribution,
+    project_to_simplex,
+)
 from mechdesign.spec.errors import InputError
 
 Z4 = 4.0
@@ -43,12 +50,18 @@ def simulate_counts(mech: Mechanism, prior, n: int, reps: int, seed: int) -> np.
 
 DESIGNS = {
     "krr": None,
-    "expected_loss_min_mass": dict(alphabet=4, epsilon=1, prior_set={"kind": "min_mass", "c": 0.1},
-                                   objective={"kind": "expected_loss", "loss": "hamming"}),
-    "expected_loss_simplex": dict(alphabet=4, epsilon=1.5, prior_set={"kind": "simplex"},
-                                  objective={"kind": "expected_loss", "loss": "absolute"}),
-    "dobrushin_min_mass": dict(alphabet=2, epsilon=1, prior_set={"kind": "min_mass", "c": 0.2},
-                               objective={"kind": "dobrushin"}),
+    "expected_loss_min_mass": dict(
+        alphabet=4,
+        epsilon=1,
+        prior_set={"kind": "min_mass", "c": 0.1},
+        objective={"kind": "expected_loss", "loss": "hamming"},
+    ),
+    "expected_loss_simplex": dict(
+        alphabet=4, epsilon=1.5, prior_set={"kind": "simplex"}, objective={"kind": "expected_loss", "loss": "absolute"}
+    ),
+    "dobrushin_min_mass": dict(
+        alphabet=2, epsilon=1, prior_set={"kind": "min_mass", "c": 0.2}, objective={"kind": "dobrushin"}
+    ),
 }
 PRIORS = {4: np.array([0.1, 0.2, 0.3, 0.4]), 2: np.array([0.3, 0.7])}
 
@@ -79,10 +92,10 @@ def test_krr_inversion_is_the_standard_frequency_estimator_and_its_variance_the_
     p, q = e / (e + k - 1), 1 / (e + k - 1)
     textbook = q * (1 - q) / (n * (p - q) ** 2) + prior * (1 - p - q) / (n * (p - q))
     acc = inversion_accuracy(mech.kernel, prior, n)
-    np.testing.assert_allclose(acc.standard_deviations ** 2, textbook + prior * (1 - prior) / n, rtol=1e-11)
+    np.testing.assert_allclose(acc.standard_deviations**2, textbook + prior * (1 - prior) / n, rtol=1e-11)
     assert acc.expected_squared_error == pytest.approx((textbook + prior * (1 - prior) / n).sum(), rel=1e-11)
     # the reported standard errors: the same variance at the observed q_hat (i.i.d. outputs: q_hat(1-q_hat))
-    np.testing.assert_allclose(res.standard_error ** 2, qhat * (1 - qhat) / (n * (p - q) ** 2), rtol=1e-10)
+    np.testing.assert_allclose(res.standard_error**2, qhat * (1 - qhat) / (n * (p - q) ** 2), rtol=1e-10)
     z = stats.norm.ppf(0.975)
     np.testing.assert_allclose(res.lower, standard - z * res.standard_error, atol=1e-13)
 
@@ -94,8 +107,9 @@ def test_mean_squared_error_matches_the_exact_prediction(name):
     n_sym = mech.shape[0]
     prior, n, reps = PRIORS[n_sym], 1500, 300
     counts = simulate_counts(mech, prior, n, reps, seed=sum(map(ord, name)))
-    errors = np.array([np.sum((estimate_distribution(mech.kernel, c, method="inversion").estimate - prior) ** 2)
-                       for c in counts])
+    errors = np.array(
+        [np.sum((estimate_distribution(mech.kernel, c, method="inversion").estimate - prior) ** 2) for c in counts]
+    )
     predicted = inversion_accuracy(mech.kernel, prior, n).expected_squared_error
     se = errors.std(ddof=1) / math.sqrt(reps)
     assert abs(errors.mean() - predicted) <= Z4 * se, (errors.mean(), predicted, se)
@@ -119,14 +133,16 @@ def test_asymptotic_intervals_of_inversion_cover_at_95_percent(name):
     assert stats.binomtest(int(all_in.sum()), reps, 0.95, alternative="less").pvalue >= 0.001
 
 
-@pytest.mark.parametrize("name,method", [("krr", "mle"), ("expected_loss_min_mass", "projected"),
-                                         ("dobrushin_min_mass", "mle")])
+@pytest.mark.parametrize(
+    "name,method", [("krr", "mle"), ("expected_loss_min_mass", "projected"), ("dobrushin_min_mass", "mle")]
+)
 def test_bootstrap_intervals_cover_at_95_percent(name, method):
     mech = mechanism_for(name)
     prior, n, reps = PRIORS[mech.shape[0]], 1500, 200
     counts = simulate_counts(mech, prior, n, reps, seed=99)
-    results = [estimate_distribution(mech.kernel, c, method=method, bootstrap=100, seed=i)
-               for i, c in enumerate(counts)]
+    results = [
+        estimate_distribution(mech.kernel, c, method=method, bootstrap=100, seed=i) for i, c in enumerate(counts)
+    ]
     covered = np.array([(r.lower <= prior) & (prior <= r.upper) for r in results])
     assert _binomial_ok(covered), covered.mean(axis=0)
     # bootstrap standard errors agree with the exact sd of the inversion estimator (the MLE equals it
@@ -171,8 +187,15 @@ def test_mle_on_the_boundary_agrees_with_scipy_slsqp_and_satisfies_kkt():
     ours = estimate_distribution(K, c, method="mle", bootstrap=0)
     assert ours.estimate[2] == 0.0 and ours.estimate[1] > 0
     cons = {"type": "eq", "fun": lambda p: p.sum() - 1, "jac": lambda p: np.ones(3)}
-    res = optimize.minimize(lambda p: -(c @ np.log(p @ K)), np.full(3, 1 / 3), jac=lambda p: -(K @ (c / (p @ K))),
-                            bounds=[(0, 1)] * 3, constraints=[cons], method="SLSQP", options={"ftol": 1e-15, "maxiter": 1000})
+    res = optimize.minimize(
+        lambda p: -(c @ np.log(p @ K)),
+        np.full(3, 1 / 3),
+        jac=lambda p: -(K @ (c / (p @ K))),
+        bounds=[(0, 1)] * 3,
+        constraints=[cons],
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     np.testing.assert_allclose(ours.estimate, res.x, atol=1e-8)
     g = K @ (c / (ours.estimate @ K)) / c.sum()  # KKT: g = 1 on the support, g <= 1 off it
     np.testing.assert_allclose(g[:2], 1, atol=1e-10)
@@ -192,8 +215,9 @@ def test_em_is_monotone_and_plain_em_reaches_the_same_maximum():
 
 
 def test_rank_deficient_kernel_mle_warns_and_inversion_refuses():
-    result = design({"alphabet": 3, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.2},
-                     "objective": {"kind": "dobrushin"}})
+    result = design(
+        {"alphabet": 3, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.2}, "objective": {"kind": "dobrushin"}}
+    )
     K = result.kernel  # 3 x 2: rank 2 < N
     c = np.array([600, 400])
     with pytest.warns(NotIdentifiableWarning, match="not identifiable"):
@@ -257,25 +281,57 @@ def release(tmp_path):
     kernel = tmp_path / "k.csv"
     kernel.write_text("\n".join(",".join(str(v) for v in row) for row in krr_exact(3, 4)) + "\n")
     spec = tmp_path / "s.yaml"
-    spec.write_text("alphabet: 3\nepsilon: log(4)\nprior_set: {kind: simplex}\n"
-                    "objective: {kind: expected_loss, loss: hamming}\n")
+    spec.write_text(
+        "alphabet: 3\nepsilon: log(4)\nprior_set: {kind: simplex}\nobjective: {kind: expected_loss, loss: hamming}\n"
+    )
     data = tmp_path / "data.csv"
     rng = np.random.default_rng(4)
-    data.write_text("id,secret\n" + "".join(f"{i},{v}\n" for i, v in enumerate(rng.choice(3, 2000, p=[.2, .3, .5]))))
+    data.write_text("id,secret\n" + "".join(f"{i},{v}\n" for i, v in enumerate(rng.choice(3, 2000, p=[0.2, 0.3, 0.5]))))
     released = tmp_path / "released.csv"
-    assert main(["privatize", "--kernel", str(kernel), "--input", str(data), "--column", "secret",
-                 "--seed", "1", "-o", str(released)]) == 0
+    assert (
+        main(
+            [
+                "privatize",
+                "--kernel",
+                str(kernel),
+                "--input",
+                str(data),
+                "--column",
+                "secret",
+                "--seed",
+                "1",
+                "-o",
+                str(released),
+            ]
+        )
+        == 0
+    )
     return tmp_path, kernel, spec, released
 
 
 def test_cli_round_trip_table_json_and_output_file(release, capsys):
     tmp, kernel, spec, released = release
     out = tmp / "est.csv"
-    assert main(["estimate", "--kernel", str(kernel), "--input", str(released), "--column", "secret",
-                 "--json", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "estimate",
+                "--kernel",
+                str(kernel),
+                "--input",
+                str(released),
+                "--column",
+                "secret",
+                "--json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["n"] == 2000 and data["method"] == "mle" and data["diagnostics"]["converged"]
-    assert np.allclose(data["estimate"], [.2, .3, .5], atol=0.06)
+    assert np.allclose(data["estimate"], [0.2, 0.3, 0.5], atol=0.06)
     assert out.read_text().splitlines()[0] == "label,estimate,standard_error,lower,upper"
     counts = tmp / "counts.csv"
     y = released.read_text().splitlines()[1:]
@@ -323,19 +379,48 @@ def test_cli_bad_input_exits_2_with_one_line_and_writes_nothing(release, capsys)
     zero_counts.write_text("0,0\n1,0\n")
     _bad(base + ["--counts", str(zero_counts)], capsys, tmp, "all counts are 0")
     other = tmp / "other.yaml"
-    other.write_text("alphabet: 4\nepsilon: 1\nprior_set: {kind: simplex}\nobjective: {kind: expected_loss, loss: hamming}\n")
-    _bad(base + ["--spec", str(other), "--input", str(released), "--column", "secret"], capsys, tmp,
-         "--kernel/--spec: disagree")
-    _bad(["estimate", "--kernel", str(kernel), "--input", str(released), "--column", "secret", "--confidence", "2"],
-         capsys, tmp, "--confidence: must lie in (0, 1)")
+    other.write_text(
+        "alphabet: 4\nepsilon: 1\nprior_set: {kind: simplex}\nobjective: {kind: expected_loss, loss: hamming}\n"
+    )
+    _bad(
+        base + ["--spec", str(other), "--input", str(released), "--column", "secret"],
+        capsys,
+        tmp,
+        "--kernel/--spec: disagree",
+    )
+    _bad(
+        ["estimate", "--kernel", str(kernel), "--input", str(released), "--column", "secret", "--confidence", "2"],
+        capsys,
+        tmp,
+        "--confidence: must lie in (0, 1)",
+    )
     _bad(["estimate", "--kernel", str(kernel), "--input", str(released)], capsys, tmp, "--column: required")
 
 
 def test_cli_kernel_with_a_matching_spec_uses_the_spec_labels(release, capsys):
     tmp, kernel, spec, released = release
     # the spec is an expected-loss design with M = N, so outputs carry the alphabet's labels 0..2
-    assert main(["estimate", "--kernel", str(kernel), "--spec", str(spec), "--input", str(released),
-                 "--column", "secret", "--method", "projected", "--bootstrap", "50", "--json"]) == 0
+    assert (
+        main(
+            [
+                "estimate",
+                "--kernel",
+                str(kernel),
+                "--spec",
+                str(spec),
+                "--input",
+                str(released),
+                "--column",
+                "secret",
+                "--method",
+                "projected",
+                "--bootstrap",
+                "50",
+                "--json",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["labels"] == ["0", "1", "2"] and data["method"] == "projected (euclidean)"
 

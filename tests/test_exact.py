@@ -4,6 +4,7 @@ The privacy check here is written independently of mechdesign.certify.exact: pla
 explicit prior vertices (or the greedy exact minimiser for box and l1-ball sets), and
 e^eps compared with mpmath at high precision.
 """
+
 from __future__ import annotations
 
 import json
@@ -107,19 +108,41 @@ def assert_emitted_kernel_is_exact_and_private(result, ps: dict, eps: str, bits:
 
 
 # ------------------------------------------------------------ rational kernels
-EXAMPLE1 = {"alphabet": ["no", "yes"], "epsilon": "log(2)", "prior_set": {"kind": "min_mass", "c": "1/5"},
-            "objective": {"kind": "dobrushin"}}
+EXAMPLE1 = {
+    "alphabet": ["no", "yes"],
+    "epsilon": "log(2)",
+    "prior_set": {"kind": "min_mass", "c": "1/5"},
+    "objective": {"kind": "dobrushin"},
+}
 
 
 @pytest.mark.parametrize("bits", [52, 24, 12, 6, 2])
-@pytest.mark.parametrize("problem", [
-    EXAMPLE1,
-    {"alphabet": 6, "epsilon": 1, "prior_set": {"kind": "simplex"}, "objective": {"kind": "expected_loss", "loss": "absolute"}},
-    {"alphabet": 5, "epsilon": "log(3)", "prior_set": {"kind": "min_mass", "c": "1/20"},
-     "objective": {"kind": "expected_loss", "loss": "hamming"}},
-    {"alphabet": 4, "epsilon": "0.7", "prior_set": {"kind": "box", "lower": [0.1, 0.1, 0.1, 0.1], "upper": [0.5, 0.5, 0.5, 0.5]},
-     "objective": {"kind": "dobrushin"}, "output_size": 3},
-], ids=["example1", "ldp-abs", "minmass-hamming", "box-dobrushin"])
+@pytest.mark.parametrize(
+    "problem",
+    [
+        EXAMPLE1,
+        {
+            "alphabet": 6,
+            "epsilon": 1,
+            "prior_set": {"kind": "simplex"},
+            "objective": {"kind": "expected_loss", "loss": "absolute"},
+        },
+        {
+            "alphabet": 5,
+            "epsilon": "log(3)",
+            "prior_set": {"kind": "min_mass", "c": "1/20"},
+            "objective": {"kind": "expected_loss", "loss": "hamming"},
+        },
+        {
+            "alphabet": 4,
+            "epsilon": "0.7",
+            "prior_set": {"kind": "box", "lower": [0.1, 0.1, 0.1, 0.1], "upper": [0.5, 0.5, 0.5, 0.5]},
+            "objective": {"kind": "dobrushin"},
+            "output_size": 3,
+        },
+    ],
+    ids=["example1", "ldp-abs", "minmass-hamming", "box-dobrushin"],
+)
 def test_rational_kernel_on_coarse_grid_is_exactly_private(problem, bits):
     spec = dict(problem, solver={"denominator_bits": bits})
     result = design(spec)
@@ -144,7 +167,7 @@ def test_coarse_grid_status_follows_the_emitted_kernels_gap():
         gap = result.certificate.gap
         assert (gap > 1e-6 * max(1.0, abs(result.objective))) == (expected == "suboptimal")
         assert result.status.value == expected and result.is_ok == (expected == "optimal")
-        assert result.exact_kernel.denominator <= 2 ** bits
+        assert result.exact_kernel.denominator <= 2**bits
 
 
 def test_denominator_bits_is_validated():
@@ -161,7 +184,7 @@ def test_to_grid_coarse_moves_entries_by_less_than_one_unit():
     for bits in (3, 10, 30):
         g = to_grid(K, bits)
         assert g.denominator == 1 << bits and g.is_stochastic()
-        assert np.abs(g.to_float() - K).max() < 2.0 ** -bits + 1e-15
+        assert np.abs(g.to_float() - K).max() < 2.0**-bits + 1e-15
 
 
 # ------------------------------------------------------------------- verifier
@@ -197,10 +220,14 @@ def _rr_private(a: float) -> bool:
         return x / (1 - x) <= mpmath.e
 
 
-@pytest.mark.parametrize("prior_set, eps, private, near", [
-    (MinMass(kind="min_mass", c=F(1, 5)), Epsilon(text="log(2)", value=math.log(2)), _example1_private, 8 / 11),
-    (Simplex(kind="simplex"), Epsilon(text="1", value=1.0), _rr_private, math.e / (1 + math.e)),
-], ids=["example1-log2", "rr-ldp-eps1"])
+@pytest.mark.parametrize(
+    "prior_set, eps, private, near",
+    [
+        (MinMass(kind="min_mass", c=F(1, 5)), Epsilon(text="log(2)", value=math.log(2)), _example1_private, 8 / 11),
+        (Simplex(kind="simplex"), Epsilon(text="1", value=1.0), _rr_private, math.e / (1 + math.e)),
+    ],
+    ids=["example1-log2", "rr-ldp-eps1"],
+)
 def test_verifier_accepts_the_boundary_kernel_and_rejects_one_ulp_over(prior_set, eps, private, near):
     a = _largest_double_with(private, near)
     ok = verify_kernel(_symmetric(a), prior_set, eps)
@@ -259,13 +286,22 @@ def random_specs(draw):
         objective = {"kind": "dobrushin"}
         m = draw(st.integers(2, 3))
     else:
-        objective = {"kind": "expected_loss", "loss": draw(st.sampled_from(["hamming", "absolute", "squared"])),
-                     "prior": draw(st.sampled_from(["uniform", "worst_case"]))}
+        objective = {
+            "kind": "expected_loss",
+            "loss": draw(st.sampled_from(["hamming", "absolute", "squared"])),
+            "prior": draw(st.sampled_from(["uniform", "worst_case"])),
+        }
         m = n
     eps = draw(_EPS)
     bits = draw(st.sampled_from([52, 52, 20, 8]))
-    return {"alphabet": n, "epsilon": str(eps), "prior_set": ps, "objective": objective, "output_size": m,
-            "solver": {"denominator_bits": bits}}, eps
+    return {
+        "alphabet": n,
+        "epsilon": str(eps),
+        "prior_set": ps,
+        "objective": objective,
+        "output_size": m,
+        "solver": {"denominator_bits": bits},
+    }, eps
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -343,11 +379,22 @@ def test_every_catalogue_kernel_verifies_exactly(path, bits):
 
 
 # ------------------------------------------------------------ exact e^eps
-@pytest.mark.parametrize("text, value", [
-    ("log(3)", F(3)), ("0", F(1)), ("log(10/3)", F(10, 3)), ("2*log(2) - log(3)", F(4, 3)), ("-log(1/3)", F(3)),
-    ("log(2)*3", F(8)), ("1", None), ("log(2)/2", None), ("log(e)", None), ("sqrt(log(4))", None),
-    ("log(3)*log(3)", None),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("log(3)", F(3)),
+        ("0", F(1)),
+        ("log(10/3)", F(10, 3)),
+        ("2*log(2) - log(3)", F(4, 3)),
+        ("-log(1/3)", F(3)),
+        ("log(2)*3", F(8)),
+        ("1", None),
+        ("log(2)/2", None),
+        ("log(e)", None),
+        ("sqrt(log(4))", None),
+        ("log(3)*log(3)", None),
+    ],
+)
 def test_exp_exact_recognises_rational_e_to_the_eps(text, value):
     from mechdesign.spec.expr import exp_exact, exp_lower_bound, exp_upper_bound
 

@@ -5,6 +5,7 @@ Issue 10 items 1, 6 and 8, issue 12 item 3. Expected values come from mpmath at 
 the decimal as written), from the Dobrushin paper (Remark 1, eq. (4)), or from an exact check
 written here (vertices listed by hand, Fractions), never from mechdesign.certify.
 """
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,10 @@ def test_the_example_decimal_lies_below_ln10_and_its_double_above():
     assert _e_to(LN10_BELOW) < 10
 
 
-@pytest.mark.parametrize("written", [f'"{LN10_BELOW}"', LN10_BELOW, f'"2*{Fraction(LN10_BELOW) / 2}"',
-                                     '"2*1.15129254649702284200899572734218210380"'])
+@pytest.mark.parametrize(
+    "written",
+    [f'"{LN10_BELOW}"', LN10_BELOW, f'"2*{Fraction(LN10_BELOW) / 2}"', '"2*1.15129254649702284200899572734218210380"'],
+)
 def test_38_digit_epsilon_gives_a_kernel_private_at_the_epsilon_written(tmp_path, capsys, written):
     """Quoted, unquoted (a YAML float) and inside an expression: worst ratio < e^ε of the text."""
     text = f"alphabet: 5\nepsilon: {written}\nprior_set: {{kind: simplex}}\nobjective: {{kind: expected_loss}}\n"
@@ -104,14 +107,19 @@ def test_a_kernel_tight_at_the_rounded_double_is_rejected_at_the_decimal_written
     assert status == 1 and "NOT PRIVATE" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("field,yaml_value,exact", [
-    ("c", "0.1000000000000000000000001", Fraction("0.1000000000000000000000001")),
-    ("c", "0.05", Fraction(1, 20)),
-    ("c", "1e-2", Fraction(1, 100)),
-])
+@pytest.mark.parametrize(
+    "field,yaml_value,exact",
+    [
+        ("c", "0.1000000000000000000000001", Fraction("0.1000000000000000000000001")),
+        ("c", "0.05", Fraction(1, 20)),
+        ("c", "1e-2", Fraction(1, 100)),
+    ],
+)
 def test_yaml_decimals_are_exact_rationals_of_their_text(field, yaml_value, exact):
-    spec = load_spec(f"alphabet: 3\nepsilon: 1\nprior_set: {{kind: min_mass, {field}: {yaml_value}}}\n"
-                     "objective: {kind: dobrushin}\n")
+    spec = load_spec(
+        f"alphabet: 3\nepsilon: 1\nprior_set: {{kind: min_mass, {field}: {yaml_value}}}\n"
+        "objective: {kind: dobrushin}\n"
+    )
     assert spec.prior_set.c == exact
 
 
@@ -119,21 +127,31 @@ def test_a_decimal_c_just_above_one_third_is_rejected():
     """c = 0.33333333333333333334 > 1/3 = 1/N; its double 0.3333333333333333 is below 1/3."""
     assert Fraction(0.33333333333333333334) < Fraction(1, 3) < Fraction("0.33333333333333333334")
     with pytest.raises(SpecError, match="prior_set.c"):
-        load_spec("alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.33333333333333333334}\n"
-                  "objective: {kind: dobrushin}\n")
+        load_spec(
+            "alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.33333333333333333334}\n"
+            "objective: {kind: dobrushin}\n"
+        )
 
 
 def test_box_bounds_and_prior_masses_are_exact():
-    spec = load_spec("alphabet: 2\nepsilon: 1\nprior_set: {kind: box, lower: [0.30000000000000000001, 0.2], "
-                     "upper: [0.7, 0.69999999999999999999]}\nobjective: {kind: dobrushin}\n")
+    spec = load_spec(
+        "alphabet: 2\nepsilon: 1\nprior_set: {kind: box, lower: [0.30000000000000000001, 0.2], "
+        "upper: [0.7, 0.69999999999999999999]}\nobjective: {kind: dobrushin}\n"
+    )
     assert spec.prior_set.lower[0] == Fraction("0.30000000000000000001")
     assert spec.prior_set.upper[1] == Fraction("0.69999999999999999999")
 
 
 def test_python_floats_mean_their_repr():
     """Documented rule: a float passed from Python is the shortest decimal that reads back as it."""
-    spec = load_spec({"alphabet": 3, "epsilon": 0.1, "prior_set": {"kind": "min_mass", "c": 0.05},
-                      "objective": {"kind": "dobrushin"}})
+    spec = load_spec(
+        {
+            "alphabet": 3,
+            "epsilon": 0.1,
+            "prior_set": {"kind": "min_mass", "c": 0.05},
+            "objective": {"kind": "dobrushin"},
+        }
+    )
     assert spec.epsilon.text == "0.1" and spec.prior_set.c == Fraction(1, 20)
 
 
@@ -156,8 +174,9 @@ def test_large_epsilon_is_certified_and_private(eps, kind, c, objective):
 
 def test_one_over_1e999_is_accepted_and_gives_the_constant_kernel():
     """ε = 10^-999 > 0 rounds to the double 0.0 for the LP: the LP designs for ε = 0 (stricter)."""
-    result = design({"alphabet": 3, "epsilon": "1/1e999", "prior_set": {"kind": "simplex"},
-                     "objective": {"kind": "dobrushin"}})
+    result = design(
+        {"alphabet": 3, "epsilon": "1/1e999", "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}}
+    )
     assert result.certificate.feasible
     rows = {tuple(r) for r in result.exact_kernel.strings()}
     assert len(rows) == 1  # every row equal: zero leakage
@@ -165,8 +184,12 @@ def test_one_over_1e999_is_accepted_and_gives_the_constant_kernel():
 
 def test_kl_divergence_at_large_epsilon_has_a_finite_corollary1_bound():
     """Previously OverflowError at ε ≥ 710 (kl, min_mass, c > 0)."""
-    spec = {"alphabet": 3, "epsilon": 745, "prior_set": {"kind": "min_mass", "c": 0.1},
-            "objective": {"kind": "f_divergence", "f": "kl", "priors": [[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]]}}
+    spec = {
+        "alphabet": 3,
+        "epsilon": 745,
+        "prior_set": {"kind": "min_mass", "c": 0.1},
+        "objective": {"kind": "f_divergence", "f": "kl", "priors": [[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]]},
+    }
     result = design(spec)
     assert result.certificate.feasible
     assert result.certificate.closed_form is not None and math.isfinite(result.certificate.closed_form.value)
@@ -188,14 +211,19 @@ def test_corollary1_at_large_epsilon_matches_log_space_formula():
 @pytest.mark.parametrize("eps", ["9900", "1e4", "1e10"])
 def test_solve_json_works_at_large_epsilon(tmp_path, eps):
     path = tmp_path / "spec.yaml"
-    path.write_text(f"alphabet: 4\nepsilon: {eps}\nprior_set: {{kind: min_mass, c: 0.05}}\n"
-                    "objective: {kind: expected_loss}\n")
-    proc = subprocess.run([sys.executable, "-m", "mechdesign.cli", "solve", str(path), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    path.write_text(
+        f"alphabet: 4\nepsilon: {eps}\nprior_set: {{kind: min_mass, c: 0.05}}\nobjective: {{kind: expected_loss}}\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", "solve", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["certificate"]["feasible"] is True
-    assert Fraction(data["certificate"]["exp_epsilon_lower_bound"]) >= 2 * 20 * 2 ** 52  # the ratio cap
+    assert Fraction(data["certificate"]["exp_epsilon_lower_bound"]) >= 2 * 20 * 2**52  # the ratio cap
 
 
 def test_verify_at_huge_epsilon_judges_the_zero_pattern(tmp_path, capsys):
@@ -222,20 +250,25 @@ def _solve_text(tmp_path, capsys, text: str) -> tuple[int, str]:
     return status, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("text,needle", [
-    (BASE + "epsilon: 2\n", "duplicate key 'epsilon'"),
-    (BASE.replace("alphabet: 3", "alphabet: !!set {a, b, c}"), "!!set"),
-    (BASE.replace("alphabet: 3", "alphabet: !!python/tuple [a, b]"), "!!python/tuple"),
-    (BASE.replace("alphabet: 3", "alphabet: [2024-01-01, b]"), "!!timestamp"),
-    (BASE.replace("alphabet: 3", "alphabet: !!binary aGVsbG8="), "!!binary"),
-    (BASE.replace("alphabet: 3", "alphabet: &a [x, y]") + "x: *a\n", "anchors and aliases"),
-    ("alphabet: " + "[" * 5000 + "]" * 5000 + "\n" + BASE.split("\n", 1)[1], "limit 32"),
-    ("".join("  " * i + f"k{i}:\n" for i in range(200)), "limit 32"),
-    (BASE.replace("alphabet: 3", "alphabet: 100000"), "N must be <= 10000"),
-    (BASE + "output_size: 2500000\n", "M must be <= 10000"),
-    (BASE.replace("alphabet: 3", "alphabet: 5000").replace("dobrushin", "expected_loss"),
-     "N*M must be <= 10000000"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (BASE + "epsilon: 2\n", "duplicate key 'epsilon'"),
+        (BASE.replace("alphabet: 3", "alphabet: !!set {a, b, c}"), "!!set"),
+        (BASE.replace("alphabet: 3", "alphabet: !!python/tuple [a, b]"), "!!python/tuple"),
+        (BASE.replace("alphabet: 3", "alphabet: [2024-01-01, b]"), "!!timestamp"),
+        (BASE.replace("alphabet: 3", "alphabet: !!binary aGVsbG8="), "!!binary"),
+        (BASE.replace("alphabet: 3", "alphabet: &a [x, y]") + "x: *a\n", "anchors and aliases"),
+        ("alphabet: " + "[" * 5000 + "]" * 5000 + "\n" + BASE.split("\n", 1)[1], "limit 32"),
+        ("".join("  " * i + f"k{i}:\n" for i in range(200)), "limit 32"),
+        (BASE.replace("alphabet: 3", "alphabet: 100000"), "N must be <= 10000"),
+        (BASE + "output_size: 2500000\n", "M must be <= 10000"),
+        (
+            BASE.replace("alphabet: 3", "alphabet: 5000").replace("dobrushin", "expected_loss"),
+            "N*M must be <= 10000000",
+        ),
+    ],
+)
 def test_bad_shape_is_exit_2_with_one_line_naming_the_rule(tmp_path, capsys, text, needle):
     status, err = _solve_text(tmp_path, capsys, text)
     assert status == 2
@@ -263,28 +296,44 @@ def test_deep_python_data_is_a_spec_error_not_recursion():
     for _ in range(5000):
         deep = [deep]
     with pytest.raises(SpecError, match="limit 32"):
-        load_spec({"alphabet": deep, "epsilon": 1, "prior_set": {"kind": "simplex"},
-                   "objective": {"kind": "dobrushin"}})
+        load_spec(
+            {"alphabet": deep, "epsilon": 1, "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}}
+        )
 
 
 # ------------------------------------------------------------------ issue 12 item 3: NumPy
 def test_numpy_scalars_and_arrays_are_accepted():
     loss = np.ones((3, 3)) - np.eye(3)
-    result = design({"alphabet": np.int64(3), "epsilon": np.float64(1.0),
-                     "prior_set": {"kind": "point", "prior": np.array([0.2, 0.3, 0.5])},
-                     "objective": {"kind": "expected_loss", "loss": loss, "prior": np.array([0.2, 0.3, 0.5])},
-                     "output_size": np.int64(3)})
-    plain = design({"alphabet": 3, "epsilon": 1.0, "prior_set": {"kind": "point", "prior": [0.2, 0.3, 0.5]},
-                    "objective": {"kind": "expected_loss", "loss": loss.tolist(), "prior": [0.2, 0.3, 0.5]},
-                    "output_size": 3})
+    result = design(
+        {
+            "alphabet": np.int64(3),
+            "epsilon": np.float64(1.0),
+            "prior_set": {"kind": "point", "prior": np.array([0.2, 0.3, 0.5])},
+            "objective": {"kind": "expected_loss", "loss": loss, "prior": np.array([0.2, 0.3, 0.5])},
+            "output_size": np.int64(3),
+        }
+    )
+    plain = design(
+        {
+            "alphabet": 3,
+            "epsilon": 1.0,
+            "prior_set": {"kind": "point", "prior": [0.2, 0.3, 0.5]},
+            "objective": {"kind": "expected_loss", "loss": loss.tolist(), "prior": [0.2, 0.3, 0.5]},
+            "output_size": 3,
+        }
+    )
     assert result.is_ok and result.spec.epsilon.text == "1.0"
     assert result.spec.prior_set.prior == [Fraction(1, 5), Fraction(3, 10), Fraction(1, 2)]
     assert result.objective == plain.objective
 
 
 def test_numpy_values_in_a_direct_spec():
-    spec = Spec(alphabet=np.int64(3), epsilon=np.float64(0.5),
-                prior_set={"kind": "min_mass", "c": np.float64(0.1)}, objective={"kind": "dobrushin"})
+    spec = Spec(
+        alphabet=np.int64(3),
+        epsilon=np.float64(0.5),
+        prior_set={"kind": "min_mass", "c": np.float64(0.1)},
+        objective={"kind": "dobrushin"},
+    )
     assert spec.epsilon.text == "0.5" and spec.prior_set.c == Fraction(1, 10)
 
 
@@ -292,8 +341,9 @@ def test_a_linspace_sweep_matches_the_ldp_dobrushin_closed_form():
     """Simplex (ε-LDP): the best Dobrushin coefficient is (e^ε − 1)/(e^ε + 1) = tanh(ε/2)
     (Kairouz et al.; Dobrushin paper eq. (4))."""
     for eps in np.linspace(0.0, 2.0, 5):
-        result = design({"alphabet": 3, "epsilon": eps, "prior_set": {"kind": "simplex"},
-                         "objective": {"kind": "dobrushin"}})
+        result = design(
+            {"alphabet": 3, "epsilon": eps, "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}}
+        )
         assert result.is_ok
         assert result.objective == pytest.approx(math.tanh(float(eps) / 2), abs=1e-9)
 

@@ -4,6 +4,7 @@ Expected values come from hand derivations written here (k-RR ratios, the two ti
 binary mechanism solved exactly), from the papers (Remark 2 and Theorem 1 of the Dobrushin paper),
 and from independent libraries (mpmath for digits of logarithms, scipy for LPs and relative entropy).
 """
+
 import random
 from fractions import Fraction as F
 
@@ -133,7 +134,9 @@ def test_rows_must_be_exactly_stochastic_and_nonnegative():
 
 ALL_PRIOR_SETS = [
     {"kind": "simplex"},
-    {"kind": "min_mass", "c": 0}, {"kind": "min_mass", "c": "1/3"}, {"kind": "min_mass", "c": "1/1000000000"},
+    {"kind": "min_mass", "c": 0},
+    {"kind": "min_mass", "c": "1/3"},
+    {"kind": "min_mass", "c": "1/1000000000"},
     {"kind": "point", "prior": ["1/1000000000", "1/1000000000", "999999998/1000000000"]},
     {"kind": "hull", "priors": [[1, 0, 0], [0, "1/2", "1/2"]]},
     {"kind": "box", "lower": ["1/1000000000"] * 3, "upper": ["1/1000000000", "1/1000000000", 1]},
@@ -160,8 +163,7 @@ def test_remark2_binary_mechanism_is_tight_for_min_mass(q):
     # column 0 (q entries a ≥ N − q entries b): a = E(c(q a + (n−q) b) + (1 − n c) b)
     # column 1 (1 − b ≥ 1 − a):                1 − b = E(c(q(1−a) + (n−q)(1−b)) + (1 − n c)(1 − a))
     # as a linear system in (a, b), the constants of column 1 moved to the right (c n + 1 − n c = 1):
-    A = [[1 - E * c * q, -E * (c * (n - q) + 1 - n * c)],
-         [E * (c * q + 1 - n * c), -1 + E * c * (n - q)]]
+    A = [[1 - E * c * q, -E * (c * (n - q) + 1 - n * c)], [E * (c * q + 1 - n * c), -1 + E * c * (n - q)]]
     rhs = [F(0), E - 1]
     det = A[0][0] * A[1][1] - A[0][1] * A[1][0]
     a = (rhs[0] * A[1][1] - A[0][1] * rhs[1]) / det
@@ -191,8 +193,11 @@ def _random_sets(rng: random.Random, n: int):
     if sum(upper) < 1:
         upper = [F(1)] * n
     yield {"kind": "box", "lower": [str(v) for v in lower], "upper": [str(v) for v in upper]}
-    yield {"kind": "l1_ball", "center": [str(v) for v in dist(zeros=True)],
-           "radius": str(F(rng.randint(0, 12), rng.choice([4, 5, 100])))}
+    yield {
+        "kind": "l1_ball",
+        "center": [str(v) for v in dist(zeros=True)],
+        "radius": str(F(rng.randint(0, 12), rng.choice([4, 5, 100]))),
+    }
 
 
 def _linprog_min(ps: PriorSetOracle, k):
@@ -200,17 +205,24 @@ def _linprog_min(ps: PriorSetOracle, k):
     n = ps.n
     k = np.array([float(v) for v in k])
     if ps.kind == "box":
-        res = linprog(k, A_eq=np.ones((1, n)), b_eq=[1.0],
-                      bounds=[(float(lo), float(hi)) for lo, hi in zip(ps.lower, ps.upper)])
+        res = linprog(
+            k, A_eq=np.ones((1, n)), b_eq=[1.0], bounds=[(float(lo), float(hi)) for lo, hi in zip(ps.lower, ps.upper)]
+        )
     else:  # variables (P, s) with s ≥ |P − center|, Σ s ≤ r
         c = np.array([float(v) for v in ps.center])
         eye = np.eye(n)
-        A_ub = np.vstack([np.hstack([eye, -eye]), np.hstack([-eye, -eye]),
-                          np.hstack([np.zeros(n), np.ones(n)])[None, :]])
+        A_ub = np.vstack(
+            [np.hstack([eye, -eye]), np.hstack([-eye, -eye]), np.hstack([np.zeros(n), np.ones(n)])[None, :]]
+        )
         b_ub = np.concatenate([c, -c, [float(ps.radius)]])
-        res = linprog(np.concatenate([k, np.zeros(n)]), A_ub=A_ub, b_ub=b_ub,
-                      A_eq=np.hstack([np.ones(n), np.zeros(n)])[None, :], b_eq=[1.0],
-                      bounds=[(0, None)] * (2 * n))
+        res = linprog(
+            np.concatenate([k, np.zeros(n)]),
+            A_ub=A_ub,
+            b_ub=b_ub,
+            A_eq=np.hstack([np.ones(n), np.zeros(n)])[None, :],
+            b_eq=[1.0],
+            bounds=[(0, None)] * (2 * n),
+        )
     assert res.status == 0
     return res.fun
 
@@ -258,11 +270,14 @@ def test_utilities_of_identity_and_constant_kernels():
     with mpmath.workdps(60):
         assert abs(utility(identity, s) - mpmath.log(3)) < 1e-50 and utility(constant, s) == 0
     P0, P1 = [0.5, 0.25, 0.25], [0.2, 0.3, 0.5]
-    for f, expected in [("kl", rel_entr(P0, P1).sum()), ("tv", 0.5 * np.abs(np.subtract(P0, P1)).sum()),
-                        ("hellinger", ((np.sqrt(P0) - np.sqrt(P1)) ** 2).sum()),
-                        ("chi2", ((np.subtract(P0, P1)) ** 2 / P1).sum()),
-                        ({"alpha": 2}, (np.square(P0) / P1).sum() - 1),
-                        ({"alpha": 0.5}, 1 - np.sqrt(np.multiply(P0, P1)).sum())]:
+    for f, expected in [
+        ("kl", rel_entr(P0, P1).sum()),
+        ("tv", 0.5 * np.abs(np.subtract(P0, P1)).sum()),
+        ("hellinger", ((np.sqrt(P0) - np.sqrt(P1)) ** 2).sum()),
+        ("chi2", ((np.subtract(P0, P1)) ** 2 / P1).sum()),
+        ({"alpha": 2}, (np.square(P0) / P1).sum() - 1),
+        ({"alpha": 0.5}, 1 - np.sqrt(np.multiply(P0, P1)).sum()),
+    ]:
         s["objective"] = {"kind": "f_divergence", "f": f, "priors": [P0, P1]}
         assert abs(float(utility(identity, s)) - expected) < 1e-14
         assert abs(utility(constant, s)) < 1e-50

@@ -1,5 +1,6 @@
 """Issue 10 item 10 and issue 12 item 12: distinct exit statuses (3 internal error, 130 interrupted),
 documented in every command's --help together with an example."""
+
 from __future__ import annotations
 
 import os
@@ -57,8 +58,9 @@ COMMANDS = ["solve", "schema", "verify", "privatize", "analyze", "bench", "extre
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_help_shows_an_example_and_the_exit_statuses(command):
-    r = subprocess.run([sys.executable, "-m", "mechdesign.cli", command, "--help"], capture_output=True, text=True,
-                       env=ENV, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", command, "--help"], capture_output=True, text=True, env=ENV, timeout=60
+    )
     assert r.returncode == 0
     assert f"mechdesign {command}" in r.stdout.split("example")[1]  # an example line invoking this very command
     for code in ("0", "1", "2", "3", "130"):

@@ -1,4 +1,5 @@
 """Expected-loss designs: the qif value, closed forms derived independently, duality, back ends."""
+
 import math
 
 import numpy as np
@@ -10,8 +11,13 @@ from mechdesign.lp.program import dual_bound
 from mechdesign.lp.solve import solve_lp
 from mechdesign.spec.models import SolverOptions, load_spec
 
-LDP20 = {"alphabet": 20, "epsilon": 1, "prior_set": {"kind": "simplex"},
-         "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"}, "output_size": 20}
+LDP20 = {
+    "alphabet": 20,
+    "epsilon": 1,
+    "prior_set": {"kind": "simplex"},
+    "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"},
+    "output_size": 20,
+}
 
 
 def test_ldp_absolute_loss_n20_matches_the_qif_lp():
@@ -31,14 +37,24 @@ def test_ldp_absolute_loss_n20_matches_the_qif_lp():
 @pytest.mark.parametrize("n,eps", [(3, 0.5), (6, 1.0), (8, 2.0)])
 def test_hamming_ldp_optimum_is_k_rr(n, eps):
     """1 − e^ε/(e^ε + N − 1): derivation in problems/expected_loss_krr.yaml."""
-    result = design({"alphabet": n, "epsilon": eps, "prior_set": {"kind": "simplex"},
-                     "objective": {"kind": "expected_loss", "loss": "hamming"}})
+    result = design(
+        {
+            "alphabet": n,
+            "epsilon": eps,
+            "prior_set": {"kind": "simplex"},
+            "objective": {"kind": "expected_loss", "loss": "hamming"},
+        }
+    )
     assert result.objective == pytest.approx(1 - math.exp(eps) / (math.exp(eps) + n - 1), abs=1e-9)
 
 
 def test_worst_case_over_simplex_is_the_worst_row():
-    spec = {"alphabet": 5, "epsilon": 1, "prior_set": {"kind": "simplex"},
-            "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"}}
+    spec = {
+        "alphabet": 5,
+        "epsilon": 1,
+        "prior_set": {"kind": "simplex"},
+        "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"},
+    }
     result = design(spec)
     L = np.abs(np.subtract.outer(np.arange(5), np.arange(5)))
     assert result.objective == pytest.approx((result.kernel * L).sum(axis=1).max(), abs=1e-12)
@@ -49,8 +65,14 @@ def test_worst_case_over_simplex_is_the_worst_row():
 
 def test_custom_loss_matrix_and_output_size():
     L = [[0, 1, 0.5], [1, 0, 0.5]]
-    result = design({"alphabet": 2, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.2},
-                     "objective": {"kind": "expected_loss", "loss": L, "prior": [0.5, 0.5]}})
+    result = design(
+        {
+            "alphabet": 2,
+            "epsilon": 1,
+            "prior_set": {"kind": "min_mass", "c": 0.2},
+            "objective": {"kind": "expected_loss", "loss": L, "prior": [0.5, 0.5]},
+        }
+    )
     assert result.kernel.shape == (2, 3)
     assert result.is_ok
     # the "abstain" output (loss 1/2 for both) caps the risk at 1/2
@@ -89,8 +111,14 @@ def test_larger_prior_set_never_helps_utility():
     """Q_X(c) shrinks as c grows, so the optimal loss is non-increasing in c (c = 0 is LDP)."""
     values = []
     for c in [0.0, 0.05, 0.1, 0.125]:
-        r = design({"alphabet": 8, "epsilon": 0.7, "prior_set": {"kind": "min_mass", "c": c},
-                    "objective": {"kind": "expected_loss", "loss": "absolute"}})
+        r = design(
+            {
+                "alphabet": 8,
+                "epsilon": 0.7,
+                "prior_set": {"kind": "min_mass", "c": c},
+                "objective": {"kind": "expected_loss", "loss": "absolute"},
+            }
+        )
         values.append(r.objective)
     assert all(b <= a + 1e-9 for a, b in zip(values, values[1:]))
     assert values[-1] < values[0] - 1e-3

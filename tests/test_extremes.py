@@ -1,4 +1,5 @@
 """Extreme rays of the (eps,P)-PML column cone and extremal binary mechanisms (mechdesign.privacy.extremes)."""
+
 import math
 from fractions import Fraction
 
@@ -31,11 +32,11 @@ def test_min_mass_structured_rays_match_cdd(n, c_frac, eps):
 def test_both_regimes_two_level_then_zeros(n):
     c = Fraction(1, 2 * n)
     ps = MinMass(kind="min_mass", c=c)
-    small = structured_rays(ps, n, 0.2)           # e^eps c (N-1) < 1: no zeros (Lemma 1)
+    small = structured_rays(ps, n, 0.2)  # e^eps c (N-1) < 1: no zeros (Lemma 1)
     assert np.all(small > 0)
     assert all(len(np.unique(np.round(r, 9))) == 2 for r in small)
-    assert len(small) == 2 ** n - 2                # the two-level vectors of Remark 2
-    large = structured_rays(ps, n, math.log(2 * n / 1.5))   # e^eps c = 2/3 -> rays with levels {0, w, 1}
+    assert len(small) == 2**n - 2  # the two-level vectors of Remark 2
+    large = structured_rays(ps, n, math.log(2 * n / 1.5))  # e^eps c = 2/3 -> rays with levels {0, w, 1}
     assert np.any(large == 0)
     assert same_set(large, cdd_rays(ps, n, math.log(2 * n / 1.5)))
 
@@ -43,7 +44,7 @@ def test_both_regimes_two_level_then_zeros(n):
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_simplex_rays_are_staircases(n):
     R = structured_rays(Simplex(kind="simplex"), n, 1.0)
-    assert len(R) == 2 ** n - 2
+    assert len(R) == 2**n - 2
     assert np.allclose(np.sort(np.unique(np.round(R, 12))), [math.exp(-1), 1.0])
     assert same_set(R, cdd_rays(Simplex(kind="simplex"), n, 1.0))
 
@@ -64,7 +65,7 @@ def test_remark2_kernels_are_enumerated_extremes(n, c, eps):
         if math.exp(eps) * c * q >= 1:
             continue
         p = np.array(bounds.remark2_column(eps, c, n, q))
-        assert np.abs(V - p).max(axis=1).min() < 1e-9          # a vertex of the binary kernels
+        assert np.abs(V - p).max(axis=1).min() < 1e-9  # a vertex of the binary kernels
         assert np.abs(R - p / p.max()).max(axis=1).min() < 1e-9  # and an extreme ray of the cone
 
 

@@ -5,6 +5,7 @@ of f_α-Divergence*): η_α of a kernel (eqs. 8–10) with Proposition 3, Remark
 Expected values: closed forms printed in the paper (Remark 9's equality cases, eqs. 61–62), mpmath
 minimisation of eq. 65 written here, and the data-processing inequality.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,7 @@ from mechdesign.theory import measures
 
 # ------------------------------------------------------------------ η_α (eqs. 8–10), Proposition 3
 def test_eta_alpha_proposition3_and_dpi():
-    Q = f.example12_channel_q(4)              # eq. (19)'s Q is 2-singular: disjoint supports
+    Q = f.example12_channel_q(4)  # eq. (19)'s Q is 2-singular: disjoint supports
     P = np.array([[1, 1, 1, 0], [1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1]]) / 3  # eq. (19)'s P: complete graph
     assert f.eta_alpha(Q, 2.0) == 1.0
     # Proposition 3's mechanism: priors on the two blocks, concentrated → ratio → 1 (independent check)
@@ -46,8 +47,8 @@ def test_eta_alpha_at_is_the_max_ratio_over_the_set():
     priors = [rng.dirichlet(np.ones(3)) for _ in range(5)]
     ratios = []
     for Q in priors:  # definition (9) written out with scipy-free sums
-        num = math.log(np.sum((P @ K) ** 2 / (Q @ K)))   # D_2 = log Σ p²/q
-        den = math.log(np.sum(P ** 2 / Q))
+        num = math.log(np.sum((P @ K) ** 2 / (Q @ K)))  # D_2 = log Σ p²/q
+        den = math.log(np.sum(P**2 / Q))
         ratios.append(num / den)
     assert f.eta_alpha_at(K, P, priors, 2.0) == pytest.approx(max(ratios), rel=1e-12)
 
@@ -58,7 +59,7 @@ def test_remark7_limit_is_log_gamma_max():
     gmax = max(np.max(P / Q), np.max(Q / P))
     gmin = 1 / gmax
     tv = measures.total_variation(P, Q)
-    for alpha in (1.5, 2, 4, 10):   # eq. (35) bounds D_α(Q‖P)
+    for alpha in (1.5, 2, 4, 10):  # eq. (35) bounds D_α(Q‖P)
         assert measures.renyi_divergence(Q, P, alpha) <= f.renyi_bound_theorem6(tv, gmax, gmin, alpha) + 1e-12
     # eqs. (36)-(37): → log Γ_max (the bound converges like O(log(Δ)/α))
     assert f.renyi_bound_theorem6(tv, gmax, gmin, 1e6) == pytest.approx(math.log(gmax), rel=1e-4)
@@ -69,7 +70,7 @@ def _tight_ref(t, alpha):
     """min_p ψ_α(p, t) in mpmath: golden-section search on the convex ψ (eq. 67), 50 digits."""
     mp.mp.dps = 50
     t, a = mp.mpf(t), mp.mpf(alpha)
-    psi = lambda p: p ** a / (p + t) ** (a - 1) + (1 - p) ** a / (1 - p - t) ** (a - 1) - 1
+    psi = lambda p: p**a / (p + t) ** (a - 1) + (1 - p) ** a / (1 - p - t) ** (a - 1) - 1
     lo, hi = mp.mpf(0), 1 - t - mp.mpf(10) ** -40
     g = (mp.sqrt(5) - 1) / 2
     for _ in range(250):
@@ -84,7 +85,7 @@ def _tight_ref(t, alpha):
 @pytest.mark.parametrize("t, alpha", [(0.05, 4.0), (0.1, 4.0), (0.2, 4.0), (0.1, 1.5), (0.3, 3.0), (0.02, 10.0)])
 def test_tight_pinsker_matches_mpmath_minimisation(t, alpha):
     assert f.tight_pinsker_f_alpha(t, alpha) == pytest.approx(float(_tight_ref(t, alpha)), rel=1e-9)
-    assert f.tight_pinsker_f_alpha(t, alpha) >= b.g_alpha(t, alpha) * (1 - 1e-12)   # Theorem 8
+    assert f.tight_pinsker_f_alpha(t, alpha) >= b.g_alpha(t, alpha) * (1 - 1e-12)  # Theorem 8
 
 
 @pytest.mark.parametrize("alpha", [1.5, 3.0, 4.0, 8.0])
@@ -105,7 +106,8 @@ def test_remark9_alpha2_is_tight_everywhere():
 def test_binary_f_alpha_is_the_f_alpha_divergence():
     for p, q, a in ((0.3, 0.6, 2.5), (0.9, 0.2, 4.0)):
         assert f.binary_f_alpha(p, q, a) == pytest.approx(
-            measures.f_alpha_divergence([p, 1 - p], [q, 1 - q], a), rel=1e-12)
+            measures.f_alpha_divergence([p, 1 - p], [q, 1 - q], a), rel=1e-12
+        )
 
 
 # ------------------------------------------------------------------ Example 12 / Figure 2
@@ -127,5 +129,5 @@ def test_example12_gamma_and_bound_dominates_the_composition(n, eps, channel):
     a = 2.0
     ee, m = math.exp(eps), n + math.exp(eps) - 1
     p_hi, p_lo = ee / m, 1 / m
-    closed = math.log(p_hi ** a * p_lo ** (1 - a) + p_lo ** a * p_hi ** (1 - a) + (n - 2) * p_lo) / (a - 1)
+    closed = math.log(p_hi**a * p_lo ** (1 - a) + p_lo**a * p_hi ** (1 - a) + (n - 2) * p_lo) / (a - 1)
     assert d["mechanism"][1] == pytest.approx(closed, rel=1e-12)

@@ -4,6 +4,7 @@ Independent references: the perspective G(a, b) = b f(a/b) evaluated directly (t
 it), and the exact ray LP over every extreme ray (sublinear.design_exact; rays by structure, or by
 cdd for hull/box, checked against each other in test_extremes.py).
 """
+
 import numpy as np
 import pytest
 
@@ -25,8 +26,15 @@ def _dist(rng, n, zeros=0):
 
 
 def _spec(n, eps, prior_set, f, P0, P1, **extra):
-    return Spec.model_validate({"alphabet": n, "epsilon": eps, "prior_set": prior_set,
-                                "objective": {"kind": "f_divergence", "f": f, "priors": [P0, P1]}, **extra})
+    return Spec.model_validate(
+        {
+            "alphabet": n,
+            "epsilon": eps,
+            "prior_set": prior_set,
+            "objective": {"kind": "f_divergence", "f": f, "priors": [P0, P1]},
+            **extra,
+        }
+    )
 
 
 @pytest.mark.parametrize("f", F_KINDS, ids=str)
@@ -45,9 +53,12 @@ def test_tangents_below_and_secants_above_the_perspective(f):
         b = rng.uniform(0.1, 2.0, len(u))
         pts = np.stack([u * b, b], axis=1)
         a_, b_ = pts[:, 0], pts[:, 1]
-        fu = {"kl": lambda r: np.where(r > 0, r * np.log(np.where(r > 0, r, 1)), 0.0),
-              "tv": lambda r: 0.5 * np.abs(r - 1), "hellinger": lambda r: (np.sqrt(r) - 1) ** 2,
-              "chi2": lambda r: (r - 1) ** 2}
+        fu = {
+            "kl": lambda r: np.where(r > 0, r * np.log(np.where(r > 0, r, 1)), 0.0),
+            "tv": lambda r: 0.5 * np.abs(r - 1),
+            "hellinger": lambda r: (np.sqrt(r) - 1) ** 2,
+            "chi2": lambda r: (r - 1) ** 2,
+        }
         if isinstance(f, dict):
             al = f["alpha"]
             direct = b_ * ((1 - (a_ / b_) ** al) if al < 1 else ((a_ / b_) ** al - 1))
@@ -64,23 +75,31 @@ def test_tangents_below_and_secants_above_the_perspective(f):
 def test_matches_the_exact_ray_lp(f):
     """Same optimum as the LP over all extreme rays, bound valid and within 1e-7, for five prior-set kinds."""
     rng = np.random.default_rng(F_KINDS.index(f))
-    zeros = 1 if f in ("tv", "hellinger") else 0   # P1 missing a symbol: ratios up to ∞ (tail piece)
-    cases = [(9, {"kind": "simplex"}), (9, {"kind": "min_mass", "c": "1/45"}), (9, {"kind": "min_mass", "c": "8/90"}),
-             (6, {"kind": "point", "prior": _dist(rng, 6)}),
-             (5, {"kind": "hull", "priors": [_dist(rng, 5), _dist(rng, 5)]})]
+    zeros = 1 if f in ("tv", "hellinger") else 0  # P1 missing a symbol: ratios up to ∞ (tail piece)
+    cases = [
+        (9, {"kind": "simplex"}),
+        (9, {"kind": "min_mass", "c": "1/45"}),
+        (9, {"kind": "min_mass", "c": "8/90"}),
+        (6, {"kind": "point", "prior": _dist(rng, 6)}),
+        (5, {"kind": "hull", "priors": [_dist(rng, 5), _dist(rng, 5)]}),
+    ]
     for n, prior_set in cases:
         spec = _spec(n, float(rng.choice([0.5, 1.0, 2.5])), prior_set, f, _dist(rng, n), _dist(rng, n, zeros))
         ts, ex = design_tangent_secant(spec), design_exact(spec)
         assert ts.value == pytest.approx(ex.value, rel=1e-7, abs=1e-10), prior_set
-        assert ts.bound >= ex.value - 1e-9 * max(1.0, ex.value)   # both are LP solutions (1e-9 tolerances)
+        assert ts.bound >= ex.value - 1e-9 * max(1.0, ex.value)  # both are LP solutions (1e-9 tolerances)
         assert ts.bound - ts.value <= 1e-7 * max(1.0, ts.value)
 
 
-@pytest.mark.parametrize("f, prior_set, zeros", [
-    ("kl", {"kind": "min_mass", "c": "1/250"}, 0),
-    ("hellinger", {"kind": "simplex"}, 3),
-    ({"alpha": 2}, {"kind": "min_mass", "c": "4/250"}, 0),
-], ids=["kl-min_mass", "hellinger-ldp-tail", "f2-min_mass"])
+@pytest.mark.parametrize(
+    "f, prior_set, zeros",
+    [
+        ("kl", {"kind": "min_mass", "c": "1/250"}, 0),
+        ("hellinger", {"kind": "simplex"}, 3),
+        ({"alpha": 2}, {"kind": "min_mass", "c": "4/250"}, 0),
+    ],
+    ids=["kl-min_mass", "hellinger-ldp-tail", "f2-min_mass"],
+)
 def test_n50_certified_gap(f, prior_set, zeros):
     """Issue 5: the scalable method reports a gap ≤ 1e-6 relative at N = 50 (design() end to end)."""
     rng = np.random.default_rng(50)

@@ -1,5 +1,6 @@
 """Issue 12 item 14: figures F1 and F3 are readable: no curve runs off its panel, coinciding curves
 both stay visible, the y-range is used, the lower curve's stop is explained, axes name their units."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,7 +47,7 @@ def test_f1_curves_stay_inside_the_panel(saved):
 def test_f3a_coinciding_curves_both_visible_and_range_used(saved):
     ax = saved["f3_krr_envelopes.png"].axes[0]
     upper, lower = _curves(ax)[:2]
-    assert np.allclose(upper.get_ydata(), lower.get_ydata())          # k-RR, uniform prior: the bounds coincide
+    assert np.allclose(upper.get_ydata(), lower.get_ydata())  # k-RR, uniform prior: the bounds coincide
     assert upper.get_linewidth() > lower.get_linewidth() and lower.get_linestyle() != upper.get_linestyle()
     assert "equal to the upper bound" in lower.get_label()
     low, high = ax.get_ylim()

@@ -2,6 +2,7 @@
 (mechdesign.objectives.fixed_outputs), checked against independent references: cdd vertex enumeration vs
 the Bayes MIP, a second (assignment) MIP written here, random feasible kernels, the greedy merge,
 the auto optimum, and a closed form for binary outputs."""
+
 import math
 
 import numpy as np
@@ -11,8 +12,13 @@ from hypothesis import given, settings, strategies as st
 from mechdesign import design
 from mechdesign.certify.exact import verify_kernel
 from mechdesign.objectives.compile import add_pml_kernel
-from mechdesign.objectives.fixed_outputs import (ENUM_MAX_DIM, bayes_mip, best_vertex, enumerate_vertices,
-                                      enumeration_applies)
+from mechdesign.objectives.fixed_outputs import (
+    ENUM_MAX_DIM,
+    bayes_mip,
+    best_vertex,
+    enumerate_vertices,
+    enumeration_applies,
+)
 from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import spec_from_dict
@@ -72,14 +78,26 @@ def assignment_mip(s, m):
 
 # ------------------------------------------------------------------ Bayes: MIP vs vertex enumeration
 @settings(max_examples=30, deadline=None)
-@given(kind=st.sampled_from(["min_mass", "simplex", "point", "hull"]), n=st.integers(3, 5), m=st.integers(2, 3),
-       eps=st.floats(0.1, 3.0), seed=st.integers(0, 10_000), uniform=st.booleans())
+@given(
+    kind=st.sampled_from(["min_mass", "simplex", "point", "hull"]),
+    n=st.integers(3, 5),
+    m=st.integers(2, 3),
+    eps=st.floats(0.1, 3.0),
+    seed=st.integers(0, 10_000),
+    uniform=st.booleans(),
+)
 def test_bayes_mip_equals_vertex_enumeration(kind, n, m, eps, seed, uniform):
     if n * (m - 1) > ENUM_MAX_DIM:
         m = 2
     rng = np.random.default_rng(seed)
-    s = spec_from_dict(spec(n, eps, prior_set(kind, rng, n),
-                            {"kind": "bayes_vulnerability", "prior": "uniform" if uniform else random_prior(rng, n)}))
+    s = spec_from_dict(
+        spec(
+            n,
+            eps,
+            prior_set(kind, rng, n),
+            {"kind": "bayes_vulnerability", "prior": "uniform" if uniform else random_prior(rng, n)},
+        )
+    )
     K, value, bound, sol = bayes_mip(s, m)
     assert sol.status is Status.OPTIMAL and K.shape == (n, m)
     _, best = best_vertex(s, m, column_utility(s))
@@ -93,16 +111,20 @@ def test_bayes_mip_equals_vertex_enumeration(kind, n, m, eps, seed, uniform):
 def test_bayes_mip_equals_assignment_mip(kind, n, m):
     rng = np.random.default_rng(n * 100 + m)
     for eps in (0.3, 1.5):
-        s = spec_from_dict(spec(n, eps, prior_set(kind, rng, n),
-                                {"kind": "bayes_vulnerability", "prior": random_prior(rng, n)}))
+        s = spec_from_dict(
+            spec(n, eps, prior_set(kind, rng, n), {"kind": "bayes_vulnerability", "prior": random_prior(rng, n)})
+        )
         _, value, bound, sol = bayes_mip(s, m)
         assert sol.status is Status.OPTIMAL
         assert value == pytest.approx(assignment_mip(s, m), abs=1e-8)
 
 
 # ------------------------------------------------------------------ closed form
-@pytest.mark.parametrize("n, eps, c", [(n, eps, c) for n in (3, 4, 6, 8) for eps in (0.2, 1.0, 2.5) for c in (0.0, 0.3)]
-                         + [(30, 1.0, 0.3), (30, 2.5, 0.0)])   # N = 30: past the listed-ray threshold (LP + MIP)
+@pytest.mark.parametrize(
+    "n, eps, c",
+    [(n, eps, c) for n in (3, 4, 6, 8) for eps in (0.2, 1.0, 2.5) for c in (0.0, 0.3)]
+    + [(30, 1.0, 0.3), (30, 2.5, 0.0)],
+)  # N = 30: past the listed-ray threshold (LP + MIP)
 def test_binary_bayes_uniform_prior_closed_form(n, eps, c):
     """Derivation: with M = 2, K = [p, 1 − p] and a uniform prior,
     V(K) = (1/N)(max_x p_x + max_x (1 − p_x)) = (1/N)(1 + max p − min p) = (1/N)(1 + η_TV(K)),
@@ -136,8 +158,12 @@ OBJECTIVES = [
     {"kind": "f_divergence", "f": "tv", "priors": [[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25]]},
     {"kind": "bayes_vulnerability", "prior": [0.1, 0.2, 0.3, 0.4]},
 ]
-PRIOR_SETS = [{"kind": "min_mass", "c": 0.05}, {"kind": "simplex"}, {"kind": "point", "prior": [0.3, 0.3, 0.2, 0.2]},
-              {"kind": "box", "lower": [0.1] * 4, "upper": [0.5] * 4}]
+PRIOR_SETS = [
+    {"kind": "min_mass", "c": 0.05},
+    {"kind": "simplex"},
+    {"kind": "point", "prior": [0.3, 0.3, 0.2, 0.2]},
+    {"kind": "box", "lower": [0.1] * 4, "upper": [0.5] * 4},
+]
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES, ids=lambda o: o["kind"] + str(o.get("f", "")))
@@ -153,7 +179,7 @@ def test_fixed_m_between_greedy_and_auto(objective, ps):
         assert r.kernel.shape == (4, m)
         assert_private(r)
         assert r.objective <= auto.objective + 1e-9
-        assert r.certificate.dual_bound <= auto.certificate.dual_bound + 1e-12   # never looser than auto
+        assert r.certificate.dual_bound <= auto.certificate.dual_bound + 1e-12  # never looser than auto
         assert r.certificate.dual_bound >= r.objective - 1e-9
         if m >= used:  # enough outputs: the auto optimum itself
             assert r.objective == pytest.approx(auto.objective, abs=1e-9)
@@ -161,14 +187,16 @@ def test_fixed_m_between_greedy_and_auto(objective, ps):
             _, g = greedy(s, m)
             assert r.objective >= g - 1e-9
             if m == 1 or enumeration_applies(s, m) or objective["kind"] == "bayes_vulnerability":
-                assert r.is_ok, (m, r.solve.method)   # exact methods close the gap
+                assert r.is_ok, (m, r.solve.method)  # exact methods close the gap
 
 
 def test_output_size_one_is_the_constant_kernel():
     P = [0.1, 0.2, 0.3, 0.4]
-    for objective, value in [({"kind": "bayes_vulnerability", "prior": P}, 0.4),
-                             ({"kind": "mutual_information", "prior": P}, 0.0),
-                             ({"kind": "f_divergence", "f": "kl", "priors": [P, P[::-1]]}, 0.0)]:
+    for objective, value in [
+        ({"kind": "bayes_vulnerability", "prior": P}, 0.4),
+        ({"kind": "mutual_information", "prior": P}, 0.0),
+        ({"kind": "f_divergence", "f": "kl", "priors": [P, P[::-1]]}, 0.0),
+    ]:
         for ps in PRIOR_SETS:
             r = design(spec(4, 0.7, ps, objective, output_size=1))
             assert r.is_ok and np.allclose(r.kernel, 1.0)
@@ -201,7 +229,7 @@ def test_random_kernels_never_beat_exact_value(objective, ps):
         s = spec_from_dict(spec(4, eps, ps, objective, output_size=m))
         r = design(s)
         exact = r.certificate.dual_bound
-        if "greedy" in r.solve.method:   # not an exact method here: nothing to compare against
+        if "greedy" in r.solve.method:  # not an exact method here: nothing to compare against
             continue
         for K in random_feasible_kernels(s, m, rng, 15):
             assert kernel_utility(s, K) <= exact + 1e-9
@@ -213,8 +241,12 @@ def test_random_kernels_never_beat_exact_value(objective, ps):
 
 # ------------------------------------------------------------------ past the enumeration threshold
 def test_heuristic_past_threshold_keeps_auto_bound():
-    base = spec(6, 1.0, {"kind": "min_mass", "c": 0.02},
-                {"kind": "mutual_information", "prior": [0.05, 0.1, 0.15, 0.2, 0.2, 0.3]})
+    base = spec(
+        6,
+        1.0,
+        {"kind": "min_mass", "c": 0.02},
+        {"kind": "mutual_information", "prior": [0.05, 0.1, 0.15, 0.2, 0.2, 0.3]},
+    )
     s = spec_from_dict({**base, "output_size": 3})
     assert not enumeration_applies(s, 3)
     auto = design(base)

@@ -38,6 +38,7 @@ reproducing spec per class. Profiles: ``fuzz`` (200 examples, the default and CI
 tallies the failure classes (``--all`` also runs the excluded regimes): the way to see which exclusions
 can go.
 """
+
 from __future__ import annotations
 
 import math
@@ -61,7 +62,14 @@ import mechdesign  # noqa: F401  (imported before forking, so that each child st
 
 sys.path.insert(0, os.path.dirname(__file__))
 from exact_oracle import (  # noqa: E402
-    PriorSetOracle, Undecided, WrittenEpsilon, _endpoint, check_kernel, exact_number, loss_matrix, named_prior,
+    PriorSetOracle,
+    Undecided,
+    WrittenEpsilon,
+    _endpoint,
+    check_kernel,
+    exact_number,
+    loss_matrix,
+    named_prior,
     utility,
 )
 
@@ -90,8 +98,13 @@ HANG_SECONDS = 120
 MEMORY_LIMIT = 2 << 30
 """Each design runs in a forked child with this much extra address space and this wall-clock limit."""
 
-MAXIMISE = {"dobrushin": True, "expected_loss": False, "mutual_information": True, "f_divergence": True,
-            "bayes_vulnerability": True}
+MAXIMISE = {
+    "dobrushin": True,
+    "expected_loss": False,
+    "mutual_information": True,
+    "f_divergence": True,
+    "bayes_vulnerability": True,
+}
 
 
 # ------------------------------------------------------------------------------ test cases
@@ -130,7 +143,9 @@ def _ln_digits(x, places: int, up: bool) -> str:
     """log(x) truncated (up=False) or rounded up to ``places`` decimals, digits from mpmath."""
     with mpmath.workdps(places + 30):
         x = Fraction(x)
-        scaled = int(mpmath.floor(mpmath.log(mpmath.mpf(x.numerator) / x.denominator) * mpmath.mpf(10) ** places)) + int(up)
+        scaled = int(
+            mpmath.floor(mpmath.log(mpmath.mpf(x.numerator) / x.denominator) * mpmath.mpf(10) ** places)
+        ) + int(up)
     s = str(scaled).rjust(places + 1, "0")
     return s[:-places] + "." + s[-places:]
 
@@ -141,8 +156,23 @@ EPS_NAMED = {
     "ordinary": [0.01, 0.1, 0.25, 0.5, 0.7, 1, 1.5, 2, 3, 4.07, 5, 8],
     "decimal30": ["2.30258509299404568401799145468436420760"]  # issue 10 item 1: just below ln 10
     + [_ln_digits(x, 30, up) for x in (2, 3, 10, Fraction(10, 3), 4) for up in (False, True)],
-    "expression": ["log(3)", "log(10/3)", "2*log(2)", "log(2)/2", "sqrt(2)", "pi/4", "exp(-1)", "e/2", "2**-3",
-                   "log(1+sqrt(2))", "log(5)-log(2)", "1/3", "log(2)+log(3)/2", "exp(1)-1", "2*log(2)-log(3)"],
+    "expression": [
+        "log(3)",
+        "log(10/3)",
+        "2*log(2)",
+        "log(2)/2",
+        "sqrt(2)",
+        "pi/4",
+        "exp(-1)",
+        "e/2",
+        "2**-3",
+        "log(1+sqrt(2))",
+        "log(5)-log(2)",
+        "1/3",
+        "log(2)+log(3)/2",
+        "exp(1)-1",
+        "2*log(2)-log(3)",
+    ],
     "large": [700, 709.5, 745, 746, 1000, "1e4", 9900, 1e5, 1e6, 1e9, 1e10, "exp(20)", "exp(23)"],
 }
 
@@ -193,8 +223,13 @@ def prior_sets(draw, n: int):
         inv = Fraction(1, n)
         choice = draw(st.sampled_from(["zero", "tiny", "ordinary", "almost_1/N", "1/N"]))
         tags.add(f"c_{choice}")
-        c = {"zero": Fraction(0), "tiny": TINY, "almost_1/N": inv - TINY, "1/N": inv,
-             "ordinary": inv * draw(st.sampled_from([Fraction(1, 10), Fraction(1, 2), Fraction(9, 10)]))}[choice]
+        c = {
+            "zero": Fraction(0),
+            "tiny": TINY,
+            "almost_1/N": inv - TINY,
+            "1/N": inv,
+            "ordinary": inv * draw(st.sampled_from([Fraction(1, 10), Fraction(1, 2), Fraction(9, 10)])),
+        }[choice]
         return {"kind": "min_mass", "c": _write(c, draw(st.integers(0, 3)))}, tags
     if kind == "simplex":
         return {"kind": "simplex"}, tags
@@ -221,18 +256,38 @@ def prior_sets(draw, n: int):
                 lower = upper = p0
             else:
                 lower = [m * draw(st.sampled_from([Fraction(0), Fraction(1, 2), Fraction(1)])) for m in p0]
-                upper = [min(Fraction(1), m + draw(st.sampled_from([Fraction(0), Fraction(1, 10), Fraction(1, 2)])))
-                         for m in p0]
+                upper = [
+                    min(Fraction(1), m + draw(st.sampled_from([Fraction(0), Fraction(1, 10), Fraction(1, 2)])))
+                    for m in p0
+                ]
         return {"kind": "box", "lower": _written(draw, lower), "upper": _written(draw, upper)}, tags
     center = draw(distributions(n, full_support=False))
-    radius = draw(st.sampled_from([Fraction(0), Fraction(1, 10**6), Fraction(1, 10), Fraction(1, 2), Fraction(1),
-                                   Fraction(2), Fraction(3)]))
+    radius = draw(
+        st.sampled_from(
+            [Fraction(0), Fraction(1, 10**6), Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(2), Fraction(3)]
+        )
+    )
     tags.add(f"radius_{radius}")
-    return {"kind": "l1_ball", "center": _written(draw, center), "radius": _write(radius, draw(st.integers(0, 3)))}, tags
+    return {
+        "kind": "l1_ball",
+        "center": _written(draw, center),
+        "radius": _write(radius, draw(st.integers(0, 3))),
+    }, tags
 
 
-F_CHOICES = ["kl", "tv", "hellinger", "chi2", {"alpha": 0.01}, {"alpha": 0.5}, {"alpha": 1}, {"alpha": 2},
-             {"alpha": 3}, {"alpha": 10}, {"alpha": 100}]
+F_CHOICES = [
+    "kl",
+    "tv",
+    "hellinger",
+    "chi2",
+    {"alpha": 0.01},
+    {"alpha": 0.5},
+    {"alpha": 1},
+    {"alpha": 2},
+    {"alpha": 3},
+    {"alpha": 10},
+    {"alpha": 100},
+]
 
 
 @st.composite
@@ -314,6 +369,7 @@ def _child(spec, conn):
         pass
     try:
         from mechdesign import SpecError, design
+
         try:
             result = design(spec)
         except SpecError as exc:
@@ -336,8 +392,13 @@ def _child(spec, conn):
             out["json_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
         conn.send(out)
     except BaseException as exc:  # noqa: BLE001
-        conn.send({"error": "crash", "message": f"{type(exc).__name__}: {str(exc)[:300]}",
-                   "traceback": traceback.format_exc()[-1500:]})
+        conn.send(
+            {
+                "error": "crash",
+                "message": f"{type(exc).__name__}: {str(exc)[:300]}",
+                "traceback": traceback.format_exc()[-1500:],
+            }
+        )
     finally:
         conn.close()
 
@@ -428,15 +489,15 @@ def pairwise_lp(case: Case, m: int) -> tuple[float, bool] | None:
     for y in range(m):
         block = np.zeros((n * nv, nvar))
         for x in range(n):
-            block[x * nv:(x + 1) * nv, x * m + y] += 1.0
+            block[x * nv : (x + 1) * nv, x * m + y] += 1.0
             for x2 in range(n):
-                block[x * nv:(x + 1) * nv, x2 * m + y] -= E * V[:, x2]
+                block[x * nv : (x + 1) * nv, x2 * m + y] -= E * V[:, x2]
         blocks.append(block)
     A_ub = np.vstack(blocks)
     b_ub = np.zeros(A_ub.shape[0])
     A_eq = np.zeros((n, nvar))
     for x in range(n):
-        A_eq[x, x * m:(x + 1) * m] = 1.0
+        A_eq[x, x * m : (x + 1) * m] = 1.0
     b_eq = np.ones(n)
     c = np.zeros(nvar)
     if kind == "bayes_vulnerability":
@@ -450,7 +511,7 @@ def pairwise_lp(case: Case, m: int) -> tuple[float, bool] | None:
         if worst:  # t ≥ Σ_x v_x Σ_y K_x(y) L(x,y) for every vertex v
             epi = np.zeros((nv, nvar))
             for x in range(n):
-                epi[:, x * m:(x + 1) * m] = V[:, x:x + 1] * L[x][None, :]
+                epi[:, x * m : (x + 1) * m] = V[:, x : x + 1] * L[x][None, :]
             epi[:, -1] = -1.0
             A_ub = np.vstack([A_ub, epi])
             b_ub = np.concatenate([b_ub, np.zeros(nv)])
@@ -458,7 +519,7 @@ def pairwise_lp(case: Case, m: int) -> tuple[float, bool] | None:
         else:
             P = [float(v) for v in named_prior(spec["objective"].get("prior"), n)]
             for x in range(n):
-                c[x * m:(x + 1) * m] = P[x] * L[x]
+                c[x * m : (x + 1) * m] = P[x] * L[x]
     bounds = [(0, 1)] * nk + ([(None, None)] if worst else [])
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
     if res.status != 0:
@@ -528,14 +589,22 @@ def findings(case: Case, out: dict) -> list[tuple[str, str]]:
     sense = 1.0 if maximise else -1.0
     objective = out["objective"]
     truth = float(utility(kernel, case.spec))
-    if objective is None or not math.isfinite(objective) or \
-            abs(objective - truth) > BOUND_RTOL * abs(truth) + BOUND_ATOL:
+    if (
+        objective is None
+        or not math.isfinite(objective)
+        or abs(objective - truth) > BOUND_RTOL * abs(truth) + BOUND_ATOL
+    ):
         found.append(("objective_mismatch", f"objective {objective!r}, utility of the kernel {truth!r}"))
         objective = truth
     dual = out["dual_bound"]
     if dual is not None and sense * (dual - objective) < -(BOUND_RTOL * abs(objective) + BOUND_ATOL):
-        found.append(("bound_invalid", f"dual_bound {dual!r} is {'below' if maximise else 'above'} "
-                                       f"the objective {objective!r} of a private kernel"))
+        found.append(
+            (
+                "bound_invalid",
+                f"dual_bound {dual!r} is {'below' if maximise else 'above'} "
+                f"the objective {objective!r} of a private kernel",
+            )
+        )
     reference = pairwise_lp(case, m) if n == case.n else None
     if reference is not None:
         optimum, capped = reference
@@ -544,8 +613,13 @@ def findings(case: Case, out: dict) -> list[tuple[str, str]]:
         if status == "optimal":
             # above the cap the true optimum is at least the capped LP's (maximisation; at most for min)
             if sense * (judged - optimum) < -tol or (not capped and abs(judged - optimum) > tol):
-                found.append(("lp_mismatch", f"status optimal with {judged!r}, pairwise LP optimum "
-                                             f"{optimum!r}{' (e^eps capped at 1e6)' if capped else ''}"))
+                found.append(
+                    (
+                        "lp_mismatch",
+                        f"status optimal with {judged!r}, pairwise LP optimum "
+                        f"{optimum!r}{' (e^eps capped at 1e6)' if capped else ''}",
+                    )
+                )
         if verdict.private and not capped and sense * (objective - optimum) > tol:
             found.append(("beats_optimum", f"private kernel with {objective!r} beats the LP optimum {optimum!r}"))
         if dual is not None and sense * (dual - optimum) < -tol:
@@ -596,8 +670,9 @@ except hypothesis.errors.InvalidArgument:
     _PROFILE = settings(deadline=None, max_examples=2000 if PROFILE == "fuzz-slow" else 200)
 
 
-@settings(_PROFILE, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                                                 HealthCheck.data_too_large])
+@settings(
+    _PROFILE, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+)
 @given(cases())
 def test_design_is_private_for_epsilon_as_written_and_its_bounds_hold(case):
     skip, tolerated, names = known_defects(case)
@@ -618,8 +693,13 @@ def survey(count: int, include_known: bool, seed: int = 0) -> None:
     done = [0]
 
     @hypothesis.seed(seed)
-    @settings(max_examples=count, database=None, deadline=None, phases=[hypothesis.Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        phases=[hypothesis.Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(cases())
     def run(case):
         skip, tolerated, _ = known_defects(case)

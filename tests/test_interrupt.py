@@ -1,4 +1,5 @@
 """Issue 12 item 4: Ctrl-C while HiGHS runs stops the solve; the command exits 130 within 2 s."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,13 @@ def test_sigint_during_solve_exits_130_within_2_seconds(tmp_path):
     spec = tmp_path / "long.yaml"
     spec.write_text(LONG)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "mechdesign.cli", "solve", str(spec)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mechdesign.cli", "solve", str(spec)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(6)  # imports and compilation done: HiGHS is running
         assert proc.poll() is None, "the solve finished before it could be interrupted"

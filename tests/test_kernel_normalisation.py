@@ -4,6 +4,7 @@ Rule under test: rows within 1e-9 of 1 are divided by their exact rational sums 
 about that normalised kernel (one line says so); rows further off, or negative entries, are an
 invalid kernel (exit 2 naming the row). "NOT PRIVATE" only ever means that the PML constraint fails.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,10 +55,13 @@ def test_normalised_rows_are_divided_by_their_exact_sums(tmp_path):
     assert kernel.fractions() == [[v / sum(r) for v in r] for r in raw]
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("0.5,0.500001\n0.5,0.5\n", "row 0 sums to"),         # 1e-6 off: further than 1e-9
-    ("0.5,0.5\n1.1,-0.1\n", "row 1, column 1"),           # negative entry
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("0.5,0.500001\n0.5,0.5\n", "row 0 sums to"),  # 1e-6 off: further than 1e-9
+        ("0.5,0.5\n1.1,-0.1\n", "row 1, column 1"),  # negative entry
+    ],
+)
 @pytest.mark.parametrize("command", ["verify", "analyze"])
 def test_invalid_kernels_exit_2_naming_the_row(tmp_path, capsys, text, needle, command):
     path = tmp_path / "k.csv"

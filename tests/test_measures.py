@@ -1,4 +1,5 @@
 """Measures of a kernel (mechdesign.theory.measures): the papers' printed examples and brute-force checks."""
+
 from __future__ import annotations
 
 import itertools
@@ -163,8 +164,7 @@ def test_leakage_capacity_min_mass_equals_grid_supremum(K, c20):
 def test_leakage_capacity_box_equals_grid_supremum(K, lo, hi):
     # box with bounds on the 1/20 grid (lower > 0: full support): its vertices lie on the grid, so the grid sup is the sup
     ps = Box(kind="box", lower=[F(lo, 20)] * 3, upper=[F(hi, 20)] * 3)
-    best = max(float(np.nanmax(m.pml(K, p))) for p in _grid(3, 20)
-               if all(F(lo, 20) <= v <= F(hi, 20) for v in p))
+    best = max(float(np.nanmax(m.pml(K, p))) for p in _grid(3, 20) if all(F(lo, 20) <= v <= F(hi, 20) for v in p))
     assert m.leakage_capacity(K, ps) == pytest.approx(best, rel=1e-12)
     gmax = m.gamma_max(K, ps)
     grid = [p for p in _grid(3, 20) if all(F(lo, 20) <= v <= F(hi, 20) for v in p)]
@@ -180,8 +180,7 @@ def test_quantiles_and_binary_envelope_match_brute_force(K, data):
     delta = F(data.draw(st.integers(1, 19)), 20)
     ell = m.pml(K, p)
     py = np.array([float(v) for v in np.array(p, dtype=object) @ np.array(K, dtype=object)])
-    subsets = [s for r in range(1, mm + 1) for s in itertools.combinations(range(mm), r)
-               if all(py[y] > 0 for y in s)]
+    subsets = [s for r in range(1, mm + 1) for s in itertools.combinations(range(mm), r) if all(py[y] > 0 for y in s)]
     mass = lambda s: sum(F(0) + sum((p[x] * K[x][y] for x in range(n)), F(0)) for y in s)
     # eq. 10: eps_Y = min over A with P(A) >= 1 - delta of max ell; eps-bar_Y = max over P(A) >= delta of min ell
     lower = min(max(ell[y] for y in s) for s in subsets if mass(s) >= 1 - delta)
@@ -198,8 +197,13 @@ def test_quantiles_and_binary_envelope_match_brute_force(K, data):
     for x in range(n):
         if p[x] == 0:
             continue
-        res = optimize.linprog(-np.array([float(v) for v in K[x]]), A_eq=py[None, :], b_eq=[float(delta)],
-                               bounds=[(0, 1)] * mm, method="highs")
+        res = optimize.linprog(
+            -np.array([float(v) for v in K[x]]),
+            A_eq=py[None, :],
+            b_eq=[float(delta)],
+            bounds=[(0, 1)] * mm,
+            method="highs",
+        )
         best = max(best, -res.fun / float(delta))
     assert eb == pytest.approx(math.log(best), abs=1e-9)
 
@@ -211,8 +215,10 @@ def distributions(draw, size, positive=False):
 
 
 @SETTINGS
-@given(st.integers(2, 5).flatmap(lambda k: st.tuples(distributions(k), distributions(k, positive=True))),
-       st.sampled_from([0.3, 0.5, 1.0, 1.5, 2.0, 3.5, 7.0]))
+@given(
+    st.integers(2, 5).flatmap(lambda k: st.tuples(distributions(k), distributions(k, positive=True))),
+    st.sampled_from([0.3, 0.5, 1.0, 1.5, 2.0, 3.5, 7.0]),
+)
 def test_divergences_against_mpmath_and_integral_representation(pq, alpha):
     p, q = pq
     mp = mpmath.mpf
@@ -225,11 +231,17 @@ def test_divergences_against_mpmath_and_integral_representation(pq, alpha):
     # eq. 4: D_alpha = log(D_f_alpha + 1)/(alpha - 1) for alpha > 1
     if alpha > 1:
         assert m.renyi_divergence(p, q, alpha) == pytest.approx(
-            math.log1p(m.f_alpha_divergence(p, q, alpha)) / (alpha - 1), rel=1e-9, abs=1e-12)
+            math.log1p(m.f_alpha_divergence(p, q, alpha)) / (alpha - 1), rel=1e-9, abs=1e-12
+        )
         # eq. 6: D_f = int_0^inf E_gamma f''(gamma) d gamma with f'' = alpha (alpha - 1) gamma^(alpha - 2)
         top = float((p / q).max()) + 1
-        val, _ = integrate.quad(lambda g: m.hockey_stick_divergence(p, q, g) * alpha * (alpha - 1) * g ** (alpha - 2),
-                                0, top, limit=200, points=sorted(set((p / q).tolist())))
+        val, _ = integrate.quad(
+            lambda g: m.hockey_stick_divergence(p, q, g) * alpha * (alpha - 1) * g ** (alpha - 2),
+            0,
+            top,
+            limit=200,
+            points=sorted(set((p / q).tolist())),
+        )
         assert val == pytest.approx(m.f_alpha_divergence(p, q, alpha), rel=1e-6, abs=1e-9)
     assert m.hockey_stick_divergence(p, q, 1.0) == pytest.approx(m.total_variation(p, q))
     assert m.kl_divergence(p, q) == pytest.approx(m.f_divergence(p, q, lambda t: t * math.log(t) if t > 0 else 0.0))

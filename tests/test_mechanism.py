@@ -1,4 +1,5 @@
 """The exact sampler: frequencies match the rational rows, seeds reproduce, labels are checked."""
+
 from __future__ import annotations
 
 import random
@@ -15,8 +16,12 @@ from mechdesign.release.mechanism import Mechanism
 
 F = Fraction
 
-KRR = {"alphabet": ["a", "b", "c", "d"], "epsilon": "log(3)", "prior_set": {"kind": "simplex"},
-       "objective": {"kind": "expected_loss", "loss": "hamming"}}
+KRR = {
+    "alphabet": ["a", "b", "c", "d"],
+    "epsilon": "log(3)",
+    "prior_set": {"kind": "simplex"},
+    "objective": {"kind": "expected_loss", "loss": "hamming"},
+}
 
 
 @pytest.fixture(scope="module")

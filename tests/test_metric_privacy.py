@@ -7,6 +7,7 @@ optimal remap (Ghosh, Roughgarden, Sundararajan, "Universally utility-maximizing
 STOC 2009); k-ary randomized response for LDP (Kairouz, Oh, Viswanath 2014: expected Hamming loss
 (N − 1)/(e^ε + N − 1) under a uniform prior); mpmath at 60 digits for the exact check.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,7 +39,7 @@ def allpairs_lp(prior, L, d, eps, min_mass=None):
                 continue
             for y in range(m):
                 row = np.zeros(n * m)
-                row[idx(x, y)] = math.exp(-eps * d[x][z])   # scaled by e^{-eps d}: coefficients <= 1
+                row[idx(x, y)] = math.exp(-eps * d[x][z])  # scaled by e^{-eps d}: coefficients <= 1
                 row[idx(z, y)] -= 1.0
                 A.append(row)
                 b.append(0.0)
@@ -56,7 +57,7 @@ def allpairs_lp(prior, L, d, eps, min_mass=None):
                     b.append(0.0)
     Aeq = np.zeros((n, n * m))
     for x in range(n):
-        Aeq[x, x * m:(x + 1) * m] = 1.0
+        Aeq[x, x * m : (x + 1) * m] = 1.0
     cost = (np.asarray(prior)[:, None] * L).ravel()
     res = linprog(cost, A_ub=np.array(A), b_ub=b, A_eq=Aeq, b_eq=np.ones(n), bounds=(0, 1), method="highs")
     assert res.status == 0
@@ -64,14 +65,17 @@ def allpairs_lp(prior, L, d, eps, min_mass=None):
 
 
 def _spec(n, eps, metric, loss="absolute", prior="uniform", extra=()):
-    return {"alphabet": n, "privacy": [*extra, {"epsilon": eps, "metric": metric}],
-            "objective": {"kind": "expected_loss", "loss": loss, "prior": prior}}
+    return {
+        "alphabet": n,
+        "privacy": [*extra, {"epsilon": eps, "metric": metric}],
+        "objective": {"kind": "expected_loss", "loss": loss, "prior": prior},
+    }
 
 
 def _prior(n, kind):
     if kind == "uniform":
         return [Fraction(1, n)] * n
-    w = [Fraction(1 + (3 * i) % 7) for i in range(n)]   # non-uniform, fixed
+    w = [Fraction(1 + (3 * i) % 7) for i in range(n)]  # non-uniform, fixed
     s = sum(w)
     return [v / s for v in w]
 
@@ -81,16 +85,25 @@ def _prior(n, kind):
 # LP drops the tiny reciprocal terms and returns a kernel of a relaxed problem (zeros where the constraint
 # needs positive mass; benchmarks/metric_vs_qif.py shows it failing the exact check). Our rows along the
 # edges only carry e^{−ε}.
-@pytest.mark.parametrize("n,eps", [(10, 0.3), (10, 1.0), (20, 0.25), (20, 0.6),
-                                   pytest.param(30, 0.2, marks=pytest.mark.slow),
-                                   pytest.param(30, 0.45, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "n,eps",
+    [
+        (10, 0.3),
+        (10, 1.0),
+        (20, 0.25),
+        (20, 0.6),
+        pytest.param(30, 0.2, marks=pytest.mark.slow),
+        pytest.param(30, 0.45, marks=pytest.mark.slow),
+    ],
+)
 @pytest.mark.parametrize("prior_kind", ["uniform", "nonuniform"])
 def test_absolute_metric_matches_libqif(n, eps, prior_kind):
     qif = pytest.importorskip("qif")
     prior = _prior(n, prior_kind)
     pi = np.array([float(p) for p in prior])
-    C = qif.mechanism.d_privacy.min_loss_given_d(pi, n, qif.metric.scale(qif.metric.euclidean(), eps),
-                                                  qif.metric.euclidean())
+    C = qif.mechanism.d_privacy.min_loss_given_d(
+        pi, n, qif.metric.scale(qif.metric.euclidean(), eps), qif.metric.euclidean()
+    )
     L = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(float)
     expected = float((pi[:, None] * C * L).sum())
     result = design(_spec(n, eps, {"kind": "absolute"}, prior=[str(p) for p in prior]))
@@ -120,11 +133,17 @@ def test_grid_metric_matches_libqif_and_allpairs_lp():
     pts = [(i // 3, i % 3) for i in range(n)]
     D = np.array([[math.dist(p, q) for q in pts] for p in pts])
     pi = np.full(n, 1.0 / n)
-    C = qif.mechanism.d_privacy.min_loss_given_d(pi, n, qif.metric.scale(qif.metric.from_distance_matrix(D), eps),
-                                                  qif.metric.from_distance_matrix(D))
+    C = qif.mechanism.d_privacy.min_loss_given_d(
+        pi, n, qif.metric.scale(qif.metric.from_distance_matrix(D), eps), qif.metric.from_distance_matrix(D)
+    )
     expected = float((pi[:, None] * C * D).sum())
-    result = design({"alphabet": n, "privacy": [{"epsilon": eps, "metric": {"kind": "grid", "shape": [3, 3]}}],
-                     "objective": {"kind": "expected_loss", "loss": D.tolist()}})
+    result = design(
+        {
+            "alphabet": n,
+            "privacy": [{"epsilon": eps, "metric": {"kind": "grid", "shape": [3, 3]}}],
+            "objective": {"kind": "expected_loss", "loss": D.tolist()},
+        }
+    )
     assert result.is_ok
     assert result.objective == pytest.approx(expected, abs=1e-7)
     assert result.objective == pytest.approx(allpairs_lp(pi, D, D, eps), abs=1e-7)
@@ -162,8 +181,14 @@ def test_discrete_metric_is_ldp_randomized_response(n, eps):
     assert result.is_ok
     assert result.objective == pytest.approx((n - 1) / (math.exp(eps) + n - 1), abs=1e-9)
     # the same as the epsilon + prior_set form with the simplex (eps-LDP)
-    ldp = design({"alphabet": n, "epsilon": eps, "prior_set": {"kind": "simplex"},
-                  "objective": {"kind": "expected_loss", "loss": "hamming"}})
+    ldp = design(
+        {
+            "alphabet": n,
+            "epsilon": eps,
+            "prior_set": {"kind": "simplex"},
+            "objective": {"kind": "expected_loss", "loss": "hamming"},
+        }
+    )
     assert result.objective == pytest.approx(ldp.objective, abs=1e-9)
 
 
@@ -181,8 +206,13 @@ def test_matrix_metric_reduction_follows_the_graph_and_keeps_the_optimum():
     d = W.copy()
     for k in range(n):
         d = np.minimum(d, d[:, [k]] + d[[k], :])
-    spec = load_spec({"alphabet": n, "privacy": [{"epsilon": 0.4, "metric": {"kind": "matrix", "d": d.astype(int).tolist()}}],
-                      "objective": {"kind": "expected_loss", "loss": "absolute"}})
+    spec = load_spec(
+        {
+            "alphabet": n,
+            "privacy": [{"epsilon": 0.4, "metric": {"kind": "matrix", "d": d.astype(int).tolist()}}],
+            "objective": {"kind": "expected_loss", "loss": "absolute"},
+        }
+    )
     kept = graph_edges(spec.privacy[0].metric, n)
     assert all((min(i, j), max(i, j)) in edges for i, j in kept)
     assert len(kept) < n * (n - 1)
@@ -193,8 +223,13 @@ def test_matrix_metric_reduction_follows_the_graph_and_keeps_the_optimum():
 
 
 def test_grid_edges_are_the_pairs_with_no_grid_point_between():
-    spec = load_spec({"alphabet": 12, "privacy": [{"epsilon": 1, "metric": {"kind": "grid", "shape": [3, 4]}}],
-                      "objective": {"kind": "expected_loss"}})
+    spec = load_spec(
+        {
+            "alphabet": 12,
+            "privacy": [{"epsilon": 1, "metric": {"kind": "grid", "shape": [3, 4]}}],
+            "objective": {"kind": "expected_loss"},
+        }
+    )
     kept = set(graph_edges(spec.privacy[0].metric, 12))
     pts = [(i // 4, i % 4) for i in range(12)]
     for p in range(12):
@@ -202,18 +237,25 @@ def test_grid_edges_are_the_pairs_with_no_grid_point_between():
             if p == q:
                 continue
             # brute force: some other grid point z with |pz| + |zq| = |pq| (collinear, in between)
-            between = any(z not in (p, q) and abs(math.dist(pts[p], pts[z]) + math.dist(pts[z], pts[q])
-                                                  - math.dist(pts[p], pts[q])) < 1e-12 for z in range(12))
+            between = any(
+                z not in (p, q)
+                and abs(math.dist(pts[p], pts[z]) + math.dist(pts[z], pts[q]) - math.dist(pts[p], pts[q])) < 1e-12
+                for z in range(12)
+            )
             assert ((p, q) in kept) == (not between)
 
 
 def test_grid_distances_are_exact():
-    spec = load_spec({"alphabet": 6, "privacy": [{"epsilon": 1, "metric": {"kind": "grid", "shape": [2, 3],
-                                                                          "spacing": "1/2"}}],
-                      "objective": {"kind": "expected_loss"}})
+    spec = load_spec(
+        {
+            "alphabet": 6,
+            "privacy": [{"epsilon": 1, "metric": {"kind": "grid", "shape": [2, 3], "spacing": "1/2"}}],
+            "objective": {"kind": "expected_loss"},
+        }
+    )
     dist = metric_distances(spec.privacy[0].metric, 6)
-    assert dist.text(0, 5) == "(1/2)*sqrt(5)"       # (0,0)-(1,2)
-    assert dist.text(0, 2) == "(1)"                  # (0,0)-(0,2): 2 * 1/2
+    assert dist.text(0, 5) == "(1/2)*sqrt(5)"  # (0,0)-(1,2)
+    assert dist.text(0, 2) == "(1)"  # (0,0)-(0,2): 2 * 1/2
     assert dist.value(0, 4) == pytest.approx(math.sqrt(2) / 2)
 
 
@@ -222,8 +264,8 @@ def test_check_metric_is_exact_at_the_boundary():
     """A two-row kernel whose ratio is a rational just below / just above e^{0.5}: mpmath decides the truth."""
     mpmath.mp.dps = 50
     e = mpmath.exp(mpmath.mpf("0.5"))
-    below = Fraction(int(e * 10**30), 10**30)                   # < e^{1/2}
-    above = below + Fraction(2, 10**30)                          # > e^{1/2}
+    below = Fraction(int(e * 10**30), 10**30)  # < e^{1/2}
+    above = below + Fraction(2, 10**30)  # > e^{1/2}
     assert mpmath.mpf(above.numerator) / above.denominator > e > mpmath.mpf(below.numerator) / below.denominator
     spec = load_spec(_spec(2, "0.5", {"kind": "absolute"}))
     for ratio, ok in ((below, True), (above, False)):
@@ -236,14 +278,17 @@ def test_check_metric_is_exact_at_the_boundary():
 def test_repair_restores_metric_privacy_exactly():
     """A kernel slightly outside the constraint is mixed with the constant kernel until it passes."""
     from mechdesign.certify.guarantees import enforce_guarantees
+
     spec = load_spec(_spec(4, "0.5", {"kind": "absolute"}))
     a = math.exp(-0.5)
     # the truncated geometric mechanism (exactly at the constraint), with 1e-6 of mass moved in row 0
-    K = np.array([[a ** abs(x - y) * ((1 - a) / (1 + a) if 0 < y < 3 else 1 / (1 + a)) for y in range(4)]
-                  for x in range(4)])
+    K = np.array(
+        [[a ** abs(x - y) * ((1 - a) / (1 + a) if 0 < y < 3 else 1 / (1 + a)) for y in range(4)] for x in range(4)]
+    )
     K[0, 0] += 1e-6
     K[0, 1] -= 1e-6
     from mechdesign.certify.exact import to_grid
+
     exact = to_grid(K)
     assert not check_metric(exact.numerators, spec.privacy[0]).feasible
     fixed, w = enforce_guarantees(exact, spec, spec.epsilon.exp_lower_bound(), 52)
@@ -272,7 +317,7 @@ def test_combined_guarantee_neither_alone_binds_the_optimum():
     reports = both.certificate.guarantees
     assert [g.feasible for g in reports] == [True, True]
     assert [g.binding for g in reports] == [True, True]
-    assert all(g.leakage <= g.epsilon * (1 + 1e-12) for g in reports)   # float logs; feasible is exact
+    assert all(g.leakage <= g.epsilon * (1 + 1e-12) for g in reports)  # float logs; feasible is exact
     out = both.to_json()["certificate"]
     assert out["binding"] == [0, 1] and len(out["guarantees"]) == 2
 
@@ -284,8 +329,16 @@ def test_combined_prior_sets_pml_and_ldp_backstop():
     obj = {"kind": "expected_loss", "loss": "hamming"}
     L = 1.0 - np.eye(n)
     for eps2, binds in ((3.0, False), (0.8, True)):
-        r = design({"alphabet": n, "privacy": [{"epsilon": 1.0, "prior_set": {"kind": "min_mass", "c": 0.1}},
-                                               {"epsilon": eps2, "prior_set": {"kind": "simplex"}}], "objective": obj})
+        r = design(
+            {
+                "alphabet": n,
+                "privacy": [
+                    {"epsilon": 1.0, "prior_set": {"kind": "min_mass", "c": 0.1}},
+                    {"epsilon": eps2, "prior_set": {"kind": "simplex"}},
+                ],
+                "objective": obj,
+            }
+        )
         assert r.is_ok
         assert r.certificate.guarantees[1].binding is binds
         expected = allpairs_lp(np.full(n, 1 / n), L, 1.0 - np.eye(n), eps2, min_mass=(1.0, 0.1))
@@ -305,10 +358,10 @@ def _dobrushin_allpairs(n, d, eps):
                     if x != z:
                         E = math.exp(eps * d[x][z])
                         r = np.zeros(n)
-                        r[x], r[z] = 1.0, -E            # p_x ≤ E p_z
+                        r[x], r[z] = 1.0, -E  # p_x ≤ E p_z
                         A.append(r)
                         b.append(0.0)
-                        A.append(-r)                     # 1 − p_x ≤ E (1 − p_z)
+                        A.append(-r)  # 1 − p_x ≤ E (1 − p_z)
                         b.append(E - 1.0)
             cost = np.zeros(n)
             cost[a], cost[c] = -1.0, 1.0
@@ -321,30 +374,54 @@ def test_dobrushin_with_a_metric_constraint_solves_every_pair():
     """Binary outputs still suffice (Lemma 3's proof is post-processing, which keeps d-privacy); the value
     equals an independent all-pairs LP over every pair of rows."""
     n, eps = 4, 0.3
-    r = design({"alphabet": n, "privacy": [{"epsilon": eps, "metric": {"kind": "absolute"}}],
-                "objective": {"kind": "dobrushin"}})
+    r = design(
+        {
+            "alphabet": n,
+            "privacy": [{"epsilon": eps, "metric": {"kind": "absolute"}}],
+            "objective": {"kind": "dobrushin"},
+        }
+    )
     assert r.is_ok
     d = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
     assert r.objective == pytest.approx(_dobrushin_allpairs(n, d, eps), abs=1e-9)
 
 
 # ----------------------------------------------------------------- input
-@pytest.mark.parametrize("spec,message", [
-    ({"alphabet": 5, "epsilon": 1, "privacy": [{"epsilon": 1, "metric": {"kind": "absolute"}}]},
-     "privacy: give either privacy"),
-    ({"alphabet": 5, "privacy": []}, "privacy: must list at least one constraint"),
-    ({"alphabet": 5, "privacy": [{"epsilon": 1, "metric": {"kind": "grid", "shape": [2, 2]}}]},
-     "privacy[0].metric.shape: rows * cols must equal N = 5"),
-    ({"alphabet": 3, "privacy": [{"epsilon": 1, "metric": {"kind": "matrix", "d": [[0, 1], [1, 0]]}}]},
-     "privacy[0].metric.d: must be N x N"),
-    ({"alphabet": 2, "privacy": [{"epsilon": 1, "metric": {"kind": "matrix", "d": [[0, -1], [1, 0]]}}]},
-     "d[0][1] must be >= 0"),
-    ({"alphabet": 5, "privacy": [{"epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.5}}]},
-     "privacy[0].prior_set.c: must be <= 1/N"),
-    ({"alphabet": 5, "privacy": [{"epsilon": 1, "metric": {"kind": "absolute"}}],
-      "objective": {"kind": "mutual_information"}}, "privacy: objective mutual_information"),
-    ({"alphabet": 5, "privacy": [{"epsilon": -1, "metric": {"kind": "absolute"}}]}, "must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        (
+            {"alphabet": 5, "epsilon": 1, "privacy": [{"epsilon": 1, "metric": {"kind": "absolute"}}]},
+            "privacy: give either privacy",
+        ),
+        ({"alphabet": 5, "privacy": []}, "privacy: must list at least one constraint"),
+        (
+            {"alphabet": 5, "privacy": [{"epsilon": 1, "metric": {"kind": "grid", "shape": [2, 2]}}]},
+            "privacy[0].metric.shape: rows * cols must equal N = 5",
+        ),
+        (
+            {"alphabet": 3, "privacy": [{"epsilon": 1, "metric": {"kind": "matrix", "d": [[0, 1], [1, 0]]}}]},
+            "privacy[0].metric.d: must be N x N",
+        ),
+        (
+            {"alphabet": 2, "privacy": [{"epsilon": 1, "metric": {"kind": "matrix", "d": [[0, -1], [1, 0]]}}]},
+            "d[0][1] must be >= 0",
+        ),
+        (
+            {"alphabet": 5, "privacy": [{"epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.5}}]},
+            "privacy[0].prior_set.c: must be <= 1/N",
+        ),
+        (
+            {
+                "alphabet": 5,
+                "privacy": [{"epsilon": 1, "metric": {"kind": "absolute"}}],
+                "objective": {"kind": "mutual_information"},
+            },
+            "privacy: objective mutual_information",
+        ),
+        ({"alphabet": 5, "privacy": [{"epsilon": -1, "metric": {"kind": "absolute"}}]}, "must be >= 0"),
+    ],
+)
 def test_bad_privacy_lists_name_the_field(spec, message):
     spec.setdefault("objective", {"kind": "expected_loss"})
     with pytest.raises(SpecError) as err:
@@ -358,7 +435,7 @@ def test_shorthand_and_one_entry_list_agree():
     b = design({**base, "privacy": [{"epsilon": "log(2)", "prior_set": {"kind": "min_mass", "c": 0.1}}]})
     assert a.objective == pytest.approx(b.objective, abs=1e-12)
     assert a.to_json()["epsilon"] == b.to_json()["epsilon"]
-    assert load_spec(b.spec.to_dict()) == b.spec   # the privacy form round-trips
+    assert load_spec(b.spec.to_dict()) == b.spec  # the privacy form round-trips
 
 
 def test_cli_verify_checks_every_constraint(tmp_path):
@@ -369,15 +446,24 @@ def test_cli_verify_checks_every_constraint(tmp_path):
     import subprocess
     import sys
     import yaml
-    design_spec = {"alphabet": 4, "privacy": [{"epsilon": 1, "metric": {"kind": "discrete"}}],
-                   "objective": {"kind": "expected_loss", "loss": "hamming"}}
-    strict = {**design_spec, "privacy": [{"epsilon": 1, "prior_set": {"kind": "simplex"}},
-                                         {"epsilon": 0.5, "metric": {"kind": "absolute"}}]}
+
+    design_spec = {
+        "alphabet": 4,
+        "privacy": [{"epsilon": 1, "metric": {"kind": "discrete"}}],
+        "objective": {"kind": "expected_loss", "loss": "hamming"},
+    }
+    strict = {
+        **design_spec,
+        "privacy": [{"epsilon": 1, "prior_set": {"kind": "simplex"}}, {"epsilon": 0.5, "metric": {"kind": "absolute"}}],
+    }
     (tmp_path / "d.yaml").write_text(yaml.safe_dump(design_spec))
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(strict))
     (tmp_path / "k.json").write_text(json.dumps(design(design_spec).to_json()))
-    run = lambda spec: subprocess.run([sys.executable, "-m", "mechdesign.cli", "verify", str(tmp_path / "k.json"),
-                                       "--spec", str(tmp_path / spec)], capture_output=True, text=True)
+    run = lambda spec: subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", "verify", str(tmp_path / "k.json"), "--spec", str(tmp_path / spec)],
+        capture_output=True,
+        text=True,
+    )
     assert run("d.yaml").returncode == 0
     bad = run("s.yaml")
     assert bad.returncode == 1 and "d = absolute at eps = 0.5: FAILS" in bad.stdout

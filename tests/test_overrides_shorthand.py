@@ -1,5 +1,6 @@
 """Issue 12 item 11: --set overrides, the prior-set shorthand in specs and measures, top-level prior-set
 models, and "did you mean" for mistyped keys and kinds."""
+
 from __future__ import annotations
 
 import json
@@ -22,12 +23,17 @@ def _xi(eps, c, n):  # Dobrushin paper, Theorem 1: Xi = min{(e^eps - 1)/(e^eps (
 
 
 def _cli(*argv):
-    return subprocess.run([sys.executable, "-m", "mechdesign.cli", *map(str, argv)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
 
 
 def test_set_overrides_epsilon_and_c():
-    spec = ROOT / "problems/theorem1_n10.yaml"   # N = 10, c = 0.05, eps = log(10/3)
+    spec = ROOT / "problems/theorem1_n10.yaml"  # N = 10, c = 0.05, eps = log(10/3)
     r = _cli("solve", spec, "--json", "--set", "epsilon=0.5", "--set", "prior_set.c=0.01")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -36,12 +42,15 @@ def test_set_overrides_epsilon_and_c():
     assert abs(out["objective"] - 7 / 8) > 0.1  # not the file's own answer
 
 
-@pytest.mark.parametrize("assignment, needle", [
-    ("epsilon.x=1", "epsilon is not a mapping"),
-    ("prior_set.cc=0.01", "did you mean 'c'?"),
-    ("epsilon", "expected key.path=value"),
-    ("prior_set.c=0.5", "prior_set.c"),  # > 1/N: the spec's own rule
-])
+@pytest.mark.parametrize(
+    "assignment, needle",
+    [
+        ("epsilon.x=1", "epsilon is not a mapping"),
+        ("prior_set.cc=0.01", "did you mean 'c'?"),
+        ("epsilon", "expected key.path=value"),
+        ("prior_set.c=0.5", "prior_set.c"),  # > 1/N: the spec's own rule
+    ],
+)
 def test_set_errors_are_one_line_exit_2(assignment, needle):
     r = _cli("solve", ROOT / "problems/theorem1_n10.yaml", "--set", assignment)
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -52,8 +61,10 @@ def test_did_you_mean_for_kind_and_key(tmp_path):
     bad.write_text("alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mas, c: 0.1}\nobjective: {kind: dobrushin}\n")
     r = _cli("solve", bad)
     assert r.returncode == 2 and "did you mean 'min_mass'?" in r.stderr
-    bad.write_text("alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.1}\nobjective: {kind: dobrushin}\n"
-                   "solver: {time_limt: 3}\n")
+    bad.write_text(
+        "alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.1}\nobjective: {kind: dobrushin}\n"
+        "solver: {time_limt: 3}\n"
+    )
     r = _cli("solve", bad)
     assert r.returncode == 2 and "did you mean 'time_limit'?" in r.stderr
 

@@ -1,4 +1,5 @@
 """``mechdesign figures`` writes every paper figure (the PNGs were checked by eye against the captions)."""
+
 from __future__ import annotations
 
 import pytest

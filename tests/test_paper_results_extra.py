@@ -4,6 +4,7 @@ paper (deterministic reveal of a subset), Corollary 11 of the f_α paper (SDPI f
 Dobrushin paper (binary outputs suffice). Expected values: definitions evaluated by brute force here,
 closed forms in comments, Theorem 1's Ξ.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,7 @@ def test_capacity_over_all_priors_is_ldp_and_is_approached():
     rng = np.random.default_rng(0)
     for _ in range(20):
         K = rng.dirichlet(np.ones(3), size=4)
-        ldp = max(math.log(K[:, y].max() / K[:, y].min()) for y in range(3))   # eq. (1), brute force
+        ldp = max(math.log(K[:, y].max() / K[:, y].min()) for y in range(3))  # eq. (1), brute force
         assert m.leakage_capacity(K, Simplex(kind="simplex")) == pytest.approx(ldp, rel=1e-12)
         y = max(range(3), key=lambda j: K[:, j].max() / K[:, j].min())
         lo = int(np.argmin(K[:, y]))
@@ -56,7 +57,9 @@ def test_falpha_corollary11_sdpi():
         P, Q = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3))
         alpha = float(rng.choice([1.5, 2.0, 3.0, 6.0]))
         gmax, gmin = m.gamma_extremes(K, [list(P), list(Q)])
-        rhs = m.dobrushin(K) * b.r_alpha(gmax, gmin, alpha) * b.g_alpha_inverse(m.f_alpha_divergence(P, Q, alpha), alpha)
+        rhs = (
+            m.dobrushin(K) * b.r_alpha(gmax, gmin, alpha) * b.g_alpha_inverse(m.f_alpha_divergence(P, Q, alpha), alpha)
+        )
         assert m.f_alpha_divergence(P @ K, Q @ K, alpha) <= rhs * (1 + 1e-9) + 1e-12
 
 
@@ -66,6 +69,13 @@ def test_dobrushin_lemma3_more_outputs_do_not_help(m_out):
     from mechdesign.design import design
 
     n, c, eps = 4, 0.1, 0.8
-    r = design({"alphabet": n, "epsilon": eps, "prior_set": {"kind": "min_mass", "c": c},
-                "objective": {"kind": "dobrushin"}, "output_size": m_out})
+    r = design(
+        {
+            "alphabet": n,
+            "epsilon": eps,
+            "prior_set": {"kind": "min_mass", "c": c},
+            "objective": {"kind": "dobrushin"},
+            "output_size": m_out,
+        }
+    )
     assert r.objective == pytest.approx((math.exp(eps) - 1) / (math.exp(eps) * (1 - n * c) + 1), abs=1e-9)

@@ -3,6 +3,7 @@
 Each file carries `# expected_objective:` and `# source:` comments (the paper or derivation the
 value comes from); an optional `# tolerance:` (default 1e-8) covers values quoted to fewer digits.
 """
+
 import re
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """Issue 12 item 9: a live status on a terminal (phase, round, certified gap, elapsed), nothing when
 not a terminal or with --quiet, and a warning before a problem whose size implies minutes."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "150", "TERM": "xterm"}
-SPEC = ("alphabet: 250\nepsilon: 1\nprior_set: min_mass:0.001\n"
-        "objective: {kind: expected_loss, loss: squared}\n")
+SPEC = "alphabet: 250\nepsilon: 1\nprior_set: min_mass:0.001\nobjective: {kind: expected_loss, loss: squared}\n"
 
 
 def _on_terminal(argv):
@@ -52,8 +52,10 @@ def test_live_status_on_a_terminal_and_quiet_otherwise(tmp_path):
 def test_size_warning_before_a_large_problem(tmp_path):
     spec = tmp_path / "big.yaml"
     # N x M = 600 x 600 = 360,000 entries; solver.time_limit keeps the test short, --write-lp is not used
-    spec.write_text("alphabet: 600\nepsilon: 1\nprior_set: simplex\nobjective: {kind: expected_loss, loss: hamming}\n"
-                    "solver: {time_limit: 1}\noutput_size: 600\n")
+    spec.write_text(
+        "alphabet: 600\nepsilon: 1\nprior_set: simplex\nobjective: {kind: expected_loss, loss: hamming}\n"
+        "solver: {time_limit: 1}\noutput_size: 600\n"
+    )
     from mechdesign.cli.status import size_warning
     from mechdesign.spec.models import load_spec
 

@@ -1,5 +1,6 @@
 """Issue 12 items 10 and 13: readable results at any size, output formats by extension, JSON without
 "inf", the prior set in spec notation, and the notebook displays of DesignResult."""
+
 from __future__ import annotations
 
 import json
@@ -17,21 +18,28 @@ from mechdesign import design
 from mechdesign.cli.report import render_result
 
 ROOT = Path(__file__).resolve().parents[1]
-KRR = ROOT / "problems/expected_loss_krr.yaml"     # N = M = 6, labels a..f, simplex, eps = 1
+KRR = ROOT / "problems/expected_loss_krr.yaml"  # N = M = 6, labels a..f, simplex, eps = 1
 
 
 def _cli(*argv, columns=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if columns:
         env["COLUMNS"] = str(columns)
-    return subprocess.run([sys.executable, "-m", "mechdesign.cli", *map(str, argv)], capture_output=True,
-                          text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", *map(str, argv)], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 @pytest.fixture(scope="module")
 def big():
-    return design({"alphabet": 50, "epsilon": 1, "prior_set": "min_mass:0.002",
-                   "objective": {"kind": "expected_loss", "loss": "absolute"}})
+    return design(
+        {
+            "alphabet": 50,
+            "epsilon": 1,
+            "prior_set": "min_mass:0.002",
+            "objective": {"kind": "expected_loss", "loss": "absolute"},
+        }
+    )
 
 
 @pytest.mark.parametrize("width", [60, 100, 160])
@@ -72,7 +80,7 @@ def test_solve_output_format_by_extension(tmp_path, suffix):
     e = Fraction(math.e)
     if suffix == ".csv":
         rows = [[Fraction(v) for v in line.split(",")] for line in out.read_text().splitlines()]
-        assert len(rows) == 6 and all(sum(r) == 1 for r in rows)   # exact p/q, rows sum to exactly 1
+        assert len(rows) == 6 and all(sum(r) == 1 for r in rows)  # exact p/q, rows sum to exactly 1
         assert abs(float(rows[0][0]) - float(e / (e + 5))) < 1e-9
     elif suffix == ".npy":
         K = np.load(out)

@@ -3,6 +3,7 @@ relatively, M columns as asked, no solver failure on small problems. Expected va
 at ε = 0 a full-support prior allows only constant rows (PML ratio max_x K_x(y)/P·K(:,y) = 1 forces equal
 rows), so the optimum is the best constant kernel; Ξ(ε,c) is Theorem 1 of the Dobrushin paper, evaluated
 with mpmath."""
+
 from fractions import Fraction
 
 import mpmath
@@ -28,18 +29,22 @@ def _certified(result):
 
 # ε = 0: constant rows only. Uniform objective prior: hamming loss of a constant kernel e_y is 3/4,
 # its Dobrushin coefficient 0, its Bayes vulnerability max_x P(x) = 1/4.
-AT_ZERO = [({"kind": "expected_loss"}, 0.75), ({"kind": "dobrushin"}, 0.0),
-           ({"kind": "bayes_vulnerability", "prior": "uniform"}, 0.25)]
+AT_ZERO = [
+    ({"kind": "expected_loss"}, 0.75),
+    ({"kind": "dobrushin"}, 0.0),
+    ({"kind": "bayes_vulnerability", "prior": "uniform"}, 0.25),
+]
 
 
 @pytest.mark.parametrize("objective,expected", AT_ZERO)
-@pytest.mark.parametrize("prior_set", [{"kind": "point", "prior": TINY},
-                                       {"kind": "hull", "priors": [TINY, TINY[::-1]]}])
+@pytest.mark.parametrize(
+    "prior_set", [{"kind": "point", "prior": TINY}, {"kind": "hull", "priors": [TINY, TINY[::-1]]}]
+)
 def test_tiny_masses_at_eps_zero_are_not_infeasible(prior_set, objective, expected):
     r = _certified(design(_spec(prior_set, objective, 0)))
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(expected, abs=1e-12)
-    assert np.all(r.kernel == r.kernel[0])          # constant rows, as ε = 0 demands
+    assert np.all(r.kernel == r.kernel[0])  # constant rows, as ε = 0 demands
 
 
 @pytest.mark.parametrize("objective,at_zero", AT_ZERO)
@@ -81,9 +86,12 @@ def test_dobrushin_at_tiny_eps_matches_xi_relatively(eps, n, c):
 
 def test_alpha_001_near_uniform_point_bound_above_objective():
     # issue 10 item 3: f = {alpha: 0.01}, N = 4, c = 1/4 − 1e-9, M = 2
-    spec = _spec({"kind": "min_mass", "c": "249999999/1000000000"},
-                 {"kind": "f_divergence", "f": {"alpha": 0.01},
-                  "priors": [[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]]}, 1.0, output_size=2)
+    spec = _spec(
+        {"kind": "min_mass", "c": "249999999/1000000000"},
+        {"kind": "f_divergence", "f": {"alpha": 0.01}, "priors": [[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]]},
+        1.0,
+        output_size=2,
+    )
     r = _certified(design(spec))
     assert r.certificate.dual_bound >= r.objective
     assert r.kernel.shape == (4, 2)
@@ -92,12 +100,21 @@ def test_alpha_001_near_uniform_point_bound_above_objective():
 @pytest.mark.slow
 def test_chi2_fixed_outputs_bound_above_objective():
     # issue 10 item 3: objective 8.8e-7 with dual_bound 1.5e-7 before
-    spec = {"alphabet": 10, "epsilon": 0.001, "prior_set": {"kind": "min_mass", "c": "99999999/1000000000"},
-            "objective": {"kind": "f_divergence", "f": "chi2",
-                          "priors": [[0.0, 0.06, 0.16, 0.04, 0.08, 0.39, 0.08, 0.08, 0.07, 0.04],
-                                     ["5/50", "9/50", "4/50", "1/50", "1/25", "9/50", "7/50", "7/50", "1/50",
-                                      "1/10"]]},
-            "output_size": 4, "solver": {"time_limit": 5}}
+    spec = {
+        "alphabet": 10,
+        "epsilon": 0.001,
+        "prior_set": {"kind": "min_mass", "c": "99999999/1000000000"},
+        "objective": {
+            "kind": "f_divergence",
+            "f": "chi2",
+            "priors": [
+                [0.0, 0.06, 0.16, 0.04, 0.08, 0.39, 0.08, 0.08, 0.07, 0.04],
+                ["5/50", "9/50", "4/50", "1/50", "1/25", "9/50", "7/50", "7/50", "1/50", "1/10"],
+            ],
+        },
+        "output_size": 4,
+        "solver": {"time_limit": 5},
+    }
     r = _certified(design(spec))
     assert r.kernel.shape == (10, 4)
     assert r.certificate.dual_bound >= r.objective
@@ -105,16 +122,24 @@ def test_chi2_fixed_outputs_bound_above_objective():
 
 def test_output_size_is_honoured_with_a_zero_optimum():
     # issue 10 item 5: hellinger between equal priors has optimum 0 (data processing: D_f(P‖P) = 0)
-    spec = _spec({"kind": "min_mass", "c": 0.05},
-                 {"kind": "f_divergence", "f": "hellinger", "priors": [[0.1, 0.2, 0.3, 0.4]] * 2}, 37,
-                 output_size=3)
+    spec = _spec(
+        {"kind": "min_mass", "c": 0.05},
+        {"kind": "f_divergence", "f": "hellinger", "priors": [[0.1, 0.2, 0.3, 0.4]] * 2},
+        37,
+        output_size=3,
+    )
     r = _certified(design(spec))
     assert r.kernel.shape == (4, 3) and r.objective == 0.0
 
 
-@pytest.mark.parametrize("prior_set", [{"kind": "hull", "priors": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]},
-                                       {"kind": "box", "lower": [0, 0, 0], "upper": [1, 1, 1]},
-                                       {"kind": "l1_ball", "center": ["1/3"] * 3, "radius": 2}])
+@pytest.mark.parametrize(
+    "prior_set",
+    [
+        {"kind": "hull", "priors": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]},
+        {"kind": "box", "lower": [0, 0, 0], "upper": [1, 1, 1]},
+        {"kind": "l1_ball", "center": ["1/3"] * 3, "radius": 2},
+    ],
+)
 def test_mutual_information_at_eps_1e_9_on_three_symbols(prior_set):
     # each of these prior sets contains every vertex e_x of the simplex, so it is ε-LDP: at ε = 1e-9
     # MI is O(ε²) (Kairouz et al.); it was solver_error, while the same spec over `simplex` was optimal
@@ -125,9 +150,12 @@ def test_mutual_information_at_eps_1e_9_on_three_symbols(prior_set):
 
 @pytest.mark.parametrize("alpha", [10, 100])
 def test_f_alpha_large_alpha_on_two_symbols(alpha):
-    spec = _spec({"kind": "point", "prior": [0.5, 0.5]},
-                 {"kind": "f_divergence", "f": {"alpha": alpha}, "priors": [["3/11", "8/11"], ["3/4", "1/4"]]},
-                 4.07, n=2)
+    spec = _spec(
+        {"kind": "point", "prior": [0.5, 0.5]},
+        {"kind": "f_divergence", "f": {"alpha": alpha}, "priors": [["3/11", "8/11"], ["3/4", "1/4"]]},
+        4.07,
+        n=2,
+    )
     r = _certified(design(spec))
     assert r.status is Status.OPTIMAL
     assert r.certificate.dual_bound >= r.objective
@@ -138,8 +166,7 @@ def test_f_alpha_large_alpha_on_two_symbols(alpha):
 
 
 def test_l1_ball_of_tiny_radius():
-    spec = _spec({"kind": "l1_ball", "center": ["1/3"] * 3, "radius": 1e-6}, {"kind": "mutual_information"}, 1,
-                 n=3)
+    spec = _spec({"kind": "l1_ball", "center": ["1/3"] * 3, "radius": 1e-6}, {"kind": "mutual_information"}, 1, n=3)
     r = _certified(design(spec))
     assert r.status is Status.OPTIMAL
 
@@ -168,9 +195,14 @@ def fdiv_specs(draw):
         p1 = [f"1/{n}"] * n
     eps = draw(st.sampled_from([0, 1e-9, 0.01, 0.5, 2.0, 6.0]))
     m = draw(st.sampled_from(["auto", 1, 2, 3]))
-    return {"alphabet": n, "epsilon": eps, "prior_set": ps,
-            "objective": {"kind": "f_divergence", "f": f, "priors": [_dist(draw, n), p1]}, "output_size": m,
-            "solver": {"time_limit": 5}}
+    return {
+        "alphabet": n,
+        "epsilon": eps,
+        "prior_set": ps,
+        "objective": {"kind": "f_divergence", "f": f, "priors": [_dist(draw, n), p1]},
+        "output_size": m,
+        "solver": {"time_limit": 5},
+    }
 
 
 @settings(max_examples=50, deadline=None)
@@ -191,8 +223,13 @@ def test_l1_ball_vertices_when_cdd_reports_numerical_inconsistency():
     from mechdesign.spec.models import load_spec
 
     c, r = np.array([3, 3, 7, 6]) / 19, 1e-6
-    spec = load_spec(_spec({"kind": "l1_ball", "center": ["3/19", "3/19", "7/19", "6/19"], "radius": r},
-                           {"kind": "mutual_information"}, 1))
+    spec = load_spec(
+        _spec(
+            {"kind": "l1_ball", "center": ["3/19", "3/19", "7/19", "6/19"], "radius": r},
+            {"kind": "mutual_information"},
+            1,
+        )
+    )
     V = prior_vertices(spec.prior_set, 4)
     expected = [c + r / 2 * (np.eye(4)[i] - np.eye(4)[j]) for i in range(4) for j in range(4) if i != j]
     assert len(V) == len(expected)
@@ -208,8 +245,14 @@ def test_f_alpha_perspective_in_log_space():
     from mechdesign.objectives.rays import _perspective
     from mechdesign.spec.models import load_spec
 
-    f = load_spec(_spec({"kind": "simplex"}, {"kind": "f_divergence", "f": {"alpha": 100},
-                                              "priors": [[0.5, 0.5], [0.5, 0.5]]}, 1, n=2)).objective.f
+    f = load_spec(
+        _spec(
+            {"kind": "simplex"},
+            {"kind": "f_divergence", "f": {"alpha": 100}, "priors": [[0.5, 0.5], [0.5, 0.5]]},
+            1,
+            n=2,
+        )
+    ).objective.f
     value = _perspective(f, np.array([1e-5]), np.array([1e-7]))[0]
     mpmath.mp.dps = 30
     exact = mpmath.mpf("1e-7") * mpmath.mpf(100) ** 100 - mpmath.mpf("1e-7")
@@ -223,8 +266,13 @@ def test_failed_program_falls_back_to_the_constant_kernel(monkeypatch):
     from mechdesign.objectives.expected_loss import ExpectedLoss
     from mechdesign.objectives.plan import PlanOutcome
 
-    monkeypatch.setattr(ExpectedLoss, "solve", lambda self: PlanOutcome(
-        status=Status.SOLVER_ERROR, kernel=None, value=None, bound=None, sense=1, method="forced failure"))
+    monkeypatch.setattr(
+        ExpectedLoss,
+        "solve",
+        lambda self: PlanOutcome(
+            status=Status.SOLVER_ERROR, kernel=None, value=None, bound=None, sense=1, method="forced failure"
+        ),
+    )
     r = _certified(design(_spec({"kind": "min_mass", "c": 0.1}, {"kind": "expected_loss"}, 1.0, n=3)))
     assert r.status is Status.SUBOPTIMAL
     assert r.kernel.shape == (3, 3) and np.all(r.kernel == r.kernel[0])
@@ -232,8 +280,9 @@ def test_failed_program_falls_back_to_the_constant_kernel(monkeypatch):
     assert r.certificate.dual_bound == 0.0 and r.certificate.gap == pytest.approx(2 / 3)
 
 
-@pytest.mark.parametrize("prior_set", [{"kind": "hull", "priors": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]},
-                                       {"kind": "simplex"}])
+@pytest.mark.parametrize(
+    "prior_set", [{"kind": "hull", "priors": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}, {"kind": "simplex"}]
+)
 def test_tv_between_point_masses_at_eps_1e_9_is_the_ldp_dobrushin_value(prior_set):
     # issue 10 item 7: cdd's tolerances merged every ray of C(1e-9, P) into the all-ones ray (value 0).
     # The hull of the unit vectors is the simplex (ε-LDP); TV(K_0, K_1) of a kernel is at most its Dobrushin

@@ -1,5 +1,6 @@
 """Spec validation: every rule is checked when the spec is built, and bad input gives exit status 2
 with one line on stderr that names the field (DESIGN.md §3)."""
+
 from fractions import Fraction
 
 import pytest
@@ -40,25 +41,75 @@ MALFORMED = [
     ("alphabet of one symbol", _with(alphabet="1"), "alphabet", "2"),
     ("alphabet labels read as booleans", _with(alphabet="[no, yes, maybe]"), "alphabet", "boolean"),
     ("alphabet labels repeated", _with(alphabet="[a, b, a]"), "alphabet", "distinct"),
-    ("prior does not sum to one", _with(prior_set="{kind: point, prior: [0.5, 0.3, 0.1]}"), "prior_set.prior", "sum to 1"),
-    ("prior with a negative mass", _with(prior_set="{kind: point, prior: [1.2, -0.1, -0.1]}"), "prior_set.prior", "negative"),
+    (
+        "prior does not sum to one",
+        _with(prior_set="{kind: point, prior: [0.5, 0.3, 0.1]}"),
+        "prior_set.prior",
+        "sum to 1",
+    ),
+    (
+        "prior with a negative mass",
+        _with(prior_set="{kind: point, prior: [1.2, -0.1, -0.1]}"),
+        "prior_set.prior",
+        "negative",
+    ),
     ("prior of the wrong length", _with(prior_set="{kind: point, prior: [0.5, 0.5]}"), "prior_set.prior", "N = 3"),
-    ("hull prior of the wrong length", _with(prior_set="{kind: hull, priors: [[0.5, 0.5]]}"), "prior_set.priors[0]", "N = 3"),
-    ("box with lower above upper", _with(prior_set="{kind: box, lower: [0.5, 0, 0], upper: [0.4, 1, 1]}"), "prior_set", "exceeds"),
-    ("box containing no distribution", _with(prior_set="{kind: box, lower: [0.5, 0.5, 0.5], upper: [1, 1, 1]}"), "prior_set", "no distribution"),
-    ("l1 ball with negative radius", _with(prior_set="{kind: l1_ball, center: [0.2, 0.3, 0.5], radius: -1}"), "prior_set.radius", ">= 0"),
+    (
+        "hull prior of the wrong length",
+        _with(prior_set="{kind: hull, priors: [[0.5, 0.5]]}"),
+        "prior_set.priors[0]",
+        "N = 3",
+    ),
+    (
+        "box with lower above upper",
+        _with(prior_set="{kind: box, lower: [0.5, 0, 0], upper: [0.4, 1, 1]}"),
+        "prior_set",
+        "exceeds",
+    ),
+    (
+        "box containing no distribution",
+        _with(prior_set="{kind: box, lower: [0.5, 0.5, 0.5], upper: [1, 1, 1]}"),
+        "prior_set",
+        "no distribution",
+    ),
+    (
+        "l1 ball with negative radius",
+        _with(prior_set="{kind: l1_ball, center: [0.2, 0.3, 0.5], radius: -1}"),
+        "prior_set.radius",
+        ">= 0",
+    ),
     ("unknown prior-set kind", _with(prior_set="{kind: gaussian}"), "prior_set", "unknown kind"),
     ("prior set without kind", _with(prior_set="{c: 0.1}"), "prior_set", "kind"),
     ("unknown objective kind", _with(objective="{kind: accuracy}"), "objective", "unknown kind"),
-    ("loss matrix with wrong rows", _with(objective="{kind: expected_loss, loss: [[0, 1], [1, 0]]}"), "objective.loss", "N = 3"),
-    ("ragged loss matrix", _with(objective="{kind: expected_loss, loss: [[0, 1, 1], [1, 0], [1, 1, 0]]}"), "objective.loss", "different lengths"),
+    (
+        "loss matrix with wrong rows",
+        _with(objective="{kind: expected_loss, loss: [[0, 1], [1, 0]]}"),
+        "objective.loss",
+        "N = 3",
+    ),
+    (
+        "ragged loss matrix",
+        _with(objective="{kind: expected_loss, loss: [[0, 1, 1], [1, 0], [1, 1, 0]]}"),
+        "objective.loss",
+        "different lengths",
+    ),
     ("unknown named loss", _with(objective="{kind: expected_loss, loss: cosine}"), "objective.loss", "hamming"),
-    ("loss columns differ from output_size", _with(objective="{kind: expected_loss, loss: [[0, 1], [1, 0], [1, 1]]}", output_size="3"), "objective.loss", "M = output_size"),
+    (
+        "loss columns differ from output_size",
+        _with(objective="{kind: expected_loss, loss: [[0, 1], [1, 0], [1, 1]]}", output_size="3"),
+        "objective.loss",
+        "M = output_size",
+    ),
     ("output size zero", _with(output_size="0"), "output_size", "greater than or equal to 1"),
     ("dobrushin with one output", _with(output_size="1"), "output_size", ">= 2"),
     ("negative time limit", _with(solver="{time_limit: -5}"), "solver.time_limit", "greater than 0"),
     ("unknown solver method", _with(solver="{method: magic}"), "solver.method", "simplex"),
-    ("objective prior not a distribution", _with(objective="{kind: expected_loss, prior: [0.9, 0.9, 0.9]}"), "objective.prior", "sum to 1"),
+    (
+        "objective prior not a distribution",
+        _with(objective="{kind: expected_loss, prior: [0.9, 0.9, 0.9]}"),
+        "objective.prior",
+        "sum to 1",
+    ),
     ("malformed YAML", "alphabet: [1, 2\nepsilon: 1\n", "spec", "malformed YAML"),
     ("YAML that is a list", "- 1\n- 2\n", "spec", "mapping"),
     ("empty file", "", "spec", "mapping"),

@@ -6,6 +6,7 @@ Dobrushin optima against Ξ(ε,c) = min{(e^ε − 1)/(e^ε(1 − Nc) + 1), 1}, T
 paper, written out below; expected-loss optima against the LDP optimum of binary randomized
 response for N = 2 (e^ε/(1 + e^ε) correct, Kairouz et al.), written out below.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,7 @@ def test_linear_range_matches_numpy_linspace():
     assert len(values) == 40
     np.testing.assert_allclose(values, np.linspace(0.05, 5, 40), rtol=1e-11)
     assert values[0] == 0.05 and values[-1] == 5.0
-    assert parse_values("0:1:11")[3] == 0.3          # rounded to 12 digits, not 0.30000000000000004
+    assert parse_values("0:1:11")[3] == 0.3  # rounded to 12 digits, not 0.30000000000000004
 
 
 def test_log_range_matches_numpy_geomspace():
@@ -56,17 +57,27 @@ def test_log_range_matches_numpy_geomspace():
 
 def test_lists_integers_and_yaml_values():
     assert parse_vary("alphabet=10,20,50").values == (10, 20, 50)
-    assert all(isinstance(v, int) for v in parse_values("10:50:5"))      # integer ends, whole steps
+    assert all(isinstance(v, int) for v in parse_values("10:50:5"))  # integer ends, whole steps
     assert parse_vary("prior_set.c=0,0.005,0.01").values == (0, 0.005, 0.01)
     assert parse_values("log(10/3),1e-3") == ["log(10/3)", 0.001]
     assert parse_values("[{kind: simplex}, {kind: min_mass, c: 0.01}]") == [
-        {"kind": "simplex"}, {"kind": "min_mass", "c": 0.01}]
+        {"kind": "simplex"},
+        {"kind": "min_mass", "c": 0.01},
+    ]
 
 
-@pytest.mark.parametrize("text, words", [
-    ("epsilon", "PATH=VALUES"), ("epsilon=1:2", "a:b:n"), ("epsilon=log:-1:2:3", "a > 0"),
-    ("epsilon=0:1:0", ">= 1"), ("epsilon=0:x:3", "number"), ("prior set=1", "dotted"), ("epsilon=", "no values"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("epsilon", "PATH=VALUES"),
+        ("epsilon=1:2", "a:b:n"),
+        ("epsilon=log:-1:2:3", "a > 0"),
+        ("epsilon=0:1:0", ">= 1"),
+        ("epsilon=0:x:3", "number"),
+        ("prior set=1", "dotted"),
+        ("epsilon=", "no values"),
+    ],
+)
 def test_bad_axis_text_is_named(text, words):
     with pytest.raises(InputError, match="--vary") as err:
         parse_vary(text)
@@ -77,8 +88,8 @@ def test_product_zip_and_dotted_paths():
     axes = make_axes({"epsilon": [0.5, 1.0, 2.0], "alphabet": [3, 4], "solver.time_limit": [10, 20]})
     points = expand_points(DOB, axes)
     assert len(points) == 12
-    assert points[1].values == {"epsilon": 0.5, "alphabet": 3, "solver.time_limit": 20}   # last axis fastest
-    assert points[1].spec["solver"] == {"time_limit": 20} and "solver" not in DOB        # created, base untouched
+    assert points[1].values == {"epsilon": 0.5, "alphabet": 3, "solver.time_limit": 20}  # last axis fastest
+    assert points[1].spec["solver"] == {"time_limit": 20} and "solver" not in DOB  # created, base untouched
     zipped = expand_points(DOB, axes, [["alphabet", "solver.time_limit"]])
     assert len(zipped) == 6
     assert {(p.values["alphabet"], p.values["solver.time_limit"]) for p in zipped} == {(3, 10), (4, 20)}
@@ -99,14 +110,28 @@ def test_every_point_is_validated_first_and_bad_points_are_named(tmp_path):
     assert "2 of 4 points" in text
     assert "point 1 (epsilon=1.0, prior_set.c=0.5): prior_set.c: must be <= 1/N = 1/3" in text
     assert "point 3 (epsilon=2.0, prior_set.c=0.5)" in text
-    assert not list(tmp_path.glob("*/*.json"))   # nothing ran
+    assert not list(tmp_path.glob("*/*.json"))  # nothing ran
 
 
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     spec = tmp_path / "s.yaml"
     spec.write_text(json.dumps(DOB))
-    assert main(["sweep", str(spec), "--vary", "epsilon=1,2", "--vary", "prior_set.kind=min_mass,point",
-                 "--serial", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "sweep",
+                str(spec),
+                "--vary",
+                "epsilon=1,2",
+                "--vary",
+                "prior_set.kind=min_mass,point",
+                "--serial",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "point 1 (epsilon=1, prior_set.kind=point)" in err and "prior_set.prior" in err
     assert main(["sweep", str(spec), "--vary", "epsilon=1:2", "--serial"]) == 2
@@ -116,26 +141,32 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
 def test_store_key_is_the_normalised_spec_and_reruns_reuse(tmp_path):
     calls = []
     base = dict(DOB, epsilon=1.0)
-    df = mechdesign.sweep(base, {"prior_set.c": [0.05, "1/20", 0.1]}, serial=True, store=tmp_path,
-                          on_record=calls.append, progress=False)
-    assert len(calls) == 2                              # 0.05 and '1/20' are one exact c: one design
+    df = mechdesign.sweep(
+        base, {"prior_set.c": [0.05, "1/20", 0.1]}, serial=True, store=tmp_path, on_record=calls.append, progress=False
+    )
+    assert len(calls) == 2  # 0.05 and '1/20' are one exact c: one design
     assert df["key"][0] == df["key"][1] != df["key"][2]
     assert len(list(tmp_path.glob("*/*.json"))) == 2 and len(list(tmp_path.glob("*/*.npy"))) == 2
     for _, row in df.iterrows():
         assert row["status"] == "optimal" and row["certified"] and row["feasible"]
         assert row["objective"] == pytest.approx(xi_theorem1(1.0, row["c"], 3), abs=1e-9)
         assert row["leakage"] <= 1.0 + 1e-12
-    again = mechdesign.sweep(base, {"prior_set.c": [0.05, "1/20", 0.1]}, serial=True, store=tmp_path,
-                             on_record=calls.append, progress=False)
+    again = mechdesign.sweep(
+        base, {"prior_set.c": [0.05, "1/20", 0.1]}, serial=True, store=tmp_path, on_record=calls.append, progress=False
+    )
     assert len(calls) == 2 and again["cached"].all() and again.attrs["computed"] == 0
     assert again["objective"].tolist() == df["objective"].tolist()
 
 
 def test_an_objective_axis_keeps_the_objective_column():
     base = dict(DOB, alphabet=2, epsilon=1.0, prior_set={"kind": "simplex"})
-    df = mechdesign.sweep(base, {"objective": [{"kind": "dobrushin"},
-                                               {"kind": "expected_loss", "loss": "hamming", "prior": "uniform"}]},
-                          serial=True, store=None, progress=False)
+    df = mechdesign.sweep(
+        base,
+        {"objective": [{"kind": "dobrushin"}, {"kind": "expected_loss", "loss": "hamming", "prior": "uniform"}]},
+        serial=True,
+        store=None,
+        progress=False,
+    )
     assert df.attrs["axes"] == ["objective (axis)"] and df["objective_kind"].tolist() == ["dobrushin", "expected_loss"]
     # N = 2, ε-LDP: Dobrushin (e^ε − 1)/(e^ε + 1) (Kairouz et al.), randomized response error 1/(1 + e^ε)
     assert df["objective"].tolist() == pytest.approx([math.tanh(0.5), 1 / (1 + math.e)], abs=1e-9)
@@ -156,18 +187,22 @@ def test_failing_design_becomes_a_row(tmp_path, monkeypatch):
     assert df["status"].tolist() == ["optimal", "error"]
     assert df["message"][1] == "MemoryError: simulated: out of memory" and not df["certified"][1]
     monkeypatch.setattr(design_module, "design", real)
-    retried = mechdesign.sweep(dict(DOB, epsilon=1), {"alphabet": [3, 4]}, serial=True, store=tmp_path,
-                               retry_failed=True, progress=False)
+    retried = mechdesign.sweep(
+        dict(DOB, epsilon=1), {"alphabet": [3, 4]}, serial=True, store=tmp_path, retry_failed=True, progress=False
+    )
     assert retried["status"].tolist() == ["optimal", "optimal"] and retried.attrs["computed"] == 1
 
 
 def test_expected_loss_rows_and_tidy_files(tmp_path):
     from mechdesign.sweeps.table import read_table, write_table
 
-    base = {"alphabet": 2, "prior_set": {"kind": "simplex"},
-            "objective": {"kind": "expected_loss", "loss": "hamming", "prior": "uniform"}}
+    base = {
+        "alphabet": 2,
+        "prior_set": {"kind": "simplex"},
+        "objective": {"kind": "expected_loss", "loss": "hamming", "prior": "uniform"},
+    }
     df = mechdesign.sweep(base, {"epsilon": [0.5, 1.0, 2.0]}, serial=True, store=None, progress=False)
-    for _, row in df.iterrows():   # binary randomized response is LDP-optimal: error 1/(1 + e^ε)
+    for _, row in df.iterrows():  # binary randomized response is LDP-optimal: error 1/(1 + e^ε)
         assert row["objective"] == pytest.approx(1 / (1 + math.exp(row["epsilon"])), abs=1e-9)
         assert row["N"] == 2 and row["M"] == 2 and row["prior_set_kind"] == "simplex" and row["c"] == 0
     write_table(df, tmp_path)
@@ -180,18 +215,22 @@ def test_expected_loss_rows_and_tidy_files(tmp_path):
 
 def test_cli_sweep_file_plot_and_plot_command(tmp_path):
     sweep_file = tmp_path / "dob.yaml"
-    sweep_file.write_text("base: {alphabet: 3, prior_set: {kind: min_mass, c: 0}, objective: {kind: dobrushin}}\n"
-                          "axes: {epsilon: '0.2:3:4', prior_set.c: [0, 0.1]}\n")
+    sweep_file.write_text(
+        "base: {alphabet: 3, prior_set: {kind: min_mass, c: 0}, objective: {kind: dobrushin}}\n"
+        "axes: {epsilon: '0.2:3:4', prior_set.c: [0, 0.1]}\n"
+    )
     out = tmp_path / "out"
-    assert main(["sweep", str(sweep_file), "--vary", "alphabet=3,4", "--serial", "--out", str(out), "--plot",
-                 "-q"]) == 0
+    assert (
+        main(["sweep", str(sweep_file), "--vary", "alphabet=3,4", "--serial", "--out", str(out), "--plot", "-q"]) == 0
+    )
     import pandas as pd
 
     df = pd.read_parquet(out / "results.parquet")
     assert len(df) == 16 and list(df.columns[:3]) == ["epsilon", "prior_set.c", "alphabet"]
     for _, row in df.iterrows():
-        assert row["objective"] == pytest.approx(xi_theorem1(row["epsilon"], row["prior_set.c"], row["alphabet"]),
-                                                 abs=1e-9)
+        assert row["objective"] == pytest.approx(
+            xi_theorem1(row["epsilon"], row["prior_set.c"], row["alphabet"]), abs=1e-9
+        )
     for name in ("utility_vs_epsilon", "time_vs_size"):
         for ext in ("png", "svg"):
             assert (out / f"{name}.{ext}").stat().st_size > 1000
@@ -204,12 +243,27 @@ def test_cli_sweep_file_plot_and_plot_command(tmp_path):
 def test_resume_after_interrupting_the_driver(tmp_path):
     """Interrupt a serial CLI sweep (SIGINT, as Ctrl-C) after a few points; the re-run designs only the rest."""
     spec = tmp_path / "loss.yaml"
-    spec.write_text("alphabet: 25\nprior_set: {kind: min_mass, c: 0.01}\n"
-                    "objective: {kind: expected_loss, loss: absolute, prior: uniform}\n")
+    spec.write_text(
+        "alphabet: 25\nprior_set: {kind: min_mass, c: 0.01}\n"
+        "objective: {kind: expected_loss, loss: absolute, prior: uniform}\n"
+    )
     store = tmp_path / "store"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "mechdesign.cli", "sweep", str(spec), "--vary", "epsilon=0.1:3:30", "--serial",
-           "--out", str(tmp_path / "out"), "--store", str(store), "-q"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mechdesign.cli",
+        "sweep",
+        str(spec),
+        "--vary",
+        "epsilon=0.1:3:30",
+        "--serial",
+        "--out",
+        str(tmp_path / "out"),
+        "--store",
+        str(store),
+        "-q",
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while len(list(store.glob("*/*.json"))) < 4 and time.monotonic() < deadline and proc.poll() is None:
@@ -220,12 +274,13 @@ def test_resume_after_interrupting_the_driver(tmp_path):
     assert "resume" in err
     before = {p.name: (p.stat().st_mtime_ns, json.loads(p.read_text())["finished_at"]) for p in store.glob("*/*.json")}
     assert 4 <= len(before) < 30
-    assert not list(store.glob("*/*.tmp"))            # no half-written file
+    assert not list(store.glob("*/*.tmp"))  # no half-written file
 
     designed = []
-    df = mechdesign.sweep(spec, {"epsilon": "0.1:3:30"}, serial=True, store=store, on_record=designed.append,
-                          progress=False)
-    assert len(designed) == 30 - len(before)          # one design per missing point, none again
+    df = mechdesign.sweep(
+        spec, {"epsilon": "0.1:3:30"}, serial=True, store=store, on_record=designed.append, progress=False
+    )
+    assert len(designed) == 30 - len(before)  # one design per missing point, none again
     assert not {r["key"] + ".json" for r in designed} & set(before)
     after = {p.name: (p.stat().st_mtime_ns, json.loads(p.read_text())["finished_at"]) for p in store.glob("*/*.json")}
     assert len(after) == 30 and all(after[name] == stamp for name, stamp in before.items())
@@ -243,14 +298,19 @@ def test_dask_cluster_equals_serial_point_by_point(tmp_path):
     assert len(remote) == len(serial) == 60
     assert remote.attrs["computed"] == serial.attrs["computed"] == 60
     pids = {w.split(":")[-1] for w in remote["worker"]}
-    assert len(pids) == 2 and str(os.getpid()) not in pids          # the designs ran in the two workers
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # the designs ran in the two workers
     from mechdesign.sweeps.store import DirectoryStore
 
     ds, ss = DirectoryStore(tmp_path / "d"), DirectoryStore(tmp_path / "s")
-    assert {ds.get(k)["highs_threads"] for k in remote["key"]} == {1}      # single-threaded HiGHS per task
+    assert {ds.get(k)["highs_threads"] for k in remote["key"]} == {1}  # single-threaded HiGHS per task
     for (_, r), (_, s) in zip(remote.iterrows(), serial.iterrows()):
-        assert (r["point"], r["key"], r["alphabet"], r["prior_set.c"], r["epsilon"]) == \
-            (s["point"], s["key"], s["alphabet"], s["prior_set.c"], s["epsilon"])
+        assert (r["point"], r["key"], r["alphabet"], r["prior_set.c"], r["epsilon"]) == (
+            s["point"],
+            s["key"],
+            s["alphabet"],
+            s["prior_set.c"],
+            s["epsilon"],
+        )
         assert r["status"] == s["status"] == "optimal"
         assert r["objective"] == pytest.approx(s["objective"], abs=1e-12)
         np.testing.assert_allclose(ds.kernel(r["key"]), ss.kernel(s["key"]), atol=1e-12)
@@ -263,30 +323,36 @@ def test_killed_worker_sweep_completes_once_per_point(tmp_path, monkeypatch):
     from dask.distributed import Client, LocalCluster
 
     axes = {"epsilon": "0.2:3:10", "prior_set.c": [0, 0.02]}
-    base = {"alphabet": 20, "prior_set": {"kind": "min_mass", "c": 0},
-            "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"}}
+    base = {
+        "alphabet": 20,
+        "prior_set": {"kind": "min_mass", "c": 0},
+        "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"},
+    }
     killed = {}
-    with LocalCluster(processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None) as cl, \
-            Client(cl) as client:
+    with (
+        LocalCluster(processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None) as cl,
+        Client(cl) as client,
+    ):
         pids = client.run(os.getpid)
 
         def kill_one(record):
             if not killed and record.get("worker"):
                 pid = int(record["worker"].split(":")[-1])
-                other = next(p for p in pids.values() if p != pid)     # kill the worker that is busy now
+                other = next(p for p in pids.values() if p != pid)  # kill the worker that is busy now
                 os.kill(other, signal.SIGKILL)
                 killed["pid"], killed["at"] = other, time.time()
 
         stored = []
         monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cl.scheduler_address)
-        df = mechdesign.sweep(base, axes, store=tmp_path,
-                              on_record=lambda r: (stored.append(r["key"]), kill_one(r)), progress=False)
+        df = mechdesign.sweep(
+            base, axes, store=tmp_path, on_record=lambda r: (stored.append(r["key"]), kill_one(r)), progress=False
+        )
     assert killed, "no worker was killed"
     with pytest.raises(ProcessLookupError):
         os.kill(killed["pid"], 0)
     assert len(df) == 20 and df["point"].tolist() == list(range(20)) and df["key"].is_unique
     assert (df["status"] == "optimal").all()
-    assert sorted(stored) == sorted(df["key"])          # each point stored once
+    assert sorted(stored) == sorted(df["key"])  # each point stored once
     assert len(list(tmp_path.glob("*/*.json"))) == 20
     late = df[df["finished_at"] > killed["at"]]
-    assert not late["worker"].str.endswith(f":{killed['pid']}").any()   # nothing finished on the dead worker
+    assert not late["worker"].str.endswith(f":{killed['pid']}").any()  # nothing finished on the dead worker

@@ -1,5 +1,6 @@
 """`mechdesign verify` and `mechdesign privatize`: exit statuses, messages, and the round trip
 design -> JSON -> verify -> privatize, in-process and once through the installed command."""
+
 from __future__ import annotations
 
 import csv
@@ -29,7 +30,7 @@ def files(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
     data = tmp_path / "data.csv"
-    data.write_text("id,answer,note\n1,yes,a\n2,no,b\n3,maybe,c\n4,yes,\"x,y\"\n")
+    data.write_text('id,answer,note\n1,yes,a\n2,no,b\n3,maybe,c\n4,yes,"x,y"\n')
     return tmp_path, spec, data
 
 
@@ -53,8 +54,9 @@ def test_round_trip_design_json_verify_privatize(files, capsys):
 
     for source in (["--kernel", result_json], ["--spec", spec]):
         out_csv = tmp / "out.csv"
-        status, _, err = _run(capsys, "privatize", *source, "--input", data, "--column", "answer", "--seed", 5,
-                              "-o", out_csv)
+        status, _, err = _run(
+            capsys, "privatize", *source, "--input", data, "--column", "answer", "--seed", 5, "-o", out_csv
+        )
         assert status == 0, err
         rows = list(csv.reader(out_csv.open()))
         assert rows[0] == ["id", "answer", "note"]
@@ -68,8 +70,9 @@ def test_round_trip_design_json_verify_privatize(files, capsys):
     # the same file through the installed console script
     exe = shutil.which("mechdesign")
     assert exe is not None
-    proc = subprocess.run([exe, "verify", str(result_json), "--spec", str(spec)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [exe, "verify", str(result_json), "--spec", str(spec)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and "PRIVATE" in proc.stdout, proc.stderr
 
 
@@ -95,18 +98,27 @@ def test_verify_rejects_rows_not_summing_to_one_as_invalid(tmp_path, capsys):
     assert status == 2 and "row 0 sums to 1.1" in err and "NOT PRIVATE" not in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["verify", "missing.csv", "--prior-set", "simplex", "--epsilon", "1"], "file not found"),
-    (["verify", "K", "--epsilon", "1"], "needs --spec, or both --prior-set and --epsilon"),
-    (["verify", "K", "--prior-set", "simplex", "--epsilon", "-1"], "--epsilon"),
-    (["verify", "K", "--prior-set", "point:0.5,0.5,0", "--epsilon", "1"], "--prior-set"),
-    (["verify", "BAD", "--prior-set", "simplex", "--epsilon", "1"], "not a number"),
-    (["verify", "K", "--spec", "SPEC"], "N = 3"),
-    (["privatize", "--kernel", "K", "--input", "DATA", "--column", "answer"], "row 1 (line 2): unknown label 'yes'"),
-    (["privatize", "--kernel", "K", "--labels", "no,yes", "--input", "DATA", "--column", "nope"], "no column 'nope'"),
-    (["privatize", "--kernel", "K", "--labels", "a,b,c", "--input", "DATA", "--column", "answer"], "--labels"),
-    (["privatize", "--input", "DATA", "--column", "answer"], "usage"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["verify", "missing.csv", "--prior-set", "simplex", "--epsilon", "1"], "file not found"),
+        (["verify", "K", "--epsilon", "1"], "needs --spec, or both --prior-set and --epsilon"),
+        (["verify", "K", "--prior-set", "simplex", "--epsilon", "-1"], "--epsilon"),
+        (["verify", "K", "--prior-set", "point:0.5,0.5,0", "--epsilon", "1"], "--prior-set"),
+        (["verify", "BAD", "--prior-set", "simplex", "--epsilon", "1"], "not a number"),
+        (["verify", "K", "--spec", "SPEC"], "N = 3"),
+        (
+            ["privatize", "--kernel", "K", "--input", "DATA", "--column", "answer"],
+            "row 1 (line 2): unknown label 'yes'",
+        ),
+        (
+            ["privatize", "--kernel", "K", "--labels", "no,yes", "--input", "DATA", "--column", "nope"],
+            "no column 'nope'",
+        ),
+        (["privatize", "--kernel", "K", "--labels", "a,b,c", "--input", "DATA", "--column", "answer"], "--labels"),
+        (["privatize", "--input", "DATA", "--column", "answer"], "usage"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(files, capsys, argv, message):
     tmp, spec, data = files
     (tmp / "k.csv").write_text("1/2,1/2\n1/4,3/4\n")

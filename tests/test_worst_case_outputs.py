@@ -8,6 +8,7 @@ minimise τ over kernels K (N × M) and τ subject to
     Σ_x v(x) Σ_y L(x,y) K_xy ≤ τ  for every vertex v                 (τ ≥ max_{P∈𝒫} P·r),
 with the vertices of Q_X(c) v_j = c·1 + (1 − Nc)e_j (Lemma 4 of the Dobrushin paper) and of the simplex e_j.
 """
+
 import math
 from fractions import Fraction
 
@@ -25,9 +26,9 @@ def loss(kind, n):
 
 def worst_case_by_vertices(n, eps, c, L):
     m = L.shape[1]
-    V = c * np.ones((n, n)) + (1 - n * c) * np.eye(n)         # row j: vertex v_j
+    V = c * np.ones((n, n)) + (1 - n * c) * np.eye(n)  # row j: vertex v_j
     E = math.exp(eps)
-    nv = n * m + 1                                            # K row-major, then τ
+    nv = n * m + 1  # K row-major, then τ
     A_ub, b_ub = [], []
     for y in range(m):
         for x in range(n):
@@ -45,38 +46,63 @@ def worst_case_by_vertices(n, eps, c, L):
         b_ub.append(0.0)
     A_eq = np.zeros((n, nv))
     for x in range(n):
-        A_eq[x, x * m:(x + 1) * m] = 1.0
+        A_eq[x, x * m : (x + 1) * m] = 1.0
     cost = np.zeros(nv)
     cost[-1] = 1.0
-    res = linprog(cost, A_ub=np.array(A_ub), b_ub=b_ub, A_eq=A_eq, b_eq=np.ones(n),
-                  bounds=[(0, 1)] * (n * m) + [(None, None)], method="highs")
+    res = linprog(
+        cost,
+        A_ub=np.array(A_ub),
+        b_ub=b_ub,
+        A_eq=A_eq,
+        b_eq=np.ones(n),
+        bounds=[(0, 1)] * (n * m) + [(None, None)],
+        method="highs",
+    )
     assert res.status == 0
     return res.fun
 
 
-CASES = [(n, eps, c, kind) for n, eps, c in [(4, 1.0, Fraction(1, 8)), (6, 0.5, Fraction(1, 12)), (8, 1.0, Fraction(1, 40)),
-                                              (5, 0.7, Fraction(0)), (7, 2.0, Fraction(1, 7))]
-         for kind in ("hamming", "absolute", "squared")]
+CASES = [
+    (n, eps, c, kind)
+    for n, eps, c in [
+        (4, 1.0, Fraction(1, 8)),
+        (6, 0.5, Fraction(1, 12)),
+        (8, 1.0, Fraction(1, 40)),
+        (5, 0.7, Fraction(0)),
+        (7, 2.0, Fraction(1, 7)),
+    ]
+    for kind in ("hamming", "absolute", "squared")
+]
 
 
 @pytest.mark.parametrize("n,eps,c,kind", CASES)
 def test_worst_case_output_generation_reaches_the_vertex_lp(n, eps, c, kind):
     prior_set = {"kind": "simplex"} if c == 0 else {"kind": "min_mass", "c": str(c)}
-    spec = {"alphabet": n, "epsilon": eps, "prior_set": prior_set,
-            "objective": {"kind": "expected_loss", "loss": kind, "prior": "worst_case"}, "output_size": n}
+    spec = {
+        "alphabet": n,
+        "epsilon": eps,
+        "prior_set": prior_set,
+        "objective": {"kind": "expected_loss", "loss": kind, "prior": "worst_case"},
+        "output_size": n,
+    }
     result = design(spec)
     expected = worst_case_by_vertices(n, eps, float(c), loss(kind, n))
-    assert "output-generation" in result.solve.method       # the engine ran, not the fallback
+    assert "output-generation" in result.solve.method  # the engine ran, not the fallback
     assert result.is_ok, (result.status, result.solve.message)
     assert result.certificate.lp_objective == pytest.approx(expected, rel=1e-8, abs=1e-9)
     assert result.objective == pytest.approx(expected, rel=1e-7, abs=1e-9)
-    assert result.certificate.dual_bound <= expected + 1e-9   # a true lower bound on the minimum
+    assert result.certificate.dual_bound <= expected + 1e-9  # a true lower bound on the minimum
 
 
 def test_a_spent_time_limit_is_reported_not_certified_optimal():
-    spec = {"alphabet": 60, "epsilon": 1, "prior_set": {"kind": "min_mass", "c": "1/120"},
-            "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"}, "output_size": 60,
-            "solver": {"time_limit": 0.01}}
+    spec = {
+        "alphabet": 60,
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": "1/120"},
+        "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"},
+        "output_size": 60,
+        "solver": {"time_limit": 0.01},
+    }
     result = design(spec)
     assert result.status.value != "optimal"
     assert not result.is_ok

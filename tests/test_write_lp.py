@@ -1,4 +1,5 @@
 """Issue 12 item 5: --write-lp writes the program actually solved, or refuses with one clear line."""
+
 from __future__ import annotations
 
 import subprocess
@@ -20,8 +21,13 @@ REFUSED = {
 
 
 def _cli(*argv):
-    return subprocess.run([sys.executable, "-m", "mechdesign.cli", *map(str, argv)], capture_output=True, text=True,
-                          env={"PYTHONPATH": str(ROOT), "PATH": ""}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mechdesign.cli", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

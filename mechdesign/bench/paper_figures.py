@@ -14,6 +14,7 @@ as printed, into ``benchmarks/results/`` (PNG).
   ε_r = 1: (a) k = 3 uniform, (b) k = 5, P = (0.1, 0.1, 0.2, 0.3, 0.3), (c) k = 12 and (d) k = 20
   four-level prior with ρ = 0.1: upper and lower bounds on ε_c(δ) and the (ε, δ)-LDP curve.
 """
+
 from __future__ import annotations
 
 import math
@@ -64,22 +65,30 @@ def _dobrushin_fig1(plt, out: Path) -> None:
     K2 = np.array([[1 / 3 if (j - i) % 5 in (0, 1, 2) else 0.0 for j in range(5)] for i in range(5)])
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     eps = math.log(10 / 3)
-    for ax, K, c, what, title in ((axes[0], K1, 0.05, "KL", "(a) K1, N = 10, c = 0.05"),
-                                  (axes[1], K2, 0.1, "H2", "(b) K2, N = 5, c = 0.1")):
+    for ax, K, c, what, title in (
+        (axes[0], K1, 0.05, "KL", "(a) K1, N = 10, c = 0.05"),
+        (axes[1], K2, 0.1, "H2", "(b) K2, N = 5, c = 0.1"),
+    ):
         n = K.shape[0]
         tvs, vals = [], []
         for _ in range(2000):
             P, Q = (c + (1 - n * c) * rng.dirichlet(np.ones(n) * 0.3) for _ in range(2))
             a, b = P @ K, Q @ K
             tvs.append(0.5 * np.abs(P - Q).sum())
-            vals.append(float(np.sum(a * np.log(a / b))) if what == "KL" else float(np.sum((np.sqrt(a) - np.sqrt(b)) ** 2)))
+            vals.append(
+                float(np.sum(a * np.log(a / b))) if what == "KL" else float(np.sum((np.sqrt(a) - np.sqrt(b)) ** 2))
+            )
         ax.scatter(tvs, vals, s=3, color="tab:blue", label="sampled P, Q in Q_X(c)")
         tv = np.linspace(0, 1 - n * c, 60)
         if what == "KL":
             ax.plot(tv, [bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 1")
             ax.plot(tv, [bounds.duchi_kl_bound(math.log(15), t) for t in tv], "r--", label="Duchi et al. (log 15-LDP)")
-            ax.plot(tv, [asoodeh_zhang_kl_bound(math.log(15), c, t) for t in tv], "g-.",
-                    label="Asoodeh-Zhang + reverse Pinsker (Q_min = c)")
+            ax.plot(
+                tv,
+                [asoodeh_zhang_kl_bound(math.log(15), c, t) for t in tv],
+                "g-.",
+                label="Asoodeh-Zhang + reverse Pinsker (Q_min = c)",
+            )
             ax.set_ylim(0, 1.2)
             ax.set(ylabel="D(K1 P || K1 Q)")
         else:
@@ -111,8 +120,13 @@ def _falpha_fig1(plt, out: Path) -> None:
     ax.plot(t, [bounds.g_alpha(x, alpha) for x in t], "r-", lw=1.5, label="Theorem 8: g_alpha(t)")
     ax.plot(t, [falpha.tight_pinsker_f_alpha(x, alpha) for x in t], "k--", lw=1, label="Remark 9: psi_alpha(p*, t)")
     ax.axvline(1 / alpha, color="b", ls=":", lw=0.8, label="t = 1/alpha")
-    ax.set(xlabel="TV(P || Q)", ylabel="D_f_alpha(P || Q)", ylim=(0, 12), xlim=(0, 1),
-           title="f_alpha paper, Figure 1: joint range at alpha = 4")
+    ax.set(
+        xlabel="TV(P || Q)",
+        ylabel="D_f_alpha(P || Q)",
+        ylim=(0, 12),
+        xlim=(0, 1),
+        title="f_alpha paper, Figure 1: joint range at alpha = 4",
+    )
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(out / "falpha_fig1_joint_range.png", dpi=120)
@@ -122,8 +136,12 @@ def _falpha_fig1(plt, out: Path) -> None:
 def _falpha_fig2(plt, out: Path) -> None:
     from mechdesign.theory import falpha
 
-    panels = [(5, math.log(2), "P", "(a) N = 5, eps = log 2, P_Y|X"), (5, math.log(6), "P", "(b) N = 5, eps = log 6, P_Y|X"),
-              (20, math.log(10), "P", "(c) N = 20, eps = log 10, P_Y|X"), (100, math.log(10), "Q", "(d) N = 100, eps = log 10, Q_Y|X")]
+    panels = [
+        (5, math.log(2), "P", "(a) N = 5, eps = log 2, P_Y|X"),
+        (5, math.log(6), "P", "(b) N = 5, eps = log 6, P_Y|X"),
+        (20, math.log(10), "P", "(c) N = 20, eps = log 10, P_Y|X"),
+        (100, math.log(10), "Q", "(d) N = 100, eps = log 10, Q_Y|X"),
+    ]
     alphas = np.linspace(1.05, 20, 80)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     for ax, (n, eps, ch, title) in zip(axes.ravel(), panels):
@@ -154,8 +172,13 @@ def _envelopes_fig1(plt, out: Path) -> None:
     ax.axvline(lo, color="b", ls="--", label=f"eps_Y(0.1) = log(10/9) = {lo:.3f}")
     ax.axvline(hi, color="r", ls=":", label=f"eps_bar_Y(0.1) = log 4 = {hi:.3f}")
     ax.axhline(0.9, color="0.6", lw=0.6)
-    ax.set(xlabel="t (nats)", ylabel="C_Y(t)", ylim=(-0.02, 1.05), xlim=(0, 1.6),
-           title="Envelopes paper, Figure 1: CDF of l(X -> Y), Example 2, delta = 0.1")
+    ax.set(
+        xlabel="t (nats)",
+        ylabel="C_Y(t)",
+        ylim=(-0.02, 1.05),
+        xlim=(0, 1.6),
+        title="Envelopes paper, Figure 1: CDF of l(X -> Y), Example 2, delta = 0.1",
+    )
     ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     fig.savefig(out / "envelopes_fig1_cdf.png", dpi=120)
@@ -165,9 +188,12 @@ def _envelopes_fig1(plt, out: Path) -> None:
 def _envelopes_fig2(plt, out: Path) -> None:
     from mechdesign.theory import envelopes
 
-    panels = [(3, [1 / 3] * 3, "(a) k = 3, P_X uniform"), (5, [0.1, 0.1, 0.2, 0.3, 0.3], "(b) k = 5, P_X = (0.1, 0.1, 0.2, 0.3, 0.3)"),
-              (12, envelopes.four_level_prior(12, 0.1), "(c) k = 12, four-level prior, rho = 0.1"),
-              (20, envelopes.four_level_prior(20, 0.1), "(d) k = 20, four-level prior, rho = 0.1")]
+    panels = [
+        (3, [1 / 3] * 3, "(a) k = 3, P_X uniform"),
+        (5, [0.1, 0.1, 0.2, 0.3, 0.3], "(b) k = 5, P_X = (0.1, 0.1, 0.2, 0.3, 0.3)"),
+        (12, envelopes.four_level_prior(12, 0.1), "(c) k = 12, four-level prior, rho = 0.1"),
+        (20, envelopes.four_level_prior(20, 0.1), "(d) k = 20, four-level prior, rho = 0.1"),
+    ]
     deltas = np.linspace(0.005, 0.995, 150)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     for ax, (k, prior, title) in zip(axes.ravel(), panels):

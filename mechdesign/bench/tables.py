@@ -16,6 +16,7 @@ Results go under the current directory (``./benchmarks/results/``, ``./benchmark
 with ``--quick``) unless ``--out`` says otherwise; the command prints where.
 Timings are measured here, never asserted in tests.
 """
+
 from __future__ import annotations
 
 import csv
@@ -35,20 +36,30 @@ from mechdesign.spec.errors import InputError
 __all__ = ["register", "run_bench", "pairwise_dobrushin_lp"]
 
 
-
 # ------------------------------------------------------------------ helpers
 def _spec_dobrushin(n: int, c: float, eps: float, method: str = "auto") -> dict:
     ps = {"kind": "min_mass", "c": c} if c > 0 else {"kind": "simplex"}
-    return {"alphabet": n, "epsilon": eps, "prior_set": ps, "objective": {"kind": "dobrushin"},
-            "output_size": 2, "solver": {"method": method}}
+    return {
+        "alphabet": n,
+        "epsilon": eps,
+        "prior_set": ps,
+        "objective": {"kind": "dobrushin"},
+        "output_size": 2,
+        "solver": {"method": method},
+    }
 
 
 def _spec_loss(n: int, c: float, eps: float, time_limit: float | None = None) -> dict:
     ps = {"kind": "min_mass", "c": c} if c > 0 else {"kind": "simplex"}
     solver = {} if time_limit is None else {"time_limit": time_limit}
-    return {"alphabet": n, "epsilon": eps, "prior_set": ps,
-            "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"},
-            "output_size": n, "solver": solver}
+    return {
+        "alphabet": n,
+        "epsilon": eps,
+        "prior_set": ps,
+        "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"},
+        "output_size": n,
+        "solver": solver,
+    }
 
 
 def _write_table(out: Path, name: str, header: list[str], rows: list[list], title: str, notes: str = "") -> None:
@@ -56,9 +67,14 @@ def _write_table(out: Path, name: str, header: list[str], rows: list[list], titl
         w = csv.writer(fh)
         w.writerow(header)
         w.writerows(rows)
-    fmt = lambda v: (f"{v:.3g}" if isinstance(v, float) and (abs(v) < 1e-3 or abs(v) >= 1e4) and v != 0
-                     else f"{v:.3f}" if isinstance(v, float) else str(v))
-    cell = lambda v: fmt(v).replace("|", "\\|")   # a literal | would split the Markdown cell
+    fmt = lambda v: (
+        f"{v:.3g}"
+        if isinstance(v, float) and (abs(v) < 1e-3 or abs(v) >= 1e4) and v != 0
+        else f"{v:.3f}"
+        if isinstance(v, float)
+        else str(v)
+    )
+    cell = lambda v: fmt(v).replace("|", "\\|")  # a literal | would split the Markdown cell
     lines = [f"# {title}", "", notes, "", "| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     (out / f"{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -72,14 +88,23 @@ def table1(cfg: dict, progress, out: Path) -> list[list]:
     from mechdesign.sweeps.api import sweep
 
     pairs = [(n, frac / n) for n in cfg["n"] for frac in cfg["c_fractions"]]
-    axes = {"alphabet": [n for n, _ in pairs],
-            "prior_set": [_spec_dobrushin(n, c, 0.0)["prior_set"] for n, c in pairs],
-            "epsilon": list(cfg["epsilons"])}
+    axes = {
+        "alphabet": [n for n, _ in pairs],
+        "prior_set": [_spec_dobrushin(n, c, 0.0)["prior_set"] for n, c in pairs],
+        "epsilon": list(cfg["epsilons"]),
+    }
     c_of = {i: c for i, (_, c) in enumerate(pairs)}
     calls = []
-    df = sweep(_spec_dobrushin(2, 0.0, 0.0), axes, zip=[["alphabet", "prior_set"]], serial=True, store=None,
-               progress=False, on_record=lambda record: (calls.append(1), progress()))
-    for _ in range(len(df) - len(calls)):   # points that repeat a design count once in the engine
+    df = sweep(
+        _spec_dobrushin(2, 0.0, 0.0),
+        axes,
+        zip=[["alphabet", "prior_set"]],
+        serial=True,
+        store=None,
+        progress=False,
+        on_record=lambda record: (calls.append(1), progress()),
+    )
+    for _ in range(len(df) - len(calls)):  # points that repeat a design count once in the engine
         progress()
     rows = []
     per_pair = len(cfg["epsilons"])
@@ -88,14 +113,19 @@ def table1(cfg: dict, progress, out: Path) -> list[list]:
         for i, (n_i, _) in enumerate(pairs):
             if n_i != n:
                 continue
-            for _, r in df.iloc[i * per_pair:(i + 1) * per_pair].iterrows():
+            for _, r in df.iloc[i * per_pair : (i + 1) * per_pair].iterrows():
                 worst = max(worst, abs(r["lp_objective"] - xi(r["epsilon_value"], c_of[i], n)))
                 certified += int(r["certified"])
                 count += 1
         rows.append([n, count, certified, worst])
-    _write_table(out, "t1_theorem1", ["N", "instances", "certified", "max |LP - Xi|"], rows,
-                 "T1: Theorem 1, LP optimum vs Xi(eps, c)",
-                 f"c/(1/N) in {cfg['c_fractions']}, eps in {cfg['epsilons']} (past log(2/(Nc)) for c > 0).")
+    _write_table(
+        out,
+        "t1_theorem1",
+        ["N", "instances", "certified", "max |LP - Xi|"],
+        rows,
+        "T1: Theorem 1, LP optimum vs Xi(eps, c)",
+        f"c/(1/N) in {cfg['c_fractions']}, eps in {cfg['epsilons']} (past log(2/(Nc)) for c > 0).",
+    )
     return rows
 
 
@@ -103,8 +133,8 @@ def table1(cfg: dict, progress, out: Path) -> list[list]:
 def pairwise_dobrushin_lp(n: int, c: float, eps: float):
     """The Dobrushin LP in the pairwise form of Lemma 4 (N²M rows of up to N + 1 nonzeros, M = 2):
 
-        maximise p_0 − p_1  s.t.  K = [p, 1 − p] ∈ [0, 1]^{N×2},
-        K_x(y) − e^ε (c Σ_x' K_x'(y) + (1 − Nc) K_x''(y)) ≤ 0   for all x, x'', y.
+    maximise p_0 − p_1  s.t.  K = [p, 1 − p] ∈ [0, 1]^{N×2},
+    K_x(y) − e^ε (c Σ_x' K_x'(y) + (1 − Nc) K_x''(y)) ≤ 0   for all x, x'', y.
     """
     from mechdesign.lp.program import LPBuilder
 
@@ -135,15 +165,39 @@ def table2(cfg: dict, progress, out: Path) -> list[list]:
         pair = pairwise_dobrushin_lp(n, c, eps)
         s2 = solve_lp(pair, spec.solver)
         t2 = time.perf_counter()
-        rows.append([n, lifted.num_rows, int(lifted.A.nnz), t1 - t0, pair.num_rows, int(pair.A.nnz), t2 - t1,
-                     (t2 - t1) / (t1 - t0), abs(s1.objective - s2.objective)])
+        rows.append(
+            [
+                n,
+                lifted.num_rows,
+                int(lifted.A.nnz),
+                t1 - t0,
+                pair.num_rows,
+                int(pair.A.nnz),
+                t2 - t1,
+                (t2 - t1) / (t1 - t0),
+                abs(s1.objective - s2.objective),
+            ]
+        )
         progress()
-    _write_table(out, "t2_formulations",
-                 ["N", "lifted rows", "lifted nnz", "lifted s", "pairwise rows", "pairwise nnz", "pairwise s",
-                  "ratio", "|objective diff|"], rows,
-                 "T2: lifted vs pairwise (Lemma 4) formulation",
-                 f"Dobrushin LP (M = 2), c = {cfg['c_fraction']}/N, eps = {cfg['epsilon']}; build + HiGHS solve "
-                 f"with the same method ({cfg.get('method', 'simplex')}) for both.")
+    _write_table(
+        out,
+        "t2_formulations",
+        [
+            "N",
+            "lifted rows",
+            "lifted nnz",
+            "lifted s",
+            "pairwise rows",
+            "pairwise nnz",
+            "pairwise s",
+            "ratio",
+            "|objective diff|",
+        ],
+        rows,
+        "T2: lifted vs pairwise (Lemma 4) formulation",
+        f"Dobrushin LP (M = 2), c = {cfg['c_fraction']}/N, eps = {cfg['epsilon']}; build + HiGHS solve "
+        f"with the same method ({cfg.get('method', 'simplex')}) for both.",
+    )
     return rows
 
 
@@ -160,11 +214,23 @@ def _design_child(spec: dict, queue) -> None:
     r = design(spec)
     total = time.perf_counter() - t
     s = r.solve
-    queue.put({"status": r.status.value, "feasible": bool(r.certificate and r.certificate.feasible),
-               "objective": r.objective, "gap": None if r.certificate is None else r.certificate.gap,
-               "total": total, "compile": s.compile_seconds, "solve": s.seconds, "certify": s.certify_seconds,
-               "iterations": s.iterations, "method": s.method, "rows": s.rows, "nnz": s.nonzeros,
-               "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    queue.put(
+        {
+            "status": r.status.value,
+            "feasible": bool(r.certificate and r.certificate.feasible),
+            "objective": r.objective,
+            "gap": None if r.certificate is None else r.certificate.gap,
+            "total": total,
+            "compile": s.compile_seconds,
+            "solve": s.seconds,
+            "certify": s.certify_seconds,
+            "iterations": s.iterations,
+            "method": s.method,
+            "rows": s.rows,
+            "nnz": s.nonzeros,
+            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
 
 
 def _qif_child(n: int, eps: float, queue) -> None:
@@ -175,14 +241,23 @@ def _qif_child(n: int, eps: float, queue) -> None:
     from mechdesign.spec.models import load_spec
 
     t = time.perf_counter()
-    C = np.asarray(d_privacy.min_loss_given_d(np.full(n, 1.0 / n), n, lambda i, j: eps * (i != j),
-                                              lambda i, j: float(abs(i - j))))
+    C = np.asarray(
+        d_privacy.min_loss_given_d(np.full(n, 1.0 / n), n, lambda i, j: eps * (i != j), lambda i, j: float(abs(i - j)))
+    )
     total = time.perf_counter() - t
     spec = load_spec(_spec_loss(n, 0.0, eps))
-    feasible = check_pml(to_grid(C), spec.prior_set, spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, 1 << 52))).feasible
+    feasible = check_pml(
+        to_grid(C), spec.prior_set, spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, 1 << 52))
+    ).feasible
     loss = float(np.mean((C * np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])).sum(axis=1)))
-    queue.put({"total": total, "objective": loss, "feasible": feasible,
-               "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    queue.put(
+        {
+            "total": total,
+            "objective": loss,
+            "feasible": feasible,
+            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
 
 
 def _in_child(target, args, timeout: float) -> dict | None:
@@ -207,6 +282,7 @@ def _in_child(target, args, timeout: float) -> dict | None:
 def _qif_available() -> bool:
     try:
         from qif.mechanism import d_privacy  # noqa: F401
+
         return True
     except Exception:
         return False
@@ -223,22 +299,74 @@ def table3(cfg: dict, progress, out: Path) -> list[list]:
                 rows.append([n, label, "mechdesign", "no result (timeout/crash)"] + [""] * 11)
             else:
                 share = (r["compile"] + r["certify"]) / r["total"]
-                rows.append([n, label, "mechdesign", r["status"], r["feasible"], r["objective"], r["gap"], r["total"],
-                             r["compile"], r["solve"], r["certify"], share, r["iterations"], r["method"],
-                             r["peak_mib"]])
+                rows.append(
+                    [
+                        n,
+                        label,
+                        "mechdesign",
+                        r["status"],
+                        r["feasible"],
+                        r["objective"],
+                        r["gap"],
+                        r["total"],
+                        r["compile"],
+                        r["solve"],
+                        r["certify"],
+                        share,
+                        r["iterations"],
+                        r["method"],
+                        r["peak_mib"],
+                    ]
+                )
             progress()
             if label == "LDP" and have_qif and n <= cfg["qif_max_n"]:
                 q = _in_child(_qif_child, (n, cfg["epsilon"]), 3600)
                 if q is not None:
-                    rows.append([n, label, "qif min_loss_given_d", "", q["feasible"], q["objective"], "", q["total"],
-                                 "", "", "", "", "", "", q["peak_mib"]])
-    _write_table(out, "t3_scaling",
-                 ["N", "prior set", "solver", "status", "certified", "objective", "gap", "total s", "compile s",
-                  "solve s", "certify s", "(compile+certify)/total", "iterations", "method", "peak MiB"], rows,
-                 "T3: scaling of expected-loss designs",
-                 f"uniform prior, loss |x - y|, M = N, eps = {cfg['epsilon']}, Q_X(c) with c = {cfg['c_fraction']}/N; "
-                 f"each design in a fresh process (peak MiB = its max RSS); LP time limit {limit:g} s. "
-                 f"qif installed: {have_qif}.")
+                    rows.append(
+                        [
+                            n,
+                            label,
+                            "qif min_loss_given_d",
+                            "",
+                            q["feasible"],
+                            q["objective"],
+                            "",
+                            q["total"],
+                            "",
+                            "",
+                            "",
+                            "",
+                            "",
+                            "",
+                            q["peak_mib"],
+                        ]
+                    )
+    _write_table(
+        out,
+        "t3_scaling",
+        [
+            "N",
+            "prior set",
+            "solver",
+            "status",
+            "certified",
+            "objective",
+            "gap",
+            "total s",
+            "compile s",
+            "solve s",
+            "certify s",
+            "(compile+certify)/total",
+            "iterations",
+            "method",
+            "peak MiB",
+        ],
+        rows,
+        "T3: scaling of expected-loss designs",
+        f"uniform prior, loss |x - y|, M = N, eps = {cfg['epsilon']}, Q_X(c) with c = {cfg['c_fraction']}/N; "
+        f"each design in a fresh process (peak MiB = its max RSS); LP time limit {limit:g} s. "
+        f"qif installed: {have_qif}.",
+    )
     return rows
 
 
@@ -283,12 +411,18 @@ def figures(out: Path) -> list[str]:
             # and the samples whole (samples with divergence 0, at P = Q, cannot be drawn on it).
             ax.set_yscale("log")
             ax.set_ylim(1e-4, 2 * max(duchi))
-            ax.set(xlabel="total variation TV(P, Q)", ylabel="KL divergence D(KP || KQ) in nats (log scale)",
-                   title="F1(a) kernel K1: N = 10, c = 0.05, eps = log(10/3) nats")
+            ax.set(
+                xlabel="total variation TV(P, Q)",
+                ylabel="KL divergence D(KP || KQ) in nats (log scale)",
+                title="F1(a) kernel K1: N = 10, c = 0.05, eps = log(10/3) nats",
+            )
         else:
             ax.plot(tv, [bounds.corollary2_hellinger_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 2")
-            ax.set(xlabel="total variation TV(P, Q)", ylabel="squared Hellinger distance H²(KP || KQ)",
-                   title="F1(b) kernel K2: N = 5, c = 0.1, eps = log(10/3) nats")
+            ax.set(
+                xlabel="total variation TV(P, Q)",
+                ylabel="squared Hellinger distance H²(KP || KQ)",
+                title="F1(b) kernel K2: N = 5, c = 0.1, eps = log(10/3) nats",
+            )
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "f1_corollaries.png", dpi=120)
@@ -299,9 +433,15 @@ def figures(out: Path) -> list[str]:
     fig, ax = plt.subplots(figsize=(5, 4))
     alpha, eps_w, nn = 2.0, 1.0, 10
     eps_f = np.linspace(0.01, 3, 60)
-    for name, gmax in (("(e^eps + 1)/2", (math.exp(eps_w) + 1) / 2), ("(N + 2e^eps - 2)/N", (nn + 2 * math.exp(eps_w) - 2) / nn)):
-        ax.plot(eps_f, [bounds.rldp_amplification_bound(e, alpha, gmax, 1 / gmax) for e in eps_f],
-                label=f"Gamma_max = {name}")
+    for name, gmax in (
+        ("(e^eps + 1)/2", (math.exp(eps_w) + 1) / 2),
+        ("(N + 2e^eps - 2)/N", (nn + 2 * math.exp(eps_w) - 2) / nn),
+    ):
+        ax.plot(
+            eps_f,
+            [bounds.rldp_amplification_bound(e, alpha, gmax, 1 / gmax) for e in eps_f],
+            label=f"Gamma_max = {name}",
+        )
     ax.plot(eps_f, [bounds.f_alpha_to_renyi(e, alpha) for e in eps_f], "k--", label="no amplification")
     ax.set(xlabel="eps_f", ylabel="RLDP bound", title=f"F2 alpha={alpha}, eps={eps_w}, N={nn}")
     ax.legend(fontsize=7)
@@ -313,8 +453,9 @@ def figures(out: Path) -> list[str]:
     # F3: k-RR envelope bounds (Theorem 5), panels (a) uniform prior and (b) a skewed prior.
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     k, eps_r = 5, 1.0
-    for ax, (name, prior) in zip(axes, (("(a) uniform", np.full(k, 1 / k)),
-                                        ("(b) skewed", np.array([0.05, 0.1, 0.15, 0.3, 0.4])))):
+    for ax, (name, prior) in zip(
+        axes, (("(a) uniform", np.full(k, 1 / k)), ("(b) skewed", np.array([0.05, 0.1, 0.15, 0.3, 0.4])))
+    ):
         deltas = np.linspace(0.005, 0.99, 120)
         upper = np.array([_or_nan(bounds.krr_envelope_upper_bound, prior, eps_r, d) for d in deltas])
         lower = np.array([_or_nan(bounds.krr_envelope_lower_bound, prior, eps_r, d) for d in deltas])
@@ -322,21 +463,41 @@ def figures(out: Path) -> list[str]:
         same = bool(both.any() and np.allclose(upper[both], lower[both], rtol=1e-9, atol=1e-12))
         # upper drawn wide and lower dashed on top, so coinciding curves both stay visible
         ax.plot(deltas, upper, color="tab:blue", lw=4, alpha=0.5, label="upper bound (Thm 5 i-ii)")
-        ax.plot(deltas, lower, color="tab:orange", ls="--", lw=1.5,
-                label="lower bound (Thm 5 iii)" + (": equal to the upper bound" if same else ""))
+        ax.plot(
+            deltas,
+            lower,
+            color="tab:orange",
+            ls="--",
+            lw=1.5,
+            label="lower bound (Thm 5 iii)" + (": equal to the upper bound" if same else ""),
+        )
         if not both.all() and both.any():
             stop = float(deltas[both][-1])
             ax.axvline(stop, color="gray", ls=":", lw=0.8)
-            ax.annotate(f"past delta = {stop:.2f} the condition of\nThm 5 (iii) fails: no lower bound",
-                        xy=(stop, float(np.nanmin(lower))), xytext=(8, -4), textcoords="offset points",
-                        fontsize=7, va="top")
+            ax.annotate(
+                f"past delta = {stop:.2f} the condition of\nThm 5 (iii) fails: no lower bound",
+                xy=(stop, float(np.nanmin(lower))),
+                xytext=(8, -4),
+                textcoords="offset points",
+                fontsize=7,
+                va="top",
+            )
         values = np.concatenate([upper[np.isfinite(upper)], lower[both]])
         span = max(float(values.max() - values.min()), 0.05 * float(values.max()))
         ax.set_ylim(float(values.min()) - 0.15 * span, float(values.max()) + 0.25 * span)
-        ax.text(0.02, 0.97, f"k-RR level eps_r = {eps_r:g} nats (above every curve)", transform=ax.transAxes,
-                fontsize=7, va="top")
-        ax.set(xlabel="failure probability delta", ylabel="PML envelope eps_c(delta) in nats",
-               title=f"F3{name[:3]} k-RR, {name[4:]} prior: k = {k}, eps_r = {eps_r:g} nats")
+        ax.text(
+            0.02,
+            0.97,
+            f"k-RR level eps_r = {eps_r:g} nats (above every curve)",
+            transform=ax.transAxes,
+            fontsize=7,
+            va="top",
+        )
+        ax.set(
+            xlabel="failure probability delta",
+            ylabel="PML envelope eps_c(delta) in nats",
+            title=f"F3{name[:3]} k-RR, {name[4:]} prior: k = {k}, eps_r = {eps_r:g} nats",
+        )
         ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(out / "f3_krr_envelopes.png", dpi=120)
@@ -354,8 +515,9 @@ def _or_nan(f, *args) -> float:
 
 
 # -------------------------------------------------------------------- main
-def run_bench(quick: bool = False, out: Path | str | None = None, config: Path | str | None = None,
-              command: str = "") -> Path:
+def run_bench(
+    quick: bool = False, out: Path | str | None = None, config: Path | str | None = None, command: str = ""
+) -> Path:
     """Run T1–T3 (and the figures) and write them into ``out``; return ``out``."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -372,13 +534,22 @@ def run_bench(quick: bool = False, out: Path | str | None = None, config: Path |
     out = Path(out) if out else Path.cwd() / "benchmarks" / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     t1, t2, t3 = cfg["t1"], cfg["t2"], cfg["t3"]
-    steps = (len(t1["n"]) * len(t1["c_fractions"]) * len(t1["epsilons"]) + len(t2["n"]) + 2 * len(t3["n"])
-             + (3 if cfg.get("figures", True) else 0))
+    steps = (
+        len(t1["n"]) * len(t1["c_fractions"]) * len(t1["epsilons"])
+        + len(t2["n"])
+        + 2 * len(t3["n"])
+        + (3 if cfg.get("figures", True) else 0)
+    )
     start = time.perf_counter()
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), transient=False) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        transient=False,
+    ) as bar:
         task = bar.add_task("bench", total=steps)
-        step = lambda what: (lambda: bar.update(task, advance=1, description=what))
+        step = lambda what: lambda: bar.update(task, advance=1, description=what)
         r1 = table1(t1, step("T1 Theorem 1"), out)
         r2 = table2(t2, step("T2 formulations"), out)
         r3 = table3(t3, step("T3 scaling"), out)
@@ -392,11 +563,16 @@ def run_bench(quick: bool = False, out: Path | str | None = None, config: Path |
 
 def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: float) -> None:
     cores = os.cpu_count()
-    lines = ["# Benchmark results", "",
-             f"Command: `{command or 'mechdesign bench'}` (config `{cfg_path.name}`), {cores} cores, "
-             f"{platform.machine()}, Python {platform.python_version()}, {seconds:.0f} s in all.", "",
-             "Tables: [T1 Theorem 1](t1_theorem1.md), [T2 formulations](t2_formulations.md), "
-             "[T3 scaling](t3_scaling.md) (CSV beside each).", ""]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Command: `{command or 'mechdesign bench'}` (config `{cfg_path.name}`), {cores} cores, "
+        f"{platform.machine()}, Python {platform.python_version()}, {seconds:.0f} s in all.",
+        "",
+        "Tables: [T1 Theorem 1](t1_theorem1.md), [T2 formulations](t2_formulations.md), "
+        "[T3 scaling](t3_scaling.md) (CSV beside each).",
+        "",
+    ]
     lines.append(f"- T1: max |LP optimum − Ξ(ε,c)| over all N: {max(r[3] for r in r1):.2e}.")
     for r in r2:
         lines.append(f"- T2: N = {r[0]}: pairwise / lifted time = {r[7]:.1f}× ({r[6]:.3f} s vs {r[3]:.3f} s).")
@@ -411,20 +587,31 @@ def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: 
             continue
         text = f"- T3: N = M = {n} {label}: {ours[7]:.2f} s, status {ours[3]}, certified {ours[4]}"
         if base is not None:
-            text += (f"; qif {base[7]:.2f} s (ratio {base[7] / ours[7]:.1f}×), qif's kernel as returned "
-                     f"{'passes' if base[4] else 'fails'} the exact ε-LDP check")
+            text += (
+                f"; qif {base[7]:.2f} s (ratio {base[7] / ours[7]:.1f}×), qif's kernel as returned "
+                f"{'passes' if base[4] else 'fails'} the exact ε-LDP check"
+            )
         lines.append(text + ".")
-    lines += ["", "Figures: " + ", ".join(f"[{f}]({f})" for f in figs), "",
-              "Times are wall clock on a machine shared with other jobs; `certified` is the exact check of "
-              "the kernel as emitted (mechdesign: after its repair step; qif: as returned, no repair).", "",
-              "F1 uses the Example 2 kernels K1 and K2 of the Dobrushin paper with prior pairs sampled in Q_X(c); "
-              "F2 takes Γ_min = 1/Γ_max for Example 12's Γ_max values; F3 plots Theorem 5's bounds for k-RR."]
+    lines += [
+        "",
+        "Figures: " + ", ".join(f"[{f}]({f})" for f in figs),
+        "",
+        "Times are wall clock on a machine shared with other jobs; `certified` is the exact check of "
+        "the kernel as emitted (mechdesign: after its repair step; qif: as returned, no repair).",
+        "",
+        "F1 uses the Example 2 kernels K1 and K2 of the Dobrushin paper with prior pairs sampled in Q_X(c); "
+        "F2 takes Γ_min = 1/Γ_max for Example 12's Γ_max values; F3 plots Theorem 5's bounds for k-RR.",
+    ]
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _cmd_bench(args) -> int:
-    command = "mechdesign bench" + (" --quick" if args.quick else "") + (f" --out {args.out}" if args.out else "") \
+    command = (
+        "mechdesign bench"
+        + (" --quick" if args.quick else "")
+        + (f" --out {args.out}" if args.out else "")
         + (f" --config {args.config}" if args.config else "")
+    )
     out = run_bench(quick=args.quick, out=args.out, config=args.config, command=command)
     print(f"results in {Path(out).resolve()}", file=sys.stderr)
     return 0
@@ -432,10 +619,14 @@ def _cmd_bench(args) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("bench", help="regenerate the benchmark tables and figures (benchmarks/results/)")
-    p.add_argument("--quick", action="store_true", help="small grids (bench-quick.yaml, shipped with the package), "
-                   "under 2 minutes")
-    p.add_argument("--out", metavar="DIR",
-                   help="output directory (default ./benchmarks/results/ under the current directory, with --quick "
-                        "./benchmarks/results/quick/)")
+    p.add_argument(
+        "--quick", action="store_true", help="small grids (bench-quick.yaml, shipped with the package), under 2 minutes"
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output directory (default ./benchmarks/results/ under the current directory, with --quick "
+        "./benchmarks/results/quick/)",
+    )
     p.add_argument("--config", metavar="FILE", help="grid file (default: bench.yaml shipped with the package)")
     p.set_defaults(func=_cmd_bench)

@@ -22,6 +22,7 @@
    :func:`check_pml` against E ≤ e^ε, plus an upper bound U ≥ e^ε so that a
    rejection is rigorous too (a ratio in (E, U] is re-checked at higher precision).
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,17 @@ import numpy as np
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
-__all__ = ["ExactKernel", "PMLCheck", "Verification", "to_grid", "check_pml", "repair", "verify_kernel",
-           "grid_bits", "GRID_BITS"]
+__all__ = [
+    "ExactKernel",
+    "PMLCheck",
+    "Verification",
+    "to_grid",
+    "check_pml",
+    "repair",
+    "verify_kernel",
+    "grid_bits",
+    "GRID_BITS",
+]
 
 GRID_BITS = 52
 GRID = 1 << GRID_BITS
@@ -65,7 +75,9 @@ class ExactKernel:
         return [[str(q) for q in row] for row in self.fractions()]
 
     def is_stochastic(self) -> bool:
-        return bool(np.all(self.numerators >= 0)) and all(int(s) == self.denominator for s in self.numerators.sum(axis=1))
+        return bool(np.all(self.numerators >= 0)) and all(
+            int(s) == self.denominator for s in self.numerators.sum(axis=1)
+        )
 
     @classmethod
     def from_fractions(cls, rows) -> "ExactKernel":
@@ -107,7 +119,7 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         out[x, big[x]] += GRID - int(rows[x])
         if out[x, big[x]] < 0:  # only for a row far from stochastic: renormalise instead
             row = K[x] / K[x].sum() if K[x].sum() > 0 else np.full(K.shape[1], 1.0 / K.shape[1])
-            return to_grid(np.vstack([K[:x], row[None, :], K[x + 1:]]))
+            return to_grid(np.vstack([K[:x], row[None, :], K[x + 1 :]]))
     return ExactKernel(out, GRID)
 
 
@@ -195,8 +207,15 @@ def check_pml(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> PMLC
     y, prior, ratio = worst
     if y is not None and prior is None:
         prior = min_expectation(prior_set, n, [int(v) for v in nums[:, y]])[1]
-    return PMLCheck(feasible=feasible, stochastic=stochastic, bound=bound, ratios=ratios,
-                    worst_output=y, worst_prior=prior, worst_ratio=ratio)
+    return PMLCheck(
+        feasible=feasible,
+        stochastic=stochastic,
+        bound=bound,
+        ratios=ratios,
+        worst_output=y,
+        worst_prior=prior,
+        worst_ratio=ratio,
+    )
 
 
 def _mix(kernel: ExactKernel, q: list[Fraction], w: Fraction) -> np.ndarray:
@@ -221,8 +240,7 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     nums = kernel.numerators.copy()
     limit = int(NOISE_LEVEL * kernel.denominator)
     maxima = nums.max(axis=0)
-    noisy = [y for y, r in enumerate(check.ratios)
-             if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
+    noisy = [y for y, r in enumerate(check.ratios) if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
     if not noisy:
         return kernel
     heaviest = int(np.argmax(nums.sum(axis=0)))
@@ -240,8 +258,14 @@ Remark 2's (7/8, 0) comes back as 0.8749999999999994, and rounding it to a coars
 restores the exact value (and its exact zeros) at a utility cost below 1e−12."""
 
 
-def repair(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, max_rounds: int = 60,
-           bits: int | None = None, snap: bool = True) -> tuple[ExactKernel, Fraction, PMLCheck]:
+def repair(
+    kernel: ExactKernel,
+    prior_set: PriorSet,
+    bound: Fraction,
+    max_rounds: int = 60,
+    bits: int | None = None,
+    snap: bool = True,
+) -> tuple[ExactKernel, Fraction, PMLCheck]:
     """Mix ``kernel`` with its mean-row constant kernel by the smallest weight that passes.
 
     Returns (repaired kernel, weight w, its check). w = 0 when the kernel already passes;
@@ -365,6 +389,7 @@ def verify_kernel(kernel: ExactKernel, prior_set: PriorSet, epsilon) -> Verifica
         if check.feasible or not check.stochastic:
             return Verification(check.feasible, True, check, upper, row_sums, negative)
         if any(r is not None and upper is not None and r > upper for r in check.ratios) or any(
-                r is None and int(mx) > 0 for r, mx in zip(check.ratios, nums.max(axis=0))):
+            r is None and int(mx) > 0 for r, mx in zip(check.ratios, nums.max(axis=0))
+        ):
             return Verification(False, True, check, upper, row_sums, negative)
     return Verification(False, False, check, upper, row_sums, negative)

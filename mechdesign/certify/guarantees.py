@@ -12,6 +12,7 @@ restores a violated constraint is estimated per violation (for a ratio constrain
 v = a − L·b > 0: w ≥ v / (v + q_y (L − 1))), raised and re-gridded until every constraint, the primary one
 included, passes exactly.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,14 @@ class GuaranteeReport:
 
     def to_json(self) -> dict:
         leak = self.leakage if math.isfinite(self.leakage) else "inf"
-        return {"constraint": self.constraint, "epsilon": self.epsilon, "epsilon_text": self.epsilon_text,
-                "leakage": leak, "feasible": self.feasible, "binding": self.binding}
+        return {
+            "constraint": self.constraint,
+            "epsilon": self.epsilon,
+            "epsilon_text": self.epsilon_text,
+            "leakage": leak,
+            "feasible": self.feasible,
+            "binding": self.binding,
+        }
 
 
 def _describe(g) -> str:
@@ -69,16 +76,25 @@ def _check_one(kernel: ExactKernel, g) -> tuple[bool, float]:
 
 def check_guarantees(kernel: ExactKernel, spec: Spec) -> list[GuaranteeReport]:
     """One report per constraint of ``privacy`` (in its order), or one for the epsilon + prior_set form."""
-    entries = spec.privacy if spec.privacy is not None else \
-        [PriorSetGuarantee(epsilon=spec.epsilon, prior_set=spec.prior_set)]
+    entries = (
+        spec.privacy
+        if spec.privacy is not None
+        else [PriorSetGuarantee(epsilon=spec.epsilon, prior_set=spec.prior_set)]
+    )
     reports = []
     for g in entries:
         feasible, leak = _check_one(kernel, g)
         eps = g.epsilon.value
-        reports.append(GuaranteeReport(
-            constraint=_describe(g), epsilon=eps, epsilon_text=g.epsilon.text, leakage=leak,
-            feasible=feasible and kernel.is_stochastic(),
-            binding=leak >= eps - BINDING_TOLERANCE * max(1.0, eps)))
+        reports.append(
+            GuaranteeReport(
+                constraint=_describe(g),
+                epsilon=eps,
+                epsilon_text=g.epsilon.text,
+                leakage=leak,
+                feasible=feasible and kernel.is_stochastic(),
+                binding=leak >= eps - BINDING_TOLERANCE * max(1.0, eps),
+            )
+        )
     return reports
 
 
@@ -86,16 +102,16 @@ def _float_weight(K: np.ndarray, q: np.ndarray, g, n: int) -> float:
     """The mixing weight (floats) that restores constraint g, from its violations (module docstring)."""
     if isinstance(g, MetricGuarantee):
         D = metric_distances(g.metric, n).floats()
-        E = np.exp(np.minimum(g.epsilon.value * D, 700.0))                 # N × N
+        E = np.exp(np.minimum(g.epsilon.value * D, 700.0))  # N × N
         w = 0.0
         for x in range(n):
-            v = K[x][None, :] - E[x][:, None] * K                          # v[z, y] = K_x(y) − L K_z(y)
+            v = K[x][None, :] - E[x][:, None] * K  # v[z, y] = K_x(y) − L K_z(y)
             den = v + q[None, :] * (E[x][:, None] - 1.0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where(v > 0, np.where(den > 0, v / den, 1.0), 0.0)
             w = max(w, float(r.max(initial=0.0)))
         return w
-    return 0.0   # a prior set: found by the widening loop below
+    return 0.0  # a prior set: found by the widening loop below
 
 
 def enforce_guarantees(kernel: ExactKernel, spec: Spec, bound_e: Fraction, bits: int) -> tuple[ExactKernel, Fraction]:
@@ -108,7 +124,7 @@ def enforce_guarantees(kernel: ExactKernel, spec: Spec, bound_e: Fraction, bits:
     K = kernel.to_float()
     q = K.mean(axis=0)
     need = max(_float_weight(K, q, g, n) for g in extras)
-    extra = 2.0 ** -50
+    extra = 2.0**-50
     for _ in range(60):
         w = min(1.0, need * (1 + extra) + extra)
         if w >= 1.0:
@@ -137,7 +153,7 @@ def metric_envelope(K: np.ndarray, spec: Spec) -> np.ndarray:
     for g in spec.extra_guarantees:
         if not isinstance(g, MetricGuarantee) or isinstance(g.metric, DiscreteMetric):
             continue
-        E = np.exp(-g.epsilon.value * metric_distances(g.metric, n).floats())      # E[x, z] = e^{−ε d(x,z)}
+        E = np.exp(-g.epsilon.value * metric_distances(g.metric, n).floats())  # E[x, z] = e^{−ε d(x,z)}
         env = np.empty_like(out)
         for z in range(n):
             env[z] = (E[:, z][:, None] * out).max(axis=0)

@@ -32,6 +32,7 @@ tolerance long before that (e^{−40} ≈ 4·10^{−18}), so the LP solves the �
 tolerances, and the repair step (mixing with the constant kernel, which makes every column
 positive where any prior sees it) closes the remaining zero-pattern gap exactly.
 """
+
 from __future__ import annotations
 
 import math

@@ -6,6 +6,7 @@ guarantees hold (the exact check of :func:`mechdesign.certify.exact.check_pml`),
 closed forms of :mod:`mechdesign.theory.bounds` that apply. Without ``--epsilon`` the
 guarantee is taken at ε = the leakage capacity C(K, 𝒫), the smallest ε that holds.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,15 @@ def _holds(kernel, prior_set, epsilon) -> bool | None:
     return True if expr.exp_exact(epsilon.text) is not None else None
 
 
-def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", n_reports: int = 10_000,
-                   accuracy_prior=None, repeated: int | None = None) -> dict[str, Any]:
+def analyze_kernel(
+    kernel,
+    prior_set,
+    epsilon=None,
+    delta: str = "0.1",
+    n_reports: int = 10_000,
+    accuracy_prior=None,
+    repeated: int | None = None,
+) -> dict[str, Any]:
     """All measures of an :class:`~mechdesign.certify.exact.ExactKernel` over a prior set, as a JSON-ready dict.
 
     ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)). ``inversion_accuracy``
@@ -115,15 +123,27 @@ def analyze_kernel(kernel, prior_set, epsilon=None, delta: str = "0.1", n_report
     # saying "holds: yes" next to a failed PML check contradicted it).
     bounds_eps = eps_value if pml_ok is True else capacity
     out["bounds_epsilon"] = _num(bounds_eps)
-    out["bounds_epsilon_reason"] = ("the epsilon checked" if pml_ok is True else
-                                    "the leakage capacity (the kernel is not (eps,P)-PML at the epsilon asked for)")
-    out["bounds"] = [] if bounds_eps == math.inf else bounds.bounds_for(prior_set, bounds_eps, kernel,
-                                                                        max_entries=10**6, delta=delta)
+    out["bounds_epsilon_reason"] = (
+        "the epsilon checked"
+        if pml_ok is True
+        else "the leakage capacity (the kernel is not (eps,P)-PML at the epsilon asked for)"
+    )
+    out["bounds"] = (
+        []
+        if bounds_eps == math.inf
+        else bounds.bounds_for(prior_set, bounds_eps, kernel, max_entries=10**6, delta=delta)
+    )
     if repeated is not None:
         rr = repeated_release(kernel, prior_set, repeated)
-        out["repeated_release"] = {"k": rr.k, "epsilon": _num(rr.epsilon), "exact": rr.exact, "ldp": _num(rr.ldp),
-                                   "worst_counts": None if rr.worst_counts is None else list(rr.worst_counts),
-                                   "method": rr.method, "sentence": rr.sentence()}
+        out["repeated_release"] = {
+            "k": rr.k,
+            "epsilon": _num(rr.epsilon),
+            "exact": rr.exact,
+            "ldp": _num(rr.ldp),
+            "worst_counts": None if rr.worst_counts is None else list(rr.worst_counts),
+            "method": rr.method,
+            "sentence": rr.sentence(),
+        }
     out["disclosure"] = _disclosure_guarantees(kernel, prior_set, eps_value if pml_ok else capacity, ldp)
     from mechdesign.theory.accuracy import accuracy_summary
 
@@ -175,14 +195,22 @@ def _render(result: dict[str, Any], path: str) -> str:
     g = result["guarantees"]
     if g["epsilon_text"] == "leakage capacity":  # no --epsilon: say from which eps each guarantee holds
         cap, ldp = result["measures"]["leakage_capacity"], result["measures"]["ldp"]
-        con.print(f"(eps, P)-PML holds for eps >= {cap} (the leakage capacity)" if isinstance(cap, float)
-                  else "(eps, P)-PML holds for no finite eps (infinite leakage capacity)")
-        con.print(f"eps-LDP holds for eps >= {ldp} (the LDP level)" if isinstance(ldp, float)
-                  else "eps-LDP holds for no finite eps (some output has zero and non-zero entries)")
+        con.print(
+            f"(eps, P)-PML holds for eps >= {cap} (the leakage capacity)"
+            if isinstance(cap, float)
+            else "(eps, P)-PML holds for no finite eps (infinite leakage capacity)"
+        )
+        con.print(
+            f"eps-LDP holds for eps >= {ldp} (the LDP level)"
+            if isinstance(ldp, float)
+            else "eps-LDP holds for no finite eps (some output has zero and non-zero entries)"
+        )
     else:
         verdict = {True: "holds", False: "FAILS", None: "undecided (within 2^-150 of eps)"}
-        con.print(f"(eps, P)-PML at eps = {g['epsilon_text']}: {verdict[g['pml']]} (exact check); "
-                  f"eps-LDP: {verdict[g['ldp']]}")
+        con.print(
+            f"(eps, P)-PML at eps = {g['epsilon_text']}: {verdict[g['pml']]} (exact check); "
+            f"eps-LDP: {verdict[g['ldp']]}"
+        )
     if "repeated_release" in result:
         con.print(result["repeated_release"]["sentence"])
     if result.get("disclosure"):
@@ -221,6 +249,7 @@ def _cmd_analyze(args) -> int:
     epsilon = None if args.epsilon is None else parse_epsilon(args.epsilon)
     try:
         from fractions import Fraction
+
         d = Fraction(args.delta.strip())
     except (ValueError, ZeroDivisionError):
         raise InputError(f"--delta: not a number: {args.delta!r}") from None
@@ -231,8 +260,9 @@ def _cmd_analyze(args) -> int:
     n_reports = _reports(args.n)
     accuracy_prior = None if args.prior is None else _accuracy_prior(args.prior, n)
     try:
-        result = analyze_kernel(kernel, prior_set, epsilon, args.delta.strip(), n_reports, accuracy_prior,
-                                repeated=args.repeated)
+        result = analyze_kernel(
+            kernel, prior_set, epsilon, args.delta.strip(), n_reports, accuracy_prior, repeated=args.repeated
+        )
     except ValueError as exc:
         raise InputError(f"{args.kernel}: {exc}") from None
     result["normalised_rows"] = normalised
@@ -241,6 +271,7 @@ def _cmd_analyze(args) -> int:
     text = json.dumps(json_safe(result), indent=2) + "\n" if args.json else _render(result, args.kernel)
     if normalised and not args.json:
         from mechdesign.cli.verify import normalisation_note
+
         text += normalisation_note(normalised).strip() + "\n"
     if args.output:
         try:
@@ -249,6 +280,7 @@ def _cmd_analyze(args) -> int:
             raise InputError(f"-o: cannot write {args.output}: {exc.strerror or exc}") from None
     else:
         import sys
+
         sys.stdout.write(text)
     return 0
 
@@ -278,12 +310,19 @@ def _accuracy_prior(text: str, n: int) -> list[float]:
 def register(subparsers) -> None:
     p = subparsers.add_parser("analyze", help="measures, guarantees and applicable bounds of a given kernel")
     p.add_argument("kernel", help="kernel file: .csv, .json or .npy (rows = secrets)")
-    p.add_argument("--prior-set", default="simplex",
-                   help="simplex (default), min_mass:C, point:P1,P2,..., or a mapping '{kind: box, ...}'")
+    p.add_argument(
+        "--prior-set",
+        default="simplex",
+        help="simplex (default), min_mass:C, point:P1,P2,..., or a mapping '{kind: box, ...}'",
+    )
     p.add_argument("--epsilon", help="check (eps, P)-PML and eps-LDP at this eps (number or expression)")
     p.add_argument("--delta", default="0.1", help="failure probability for the PML envelope (point prior), default 0.1")
-    p.add_argument("--repeated", type=int, metavar="K",
-                   help="the cost of K independent reports of one person: exact (eps, P)-PML and LDP of the K-fold product")
+    p.add_argument(
+        "--repeated",
+        type=int,
+        metavar="K",
+        help="the cost of K independent reports of one person: exact (eps, P)-PML and LDP of the K-fold product",
+    )
     p.add_argument("--n", default="10000", help="reports for the inversion accuracy (default 10000)")
     p.add_argument("--prior", help="prior for the inversion accuracy, N masses (default: the point prior or uniform)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

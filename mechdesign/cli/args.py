@@ -1,4 +1,5 @@
 """Parsing of command-line options shared by several sub-commands."""
+
 from __future__ import annotations
 
 import yaml
@@ -45,7 +46,9 @@ def parse_prior_set(text: str, n: int | None = None):
         ps = _PRIOR_SET.validate_python(data)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in err["loc"] if p not in {"min_mass", "simplex", "point", "hull", "box", "l1_ball"})
+        loc = ".".join(
+            str(p) for p in err["loc"] if p not in {"min_mass", "simplex", "point", "hull", "box", "l1_ball"}
+        )
         raise InputError(f"--prior-set{'.' + loc if loc else ''}: {err['msg'].removeprefix('Value error, ')}") from None
     if n is not None:
         _check_size(ps, n)
@@ -56,10 +59,13 @@ def _check_size(ps, n: int) -> None:
     from mechdesign.spec.models import spec_from_dict
 
     try:
-        spec_from_dict({"alphabet": n, "epsilon": 0, "prior_set": ps.model_dump(mode="json"),
-                        "objective": {"kind": "dobrushin"}})
+        spec_from_dict(
+            {"alphabet": n, "epsilon": 0, "prior_set": ps.model_dump(mode="json"), "objective": {"kind": "dobrushin"}}
+        )
     except SpecError as exc:
-        raise InputError("--prior-set: " + "; ".join(f"{f.removeprefix('prior_set.')}: {r}" for f, r in exc.pairs)) from None
+        raise InputError(
+            "--prior-set: " + "; ".join(f"{f.removeprefix('prior_set.')}: {r}" for f, r in exc.pairs)
+        ) from None
 
 
 def parse_epsilon(text: str) -> Epsilon:

@@ -6,6 +6,7 @@ from the same argparse parser the command uses, so it always matches the options
 
 shtab is the ``completion`` extra (``pip install 'mechdesign[completion]'``).
 """
+
 from __future__ import annotations
 
 import sys

@@ -14,6 +14,7 @@ requirement, whichever prior of 𝒫 is the true one, and the theorem that justi
 no ε ≥ 0 is guaranteed by the theorems (a strict bound of 0, e.g. --no-singling-out over all priors); 2 on
 bad input. (A spec form ``epsilon: {protect: …}`` is not offered here: see the README.)
 """
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,21 @@ __all__ = ["register", "run_epsilon"]
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("epsilon", help="the largest eps that guarantees a disclosure requirement (disclosure paper)",
-                              description="Largest eps such that every (eps, P)-PML mechanism meets the requirement, "
-                                          "with the theorem that justifies it.")
-    p.add_argument("--prior-set", required=True, help="simplex, min_mass:C, point:P1,P2,... or a mapping '{kind: box, ...}'")
+    p = subparsers.add_parser(
+        "epsilon",
+        help="the largest eps that guarantees a disclosure requirement (disclosure paper)",
+        description="Largest eps such that every (eps, P)-PML mechanism meets the requirement, "
+        "with the theorem that justifies it.",
+    )
+    p.add_argument(
+        "--prior-set", required=True, help="simplex, min_mass:C, point:P1,P2,... or a mapping '{kind: box, ...}'"
+    )
     p.add_argument("--alphabet", type=int, help="N, the number of secrets (needed unless the prior set fixes it)")
-    p.add_argument("--protect-min-entropy", metavar="H",
-                   help="protect every attribute with min-entropy H_inf(P_U) > H (nats; number or expression)")
+    p.add_argument(
+        "--protect-min-entropy",
+        metavar="H",
+        help="protect every attribute with min-entropy H_inf(P_U) > H (nats; number or expression)",
+    )
     p.add_argument("--no-disclosure", action="store_true", help="no attribute of X may be disclosed")
     p.add_argument("--no-singling-out", action="store_true", help="the value of X may never be singled out")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -57,8 +66,9 @@ def _alphabet(prior_set, given: int | None) -> int:
     return given
 
 
-def run_epsilon(prior_set_text: str, alphabet: int | None, protect: str | None, no_disclosure: bool,
-                no_singling_out: bool) -> dict:
+def run_epsilon(
+    prior_set_text: str, alphabet: int | None, protect: str | None, no_disclosure: bool, no_singling_out: bool
+) -> dict:
     from mechdesign.cli.args import parse_epsilon, parse_prior_set
     from mechdesign.theory.disclosure import epsilon_for_requirement
 
@@ -77,14 +87,14 @@ def run_epsilon(prior_set_text: str, alphabet: int | None, protect: str | None, 
             raise InputError(str(exc).replace("--epsilon", "--protect-min-entropy")) from None
     if h is None and not no_disclosure and not no_singling_out:
         raise InputError("epsilon: give a requirement: --protect-min-entropy H, --no-disclosure or --no-singling-out")
-    choice = epsilon_for_requirement(ps, n, protect_min_entropy=h, no_disclosure=no_disclosure,
-                                     no_singling_out=no_singling_out)
+    choice = epsilon_for_requirement(
+        ps, n, protect_min_entropy=h, no_disclosure=no_disclosure, no_singling_out=no_singling_out
+    )
     return {"alphabet": n, "prior_set": ps.model_dump(mode="json"), **choice.to_json()}
 
 
 def _cmd_epsilon(args) -> int:
-    out = run_epsilon(args.prior_set, args.alphabet, args.protect_min_entropy, args.no_disclosure,
-                      args.no_singling_out)
+    out = run_epsilon(args.prior_set, args.alphabet, args.protect_min_entropy, args.no_disclosure, args.no_singling_out)
     if args.json:
         out = {k: (v if not (isinstance(v, float) and math.isinf(v)) else "inf") for k, v in out.items()}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
@@ -92,6 +102,8 @@ def _cmd_epsilon(args) -> int:
         rel = "<" if out["strict"] else "<="
         sys.stdout.write(f"eps {rel} {out['epsilon']:.12g} nats  ({out['theorem']})\n  {out['explanation']}\n")
         if out["strict"] and out["epsilon"] <= 0:
-            sys.stdout.write("  no eps >= 0 meets this bound: the prior set contains a prior with a zero mass "
-                             "(or a point mass); restrict the prior set (e.g. min_mass:C)\n")
+            sys.stdout.write(
+                "  no eps >= 0 meets this bound: the prior set contains a prior with a zero mass "
+                "(or a point mass); restrict the prior set (e.g. min_mass:C)\n"
+            )
     return 1 if out["strict"] and out["epsilon"] <= 0 else 0

@@ -8,6 +8,7 @@ are read exactly as ``privatize`` reads them (:func:`mechdesign.release.privatiz
 both ``--kernel`` and ``--spec``, the kernel file is used with the spec's labels, after checking that
 they agree on N and M. Every input is checked before anything is written: bad input exits 2 with one line.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,10 @@ __all__ = ["register"]
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "estimate", help="estimate the distribution of the secret from released outputs",
-        description="Estimate P_X from the outputs of a mechanism (a privatized CSV column, or counts).")
+        "estimate",
+        help="estimate the distribution of the secret from released outputs",
+        description="Estimate P_X from the outputs of a mechanism (a privatized CSV column, or counts).",
+    )
     p.add_argument("--kernel", help="kernel file (.csv, .json, .npy), as given to privatize")
     p.add_argument("--spec", help="YAML spec: the spec's labels (and, without --kernel, its designed kernel)")
     p.add_argument("--labels", help="comma-separated input labels for --kernel (default 0..N-1)")
@@ -32,22 +35,40 @@ def register(subparsers) -> None:
     src.add_argument("--input", help="released CSV file with a header row (as privatize writes it)")
     src.add_argument("--counts", help="CSV of pre-aggregated (label, count) rows, optional header")
     p.add_argument("--column", help="name of the released column in --input")
-    p.add_argument("--method", default="mle", choices=["mle", "inversion", "projected"],
-                   help="mle (EM, default), inversion (least squares), projected (inversion mapped to the simplex)")
-    p.add_argument("--projection", default="euclidean", choices=["euclidean", "clip"],
-                   help="for --method projected: Euclidean projection (default) or clip-and-renormalise")
+    p.add_argument(
+        "--method",
+        default="mle",
+        choices=["mle", "inversion", "projected"],
+        help="mle (EM, default), inversion (least squares), projected (inversion mapped to the simplex)",
+    )
+    p.add_argument(
+        "--projection",
+        default="euclidean",
+        choices=["euclidean", "clip"],
+        help="for --method projected: Euclidean projection (default) or clip-and-renormalise",
+    )
     p.add_argument("--confidence", default="0.95", help="confidence level of the intervals, in (0, 1); default 0.95")
-    p.add_argument("--simultaneous", action="store_true",
-                   help="a band covering all symbols at once (Bonferroni) instead of pointwise intervals")
-    p.add_argument("--bootstrap", default="200",
-                   help="parametric bootstrap resamples for mle/projected (0: no intervals); default 200")
+    p.add_argument(
+        "--simultaneous",
+        action="store_true",
+        help="a band covering all symbols at once (Bonferroni) instead of pointwise intervals",
+    )
+    p.add_argument(
+        "--bootstrap",
+        default="200",
+        help="parametric bootstrap resamples for mle/projected (0: no intervals); default 200",
+    )
     p.add_argument("--seed", default="0", help="seed of the bootstrap (default 0)")
     p.add_argument("--tol", default="1e-10", help="EM stops when (L* - L)/n <= tol (certified); default 1e-10")
     p.add_argument("--max-iter", default="100000", help="EM iteration limit; default 100000")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="also write the estimates to FILE (CSV: label,estimate,standard_error,lower,upper; "
-                        "JSON if FILE ends in .json)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also write the estimates to FILE (CSV: label,estimate,standard_error,lower,upper; "
+        "JSON if FILE ends in .json)",
+    )
     p.set_defaults(func=_cmd_estimate)
 
 
@@ -77,8 +98,16 @@ def _options(args) -> dict:
     seed = _number(args.seed, "--seed", int)
     if seed < 0:
         raise InputError(f"--seed: must be an integer >= 0, found {args.seed}")
-    return dict(method=args.method, confidence=confidence, bootstrap=bootstrap, simultaneous=args.simultaneous,
-                projection=args.projection, seed=seed, tol=tol, max_iter=max_iter)
+    return dict(
+        method=args.method,
+        confidence=confidence,
+        bootstrap=bootstrap,
+        simultaneous=args.simultaneous,
+        projection=args.projection,
+        seed=seed,
+        tol=tol,
+        max_iter=max_iter,
+    )
 
 
 def load_estimate_mechanism(spec: str | None, kernel: str | None, labels=None):
@@ -97,8 +126,10 @@ def load_estimate_mechanism(spec: str | None, kernel: str | None, labels=None):
         exact = read_kernel(kernel)
         n, m = exact.shape
         if (n, m) != (loaded.n, loaded.m):
-            raise InputError(f"--kernel/--spec: disagree: {kernel} is {n} x {m} but {spec} has "
-                             f"N = {loaded.n} secrets and M = {loaded.m} outputs")
+            raise InputError(
+                f"--kernel/--spec: disagree: {kernel} is {n} x {m} but {spec} has "
+                f"N = {loaded.n} secrets and M = {loaded.m} outputs"
+            )
         if labels is not None:
             raise InputError("--labels: not allowed with --spec (the labels are the spec's alphabet)")
         outputs = loaded.labels if objective_rules(loaded).outputs_estimate_x and m == n else None
@@ -130,18 +161,23 @@ def _render(result, mech) -> str:
         return "-" if arr is None else f"{arr[i]:.6f}"
 
     for i, lab in enumerate(result.labels):
-        table.add_row(lab, f"{result.estimate[i]:.6f}", fmt(result.standard_error, i), fmt(result.lower, i),
-                      fmt(result.upper, i))
+        table.add_row(
+            lab, f"{result.estimate[i]:.6f}", fmt(result.standard_error, i), fmt(result.lower, i), fmt(result.upper, i)
+        )
     con.print(table)
     d = result.diagnostics
     con.print(f"uncertainty: {result.uncertainty}")
     if "loglik" in d:
-        con.print(f"log-likelihood {d['loglik']:.12g}, {d['iterations']} EM maps + {d['newton_iterations']} Newton "
-                  f"steps, certified gap "
-                  f"(L* - L)/n <= {d['gap']:.3g} (tol {d['tolerance']:g}, {'converged' if d['converged'] else 'NOT converged'})")
+        con.print(
+            f"log-likelihood {d['loglik']:.12g}, {d['iterations']} EM maps + {d['newton_iterations']} Newton "
+            f"steps, certified gap "
+            f"(L* - L)/n <= {d['gap']:.3g} (tol {d['tolerance']:g}, {'converged' if d['converged'] else 'NOT converged'})"
+        )
     if "residual" in d:
-        con.print(f"||K^T p - q_hat|| = {d['residual']:.3g}" + (f", moved {d['moved']:.3g} by the projection"
-                                                               if "moved" in d else ""))
+        con.print(
+            f"||K^T p - q_hat|| = {d['residual']:.3g}"
+            + (f", moved {d['moved']:.3g} by the projection" if "moved" in d else "")
+        )
     con.print(f"rank of K: {d['rank']}")
     for w in result.warnings:
         con.print(f"warning: {w}")

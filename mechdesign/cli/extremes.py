@@ -5,6 +5,7 @@ or with ``--rays`` the extreme rays of the column cone C(ε,𝒫) (max entry 1),
 which the sublinear designs combine (:mod:`mechdesign.privacy.extremes`). Only the
 spec's alphabet, epsilon and prior_set are used.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,11 +26,24 @@ def _cmd_extremes(args) -> int:
         P = binary_extremes(spec.prior_set, n, eps)
         what = "extremal binary (eps,P)-PML mechanisms [p, 1 - p] (first column p)"
     if args.json:
-        _write(json.dumps({"kind": "rays" if args.rays else "binary", "epsilon": eps, "labels": spec.labels,
-                           "vectors": P.tolist()}, indent=2) + "\n", args.output)
+        _write(
+            json.dumps(
+                {
+                    "kind": "rays" if args.rays else "binary",
+                    "epsilon": eps,
+                    "labels": spec.labels,
+                    "vectors": P.tolist(),
+                },
+                indent=2,
+            )
+            + "\n",
+            args.output,
+        )
         return EXIT_OK
-    lines = [f"{len(P)} {what}; N = {n}, eps = {spec.epsilon.text}, prior set {spec.prior_set.kind}",
-             "  " + "  ".join(f"{lab:>10}" for lab in spec.labels) + ("" if args.rays else "  eta_TV")]
+    lines = [
+        f"{len(P)} {what}; N = {n}, eps = {spec.epsilon.text}, prior set {spec.prior_set.kind}",
+        "  " + "  ".join(f"{lab:>10}" for lab in spec.labels) + ("" if args.rays else "  eta_TV"),
+    ]
     for p in P:
         tail = "" if args.rays else f"  {p.max() - p.min():.6f}"
         lines.append("  " + "  ".join(f"{v:10.6f}" for v in p) + tail)

@@ -4,6 +4,7 @@
 module has registered its parser; it appends the example and the exit-status table to each
 sub-command's ``--help`` (raw formatting, so the lines stay as written here).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,13 +20,19 @@ EXIT_STATUSES: dict[int, str] = {
 }
 
 EXAMPLES: dict[str, list[str]] = {
-    "solve": ["mechdesign solve problems/example1_binary.yaml",
-              "mechdesign solve problems/example1_binary.yaml --set epsilon=0.5 --set prior_set.c=0.01",
-              "mechdesign solve problems/example1_binary.yaml -o kernel.csv   # .csv, .npy or .json by extension"],
+    "solve": [
+        "mechdesign solve problems/example1_binary.yaml",
+        "mechdesign solve problems/example1_binary.yaml --set epsilon=0.5 --set prior_set.c=0.01",
+        "mechdesign solve problems/example1_binary.yaml -o kernel.csv   # .csv, .npy or .json by extension",
+    ],
     "schema": ["mechdesign schema -o spec-schema.json"],
-    "verify": ["mechdesign verify kernel.csv --prior-set min_mass:0.05 --epsilon 'log(3)'",
-               "mechdesign verify result.json --spec problems/example1_binary.yaml"],
-    "privatize": ["mechdesign privatize --spec problems/example1_binary.yaml --input data.csv --column answer -o out.csv"],
+    "verify": [
+        "mechdesign verify kernel.csv --prior-set min_mass:0.05 --epsilon 'log(3)'",
+        "mechdesign verify result.json --spec problems/example1_binary.yaml",
+    ],
+    "privatize": [
+        "mechdesign privatize --spec problems/example1_binary.yaml --input data.csv --column answer -o out.csv"
+    ],
     "analyze": ["mechdesign analyze kernel.csv --prior-set point:0.2,0.3,0.5 --epsilon 0.2 --delta 0.05"],
     "bench": ["mechdesign bench --quick            # writes ./benchmarks/results/quick/ and prints where"],
     "extremes": ["mechdesign extremes problems/example1_binary.yaml"],

@@ -11,6 +11,7 @@ This is the one place that turns exceptions into messages and exit statuses:
 Sub-commands live in their own modules; each exposes ``register(subparsers)``
 which adds its parser and sets ``func`` to a handler returning the exit status.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,10 +42,14 @@ def _cmd_solve(args) -> int:
     if args.write_lp:
         from mechdesign.objectives.registry import compile_problem
         from mechdesign.lp.solve import write_lp
+
         compiled = compile_problem(load_with_overrides(args.spec, args.set or []))
         write_lp(compiled.lps[0], args.write_lp)
-        print(f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
-              + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""), file=sys.stderr)
+        print(
+            f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
+            + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""),
+            file=sys.stderr,
+        )
         return EXIT_OK
     from mechdesign.cli.report import design_accuracy
     from mechdesign.cli.status import live_status, size_warning
@@ -64,8 +69,11 @@ def _cmd_solve(args) -> int:
         from mechdesign.release.kernel_io import write_kernel
 
         write_kernel(result.exact_kernel, args.output)
-        print(f"wrote the {result.exact_kernel.shape[0]} x {result.exact_kernel.shape[1]} kernel to {args.output} "
-              f"(status {result.status.value})", file=sys.stderr)
+        print(
+            f"wrote the {result.exact_kernel.shape[0]} x {result.exact_kernel.shape[1]} kernel to {args.output} "
+            f"(status {result.status.value})",
+            file=sys.stderr,
+        )
     elif args.json or suffix == ".json":
         _write(json.dumps({**result.to_json(), "inversion_accuracy": accuracy}, indent=2) + "\n", args.output)
     else:
@@ -94,15 +102,27 @@ def _register_core(sub) -> None:
     p = sub.add_parser("solve", help="design an optimal mechanism from a YAML spec and certify it")
     p.add_argument("spec", help="path to a YAML spec (see problems/)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="write to FILE, by extension: .csv (exact p/q kernel), .npy (kernel as doubles), "
-                        ".json (the --json object), anything else the text report")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE, by extension: .csv (exact p/q kernel), .npy (kernel as doubles), "
+        ".json (the --json object), anything else the text report",
+    )
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
     p.add_argument("--n", default="10000", help="reports for the inversion accuracy line (default 10000)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no live status and no size warning (the status shows only on a terminal anyway)")
-    p.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
-                   help="override a value of the spec, e.g. --set epsilon=0.5 --set prior_set.c=0.01 (repeatable)")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no live status and no size warning (the status shows only on a terminal anyway)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY.PATH=VALUE",
+        help="override a value of the spec, e.g. --set epsilon=0.5 --set prior_set.c=0.01 (repeatable)",
+    )
     p.set_defaults(func=_cmd_solve)
     p = sub.add_parser("schema", help="print the JSON schema of a spec")
     p.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
@@ -111,9 +131,16 @@ def _register_core(sub) -> None:
 
 # Modules that add sub-commands (each has register(subparsers)).
 COMMAND_MODULES: list[str] = [
-    "mechdesign.cli.verify", "mechdesign.release.privatize", "mechdesign.cli.analyze", "mechdesign.bench.tables",
-    "mechdesign.cli.extremes", "mechdesign.cli.epsilon", "mechdesign.bench.paper_figures", "mechdesign.cli.estimate",
-    "mechdesign.cli.completion", "mechdesign.cli.sweep",
+    "mechdesign.cli.verify",
+    "mechdesign.release.privatize",
+    "mechdesign.cli.analyze",
+    "mechdesign.bench.tables",
+    "mechdesign.cli.extremes",
+    "mechdesign.cli.epsilon",
+    "mechdesign.bench.paper_figures",
+    "mechdesign.cli.estimate",
+    "mechdesign.cli.completion",
+    "mechdesign.cli.sweep",
 ]
 
 
@@ -127,11 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     from mechdesign.cli.help_text import add_epilogs, exit_status_text
 
-    parser = _Parser(prog="mechdesign", description="Design certified (eps,P)-PML privacy mechanisms by LP.",
-                     epilog="example:\n  mechdesign solve problems/example1_binary.yaml\n\n" + exit_status_text(),
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="mechdesign",
+        description="Design certified (eps,P)-PML privacy mechanisms by LP.",
+        epilog="example:\n  mechdesign solve problems/example1_binary.yaml\n\n" + exit_status_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     from mechdesign import __version__
+
     parser.add_argument("--version", action="version", version=f"mechdesign {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -161,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug of ours: still no traceback unless asked
         if debug:
             raise
-        print(f"mechdesign: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-              file=sys.stderr)
+        print(
+            f"mechdesign: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
         status = EXIT_INTERNAL
     return status
 

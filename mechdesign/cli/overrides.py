@@ -6,6 +6,7 @@ value gets the spec's own one-line message. A value is read as YAML (``[0.2, 0.8
 simplex}``, ``true``); a plain number is passed on as its text, so that ``0.1`` means exactly 1/10
 (the spec parses decimal text to exact rationals), as it would in the file.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -44,9 +45,10 @@ def apply_overrides(data: dict, assignments: list[str]) -> dict:
             if child is None:
                 child = node[key] = {}
             if not isinstance(child, dict):
-                where = ".".join(keys[:depth + 1])
-                raise InputError(f"--set {path}: {where} is not a mapping (found {child!r}), so it has no key "
-                                 f"{keys[depth + 1]!r}")
+                where = ".".join(keys[: depth + 1])
+                raise InputError(
+                    f"--set {path}: {where} is not a mapping (found {child!r}), so it has no key {keys[depth + 1]!r}"
+                )
             node = child
         node[keys[-1]] = _value(text)
     return data

@@ -1,4 +1,5 @@
 """Human-readable reports (rich tables rendered to plain text)."""
+
 from __future__ import annotations
 
 import io
@@ -91,19 +92,28 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     spec = result.spec
     ps = spec.prior_set
     eps_value = f"{result.epsilon:.10g}"
-    eps_words = f"eps = {eps_value} nats" if spec.epsilon.text.strip() == eps_value else \
-        f"eps = {spec.epsilon.text} (= {eps_value} nats)"
-    console.print(f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
-                  f"N = {spec.n}, M = {spec.m}, {eps_words}")
+    eps_words = (
+        f"eps = {eps_value} nats"
+        if spec.epsilon.text.strip() == eps_value
+        else f"eps = {spec.epsilon.text} (= {eps_value} nats)"
+    )
+    console.print(
+        f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
+        f"N = {spec.n}, M = {spec.m}, {eps_words}"
+    )
     console.print(f"status: {result.status.value}" + ("  (certified)" if result.is_ok else ""))
     if result.kernel is not None:
         table, elided = _kernel_table(result, width)
-        console.print(f"kernel K (rows: secret x, columns: output y), {result.kernel.shape[0]} x {result.kernel.shape[1]}, "
-                      f"{SIGNIFICANT} significant digits")
+        console.print(
+            f"kernel K (rows: secret x, columns: output y), {result.kernel.shape[0]} x {result.kernel.shape[1]}, "
+            f"{SIGNIFICANT} significant digits"
+        )
         console.print(table)
         if elided:
-            console.print("(rows/columns elided with …; the full kernel: mechdesign solve SPEC -o kernel.csv "
-                          "(or .npy, .json), or --json)")
+            console.print(
+                "(rows/columns elided with …; the full kernel: mechdesign solve SPEC -o kernel.csv "
+                "(or .npy, .json), or --json)"
+            )
     cert = result.certificate
     summary = Table(show_header=False, box=None)
     summary.add_column(justify="left")
@@ -111,30 +121,46 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     summary.add_row("objective", _fmt(result.objective, 12))
     if cert is not None:
         summary.add_row("exact privacy check", "passed" if cert.feasible else "FAILED")
-        if result.spec.privacy is not None:   # several constraints (issue 16): one row each
+        if result.spec.privacy is not None:  # several constraints (issue 16): one row each
             for i, g in enumerate(cert.guarantees):
-                summary.add_row(f"  privacy[{i}]: {g.constraint}",
-                                f"eps = {g.epsilon_text}: leakage {_fmt(g.leakage, 12)} nats, "
-                                f"{'holds' if g.feasible else 'FAILS'}{', binds' if g.binding else ''}")
-        summary.add_row("leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})")
+                summary.add_row(
+                    f"  privacy[{i}]: {g.constraint}",
+                    f"eps = {g.epsilon_text}: leakage {_fmt(g.leakage, 12)} nats, "
+                    f"{'holds' if g.feasible else 'FAILS'}{', binds' if g.binding else ''}",
+                )
+        summary.add_row(
+            "leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})"
+        )
         summary.add_row("dual bound", _fmt(cert.dual_bound, 12))
         summary.add_row("optimality gap", _fmt(cert.gap, 3))
         if cert.repair_weight:
             summary.add_row("repair (constant-kernel weight)", _fmt(cert.repair_weight, 3))
         if spec.solver.denominator_bits < 52 or (cert.rounding_cost or 0) > 1e-12:
-            summary.add_row(f"rounding to the 2^-{spec.solver.denominator_bits} grid",
-                            f"costs {_fmt(cert.rounding_cost, 3)} (LP objective {_fmt(cert.lp_objective, 12)})")
+            summary.add_row(
+                f"rounding to the 2^-{spec.solver.denominator_bits} grid",
+                f"costs {_fmt(cert.rounding_cost, 3)} (LP objective {_fmt(cert.lp_objective, 12)})",
+            )
         if cert.closed_form is not None:
             cf = cert.closed_form
             summary.add_row("closed form", f"{cf.name} = {cf.value:.12g} (difference {cf.difference:.2e})")
     s = result.solve
-    summary.add_row("solver", f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "
-                              f"{s.nonzeros} nonzeros, {s.iterations} iterations")
+    summary.add_row(
+        "solver",
+        f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "
+        f"{s.nonzeros} nonzeros, {s.iterations} iterations",
+    )
     other = s.total_seconds - s.compile_seconds - s.seconds - s.certify_seconds
-    summary.add_row("time", f"{s.total_seconds:.3f} s (compile {s.compile_seconds:.3f}, solve {s.seconds:.3f}, "
-                            f"certify {s.certify_seconds:.3f}"
-                            + (f", other {other:.3f}: spec checks, ray listing, pricing and fallbacks"
-                               if other > 0.01 * s.total_seconds and other > 0.005 else "") + ")")
+    summary.add_row(
+        "time",
+        f"{s.total_seconds:.3f} s (compile {s.compile_seconds:.3f}, solve {s.seconds:.3f}, "
+        f"certify {s.certify_seconds:.3f}"
+        + (
+            f", other {other:.3f}: spec checks, ray listing, pricing and fallbacks"
+            if other > 0.01 * s.total_seconds and other > 0.005
+            else ""
+        )
+        + ")",
+    )
     if accuracy is not None:
         from mechdesign.theory.accuracy import describe_accuracy
 
@@ -145,7 +171,11 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         for col, just in [("bound", "left"), ("value", "right"), ("measured", "right"), ("holds", "center")]:
             table.add_column(col, justify=just)
         for b in cert.bounds:
-            table.add_row(str(b.get("name")), _fmt(b.get("value"), 8), _fmt(b.get("measured"), 8),
-                          "yes" if b.get("holds") else "NO")
+            table.add_row(
+                str(b.get("name")),
+                _fmt(b.get("value"), 8),
+                _fmt(b.get("measured"), 8),
+                "yes" if b.get("holds") else "NO",
+            )
         console.print(table)
     return buf.getvalue()

@@ -6,6 +6,7 @@ round, the current certified gap (restricted value − bound) and the elapsed ti
 report is unchanged. When stdout or stderr is not a terminal, or with ``--quiet``, nothing is shown.
 Before starting, :func:`size_warning` warns when N·M implies minutes.
 """
+
 from __future__ import annotations
 
 import sys
@@ -22,8 +23,10 @@ SLOW_CELLS = 250_000
 def size_warning(spec) -> str | None:
     cells = spec.n * spec.m
     if cells > SLOW_CELLS:
-        return (f"mechdesign: note: N x M = {spec.n} x {spec.m} = {cells:,} kernel entries; this may take minutes "
-                "(Ctrl-C stops it; solver.time_limit bounds it)")
+        return (
+            f"mechdesign: note: N x M = {spec.n} x {spec.m} = {cells:,} kernel entries; this may take minutes "
+            "(Ctrl-C stops it; solver.time_limit bounds it)"
+        )
     return None
 
 
@@ -42,6 +45,7 @@ def live_status(quiet: bool = False):
     start = time.perf_counter()
     state = {"phase": "solving", "round": None, "gap": None, "detail": ""}
     with console.status("solving", spinner="dots") as status:
+
         def update(**fields):
             state.update({k: v for k, v in fields.items() if k in state})
             parts = [state["phase"]]

@@ -16,6 +16,7 @@ skips them. Exit status 0 when every point is optimal and certified, 1 otherwise
 input (a bad point is named before anything runs), 130 when interrupted (finished points are
 kept: run the same command again to resume).
 """
+
 from __future__ import annotations
 
 import sys
@@ -47,7 +48,7 @@ def read_sweep_file(path: Path) -> tuple[dict, dict, list]:
         raise InputError(f"SPEC: {sorted(unknown)[0]}: unknown key of a sweep file (expected base, axes, zip)")
     base = data.get("base")
     if isinstance(base, str):
-        base_path = (path.parent / base)
+        base_path = path.parent / base
         try:
             base = yaml.safe_load(base_path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
@@ -84,11 +85,20 @@ def _cmd_sweep(args) -> int:
     out = Path(args.out) if args.out else Path(f"{spec_path.stem}-sweep")
     store = Path(args.store) if args.store else out / "store"
     try:
-        df = run_plan(plan, store=store, serial=args.serial, scheduler=args.scheduler, workers=args.workers,
-                      retry_failed=args.retry_failed, progress=None if not args.quiet else False)
+        df = run_plan(
+            plan,
+            store=store,
+            serial=args.serial,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            retry_failed=args.retry_failed,
+            progress=None if not args.quiet else False,
+        )
     except KeyboardInterrupt:
-        print(f"mechdesign: interrupted; finished points are kept in {store}: run the same command to resume",
-              file=sys.stderr)
+        print(
+            f"mechdesign: interrupted; finished points are kept in {store}: run the same command to resume",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
     write_table(df, out, meta={"spec": str(spec_path), "zip": groups, "store": str(store)})
     made = []
@@ -97,10 +107,13 @@ def _cmd_sweep(args) -> int:
 
         made = plot_all(df, out)
     ok = int(df["certified"].sum())
-    print(f"{len(df)} points: {ok} optimal and certified, {len(df) - ok} not; designed {df.attrs['computed']}, "
-          f"{len(plan.unique_tasks()) - df.attrs['computed']} from the store ({store}); {df.attrs['seconds']:.1f} s. "
-          f"Results in {out}/results.csv, results.parquet" + (f"; figures {', '.join(p.name for p in made)}" if made else ""),
-          file=sys.stderr)
+    print(
+        f"{len(df)} points: {ok} optimal and certified, {len(df) - ok} not; designed {df.attrs['computed']}, "
+        f"{len(plan.unique_tasks()) - df.attrs['computed']} from the store ({store}); {df.attrs['seconds']:.1f} s. "
+        f"Results in {out}/results.csv, results.parquet"
+        + (f"; figures {', '.join(p.name for p in made)}" if made else ""),
+        file=sys.stderr,
+    )
     return 0 if ok == len(df) else 1
 
 
@@ -117,20 +130,34 @@ def _cmd_plot(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("sweep", help="design many points (vary eps, c, N, ...) into one table, on Dask",
-                              description="Run a sweep of designs: the base spec with each --vary axis varied "
-                                          "(Cartesian product; --zip makes axes advance together).")
+    p = subparsers.add_parser(
+        "sweep",
+        help="design many points (vary eps, c, N, ...) into one table, on Dask",
+        description="Run a sweep of designs: the base spec with each --vary axis varied "
+        "(Cartesian product; --zip makes axes advance together).",
+    )
     p.add_argument("spec", help="a spec YAML (the base) or a sweep YAML with base, axes, zip")
-    p.add_argument("--vary", action="append", metavar="PATH=VALUES",
-                   help="an axis: a dotted spec path and values a:b:n, log:a:b:n, v1,v2,... or a YAML list "
-                        "(e.g. epsilon=0.05:5:40, prior_set.c=0,0.005,0.01, alphabet=10,20,50)")
-    p.add_argument("--zip", action="append", metavar="PATH,PATH",
-                   help="axes that advance together (equal lengths) instead of the product")
+    p.add_argument(
+        "--vary",
+        action="append",
+        metavar="PATH=VALUES",
+        help="an axis: a dotted spec path and values a:b:n, log:a:b:n, v1,v2,... or a YAML list "
+        "(e.g. epsilon=0.05:5:40, prior_set.c=0,0.005,0.01, alphabet=10,20,50)",
+    )
+    p.add_argument(
+        "--zip",
+        action="append",
+        metavar="PATH,PATH",
+        help="axes that advance together (equal lengths) instead of the product",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--serial", action="store_true", help="run in this process, one design after another")
-    mode.add_argument("--scheduler", metavar="ADDRESS",
-                      help="an existing dask.distributed scheduler, e.g. tcp://host:8786 "
-                           "(default: $DASK_SCHEDULER_ADDRESS, else a local cluster)")
+    mode.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="an existing dask.distributed scheduler, e.g. tcp://host:8786 "
+        "(default: $DASK_SCHEDULER_ADDRESS, else a local cluster)",
+    )
     p.add_argument("--workers", type=int, metavar="N", help="worker processes of the local cluster (default: cores)")
     p.add_argument("--out", metavar="DIR", help="output folder (default: <spec name>-sweep)")
     p.add_argument("--store", metavar="DIR", help="results store (default: <out>/store)")

@@ -19,6 +19,7 @@ Exit status: 0 private; 1 not private (the output y, the prior vertex
 and the exact ratio that break it are printed); 2 bad input or invalid kernel; 3 internal error;
 130 interrupted.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,9 +38,11 @@ EXIT_OK, EXIT_NOT_PRIVATE = 0, 1
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "verify", help="check exactly that a kernel file is row-stochastic and (eps,P)-PML",
+        "verify",
+        help="check exactly that a kernel file is row-stochastic and (eps,P)-PML",
         description="Check a kernel (CSV, JSON or .npy) exactly in rational arithmetic. "
-                    "Exit 0: private and row-stochastic; 1: not; 2: bad input.")
+        "Exit 0: private and row-stochastic; 1: not; 2: bad input.",
+    )
     p.add_argument("kernel", help="kernel file: .csv, .json (as 'mechdesign solve --json' writes it) or .npy")
     p.add_argument("--spec", help="YAML spec giving the prior set and epsilon (and N)")
     p.add_argument("--prior-set", help="simplex, min_mass:C, point:P1,P2,... or a mapping '{kind: box, ...}'")
@@ -49,8 +52,7 @@ def register(subparsers) -> None:
 
 
 def _cmd_verify(args) -> int:
-    return run_verify(args.kernel, spec=args.spec, prior_set=args.prior_set, epsilon=args.epsilon,
-                      as_json=args.json)
+    return run_verify(args.kernel, spec=args.spec, prior_set=args.prior_set, epsilon=args.epsilon, as_json=args.json)
 
 
 def _problem(kernel: ExactKernel, spec, prior_set, epsilon):
@@ -73,8 +75,7 @@ def _problem(kernel: ExactKernel, spec, prior_set, epsilon):
     return parse_prior_set(prior_set, n=n), parse_epsilon(epsilon)
 
 
-def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_json: bool = False,
-               out=None) -> int:
+def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_json: bool = False, out=None) -> int:
     """Read, check and report; returns the exit status (0 private, 1 not)."""
     from mechdesign.release.kernel_io import read_kernel_normalised
 
@@ -94,8 +95,10 @@ def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_jso
     else:
         out.write(format_verification(result, eps, kernel_path))
         for g in extras:
-            out.write(f"  {g.constraint} at eps = {g.epsilon_text}: {'holds' if g.feasible else 'FAILS'} "
-                      f"(exact check of every pair; leakage {g.leakage:.12g} nats)\n")
+            out.write(
+                f"  {g.constraint} at eps = {g.epsilon_text}: {'holds' if g.feasible else 'FAILS'} "
+                f"(exact check of every pair; leakage {g.leakage:.12g} nats)\n"
+            )
         if normalised:
             out.write(normalisation_note(normalised) + "\n")
     return EXIT_OK if result.private and all(g.feasible for g in extras) else EXIT_NOT_PRIVATE
@@ -117,8 +120,10 @@ def _extra_guarantees(kernel: ExactKernel, spec) -> list:
 def normalisation_note(rows: list[int]) -> str:
     """The one line saying that float round-off was removed before the check."""
     shown = ", ".join(map(str, rows[:10])) + (", …" if len(rows) > 10 else "")
-    return (f"  note: {len(rows)} row(s) ({shown}) summed to 1 only within 1e-9 (float round-off) and were "
-            "divided by their exact sums; the verdict is about that normalised kernel")
+    return (
+        f"  note: {len(rows)} row(s) ({shown}) summed to 1 only within 1e-9 (float round-off) and were "
+        "divided by their exact sums; the verdict is about that normalised kernel"
+    )
 
 
 def _frac_list(prior) -> list[str] | None:
@@ -180,8 +185,7 @@ def verification_json(result: Verification, eps) -> dict:
         "leakage": c.leakage if math.isfinite(c.leakage) else "inf",
         "worst_output": c.worst_output,
         "worst_prior": _frac_list(c.worst_prior),
-        "worst_ratio": None if c.worst_ratio is None else (
-            "inf" if c.worst_ratio == math.inf else str(c.worst_ratio)),
+        "worst_ratio": None if c.worst_ratio is None else ("inf" if c.worst_ratio == math.inf else str(c.worst_ratio)),
         "violating_outputs": [{"output": y, "ratio": str(r)} for y, r in _violations(result)],
         "rows_not_summing_to_one": [{"row": i, "sum": str(result.row_sums[i])} for i in result.bad_rows[:10]],
         "negative_entries": [{"row": i, "column": j} for i, j in result.negative],
@@ -195,8 +199,10 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
     if result.private:
         lines.append(f"{name}: PRIVATE: row-stochastic and (eps,P)-PML at eps = {eps.text} (exact check)")
     else:
-        lines.append(f"{name}: NOT PRIVATE at eps = {eps.text}" + ("" if result.decided else
-                     " (undecided: a ratio lies within 2^-2500 of e^eps; reported as not verified)"))
+        lines.append(
+            f"{name}: NOT PRIVATE at eps = {eps.text}"
+            + ("" if result.decided else " (undecided: a ratio lies within 2^-2500 of e^eps; reported as not verified)")
+        )
     for i in result.bad_rows[:10]:
         lines.append(f"  row {i} sums to {result.row_sums[i]} (~{float(result.row_sums[i]):.17g}), not exactly 1")
     for i, j in result.negative:
@@ -205,22 +211,29 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
     if bound == result.upper_bound:
         bound_text = f"e^eps = {bound}"
     elif result.upper_bound is None:
-        bound_text = (f"E = {_decimal_down(bound)} (a rational E <= e^eps; e^eps is past this kernel's ratio cap, "
-                      "so only zero patterns matter)")
+        bound_text = (
+            f"E = {_decimal_down(bound)} (a rational E <= e^eps; e^eps is past this kernel's ratio cap, "
+            "so only zero patterns matter)"
+        )
     else:
         bound_text = f"E = {_decimal_down(bound)} (a rational E <= e^eps)"
     if c.worst_output is not None:
         y = c.worst_output
         rel = "<=" if c.worst_ratio != math.inf and c.worst_ratio <= bound else ">"
         above = "e^eps" if result.upper_bound is None else "e^eps <= " + _decimal_up(result.upper_bound)
-        lines.append(f"  worst output y = {y}: max_x K_x(y) / min_P P.K(:,y) = {_ratio_str(c.worst_ratio)} "
-                     f"{rel} {bound_text if rel == '<=' or bound == result.upper_bound else above}")
+        lines.append(
+            f"  worst output y = {y}: max_x K_x(y) / min_P P.K(:,y) = {_ratio_str(c.worst_ratio)} "
+            f"{rel} {bound_text if rel == '<=' or bound == result.upper_bound else above}"
+        )
         if c.worst_prior is not None:
             lines.append(f"  worst prior vertex P = [{', '.join(_frac_list(c.worst_prior))}]")
         leak = c.leakage
         shown = eps.text if len(eps.text) <= 60 else f"{eps.value:.17g}"
-        lines.append(f"  leakage {leak:.17g} nats {'<=' if rel == '<=' else '>'} eps = {shown}"
-                     if math.isfinite(leak) else "  leakage infinite (an output some prior deems impossible)")
+        lines.append(
+            f"  leakage {leak:.17g} nats {'<=' if rel == '<=' else '>'} eps = {shown}"
+            if math.isfinite(leak)
+            else "  leakage infinite (an output some prior deems impossible)"
+        )
     bad = _violations(result)
     if len(bad) > 1:
         lines.append("  violating outputs: " + ", ".join(f"y = {y} (ratio ~{float(r):.12g})" for y, r in bad[:20]))

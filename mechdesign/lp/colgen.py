@@ -35,6 +35,7 @@ round: optimal kernels use few outputs, so this converges in a handful of
 rounds. (Generating rays instead, a master with one column per ray, was tried:
 exact as well, but it tails off over hundreds of rounds, 14–35 s at N = 100.)
 """
+
 from __future__ import annotations
 
 import math
@@ -78,7 +79,12 @@ class KernelLayout:
 
     @property
     def num_rows(self) -> int:
-        return self.rows_sum.size + self.rows_t.size + self.rows_low.size + (0 if self.rows_pml is None else self.rows_pml.size)
+        return (
+            self.rows_sum.size
+            + self.rows_t.size
+            + self.rows_low.size
+            + (0 if self.rows_pml is None else self.rows_pml.size)
+        )
 
 
 # ------------------------------------------------------------------ pricing
@@ -100,12 +106,12 @@ def price(W: np.ndarray, c: float, E: float) -> Priced:
     n, m = W.shape
     order = np.argsort(W, axis=0, kind="stable")
     Ws = np.take_along_axis(W, order, axis=0)
-    S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])   # S[q] = sum of the q smallest
+    S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])  # S[q] = sum of the q smallest
     total = S[n]
-    q = np.arange(n)[:, None].astype(float)                    # q = 0 .. N-1 entries at 1
+    q = np.arange(n)[:, None].astype(float)  # q = 0 .. N-1 entries at 1
     cq = c * q
     with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.where(cq <= E, (E - cq) / (1.0 - cq), np.nan)    # two-level low value
+        u = np.where(cq <= E, (E - cq) / (1.0 - cq), np.nan)  # two-level low value
         f = (E - cq) / c if c > 0 else np.full_like(cq, np.nan)
     two = np.where(np.isfinite(u), S[:n] + u * (total - S[:n]), np.inf)
     zero_one = np.where(cq >= E, S[:n], np.inf)
@@ -140,13 +146,13 @@ def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
     S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])
     total = S[n]
     k = np.arange(n + 1)[:, None].astype(float)
-    lo = np.vstack([np.full((1, m), -np.inf), Ws])           # piece k: w_(k−1) ≤ λc ≤ w_(k)
+    lo = np.vstack([np.full((1, m), -np.inf), Ws])  # piece k: w_(k−1) ≤ λc ≤ w_(k)
     hi = np.vstack([Ws, np.full((1, m), np.inf)])
     with np.errstate(divide="ignore", invalid="ignore"):
         cross = np.where(c * k < 1.0, (total - S) / (1.0 - c * k), np.nan)
     cross = np.where((cross * c >= lo) & (cross * c <= hi) & (cross >= 0), cross, np.nan)
     h1_cross = S + cross * (E - c * k)
-    brk = np.maximum(Ws / c, 0.0)                             # λ_k = w_(k)/c, piece k has k entries below
+    brk = np.maximum(Ws / c, 0.0)  # λ_k = w_(k)/c, piece k has k entries below
     kk = k[:n]
     h1_brk = np.where(Ws > 0, S[:n] - kk * Ws + brk * E, S[:n] + 0.0)
     h1_brk = np.where(Ws > 0, h1_brk, np.nan)
@@ -199,9 +205,18 @@ class ColgenResult:
     status: str
 
 
-def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | None = None,
-                            tolerance: float = 1e-9, initial: int = 2, per_round: int = 1, max_rounds: int = 1000,
-                            threads: int | None = None, verbose: bool = False) -> ColgenResult:
+def solve_output_generation(
+    lp,
+    layout: KernelLayout,
+    *,
+    time_limit: float | None = None,
+    tolerance: float = 1e-9,
+    initial: int = 2,
+    per_round: int = 1,
+    max_rounds: int = 1000,
+    threads: int | None = None,
+    verbose: bool = False,
+) -> ColgenResult:
     """Solve the lifted kernel LP by generating *outputs* instead of rays.
 
     The restricted LP is the lifted LP with only the outputs Y' ⊆ {0..M−1}
@@ -236,24 +251,34 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
     h = new_highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")       # keep the basis between rounds
-    h.setOptionValue("simplex_strategy", 4)   # primal: new outputs (zero columns, slack rows) keep it feasible
-    h.setOptionValue("threads", threads or highs_threads())  # as in solve.py: HiGHS's scheduler is global, one count per process
+    h.setOptionValue("presolve", "off")  # keep the basis between rounds
+    h.setOptionValue("simplex_strategy", 4)  # primal: new outputs (zero columns, slack rows) keep it feasible
+    h.setOptionValue(
+        "threads", threads or highs_threads()
+    )  # as in solve.py: HiGHS's scheduler is global, one count per process
     h.setOptionValue("primal_feasibility_tolerance", 1e-9)
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
     h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-    offsets: dict[int, int] = {}              # output y -> its first restricted column (a_0y)
-    width = n + 2                              # a_0y .. a_{N-1}y, u_y, d_y
+    offsets: dict[int, int] = {}  # output y -> its first restricted column (a_0y)
+    width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
 
     def add_outputs(ys):
         """Columns of the new outputs (entries in the row sums), then their rows: the basis stays valid."""
         k, first = ys.size, h.getNumCol()
-        cost = np.vstack([C[:, ys], C[:, ys].sum(axis=0)[None, :], np.zeros((1, k))])   # (N+2, k)
-        idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)            # a: row x; u: all rows
-        per = np.concatenate([np.arange(n), [n, 2 * n]])                                # starts within one output
+        cost = np.vstack([C[:, ys], C[:, ys].sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
+        idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)  # a: row x; u: all rows
+        per = np.concatenate([np.arange(n), [n, 2 * n]])  # starts within one output
         starts = (np.arange(k)[:, None] * 2 * n + per[None, :]).ravel().astype(np.int32)
-        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), 2 * n * k, starts,
-                  np.tile(idx, k), np.ones(2 * n * k))
+        h.addCols(
+            k * width,
+            cost.T.ravel(),
+            np.zeros(k * width),
+            np.ones(k * width),
+            2 * n * k,
+            starts,
+            np.tile(idx, k),
+            np.ones(2 * n * k),
+        )
         rows_idx, rows_val = [], []
         for j, y in enumerate(ys):
             a0 = first + j * width
@@ -269,14 +294,21 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
         # row starts: N rows of 2 entries then one row of N + 2 entries, per output
         one = np.concatenate([np.arange(n) * 2, [2 * n]])
         rstarts = (np.arange(k)[:, None] * (3 * n + 2) + one[None, :]).ravel().astype(np.int32)
-        h.addRows(k * (n + 1), np.full(k * (n + 1), -np.inf), np.zeros(k * (n + 1)), int(sum(sizes)), rstarts,
-                  np.concatenate(rows_idx).astype(np.int32), np.concatenate(rows_val))
+        h.addRows(
+            k * (n + 1),
+            np.full(k * (n + 1), -np.inf),
+            np.zeros(k * (n + 1)),
+            int(sum(sizes)),
+            rstarts,
+            np.concatenate(rows_idx).astype(np.int32),
+            np.concatenate(rows_val),
+        )
 
     def kernel_columns(xs):
         """K(:,y), t_y, u_y of the restricted solution, written into a full-LP vector."""
         out = np.zeros(lp.num_cols)
         for y, a0 in offsets.items():
-            a, u, d = xs[a0:a0 + n], xs[a0 + n], xs[a0 + n + 1]
+            a, u, d = xs[a0 : a0 + n], xs[a0 + n], xs[a0 + n + 1]
             out[layout.K[:, y]] = u + a
             out[layout.t[y]] = u + d
             if layout.u is not None:
@@ -306,13 +338,17 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
         p = price(C - pi[:, None], c, E).value
         bound = max(bound, float(pi.sum() + np.minimum(p, 0.0).sum()))
         scale = max(1.0, abs(value))
-        report(phase="output generation", round=rounds, gap=max(value - bound, 0.0),
-               detail=f"{chosen.size} of {m} outputs")
+        report(
+            phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{chosen.size} of {m} outputs"
+        )
         if verbose:
             import sys
-            print(f"output generation: round {rounds}, {chosen.size} of {m} outputs, restricted value "
-                  f"{value + lp.offset:.12g}, bound {bound + lp.offset:.12g}, {time.perf_counter() - start:.2f} s",
-                  file=sys.stderr)
+
+            print(
+                f"output generation: round {rounds}, {chosen.size} of {m} outputs, restricted value "
+                f"{value + lp.offset:.12g}, bound {bound + lp.offset:.12g}, {time.perf_counter() - start:.2f} s",
+                file=sys.stderr,
+            )
         if value - bound <= tolerance * scale:
             break
         p[chosen] = 0.0
@@ -329,7 +365,14 @@ def solve_output_generation(lp, layout: KernelLayout, *, time_limit: float | Non
         chosen = np.union1d(chosen, take)
         add_outputs(take)
     y_full = full_row_dual(layout, lp.num_rows, C, pi)
-    return ColgenResult(x=x_full, row_dual=y_full, value=value + lp.offset, bound=bound + lp.offset,
-                        rounds=rounds, iterations=iterations, columns=int(chosen.size),
-                        seconds=time.perf_counter() - start, status=status)
-
+    return ColgenResult(
+        x=x_full,
+        row_dual=y_full,
+        value=value + lp.offset,
+        bound=bound + lp.offset,
+        rounds=rounds,
+        iterations=iterations,
+        columns=int(chosen.size),
+        seconds=time.perf_counter() - start,
+        status=status,
+    )

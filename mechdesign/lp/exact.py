@@ -18,6 +18,7 @@ conversion to floats.
 
 The tableau is dense: the method is for LPs with at most :data:`EXACT_MAX_CELLS` tableau entries.
 """
+
 from __future__ import annotations
 
 import time
@@ -49,7 +50,7 @@ def _standard_form_size(lp: LinearProgram) -> tuple[int, int]:
     ranged = int(np.sum(np.isfinite(lp.row_lower) & np.isfinite(lp.row_upper) & (lp.row_lower != lp.row_upper)))
     rows = lp.num_rows + ranged + bounded
     slacks = bounded + int(np.sum(np.isfinite(lp.row_lower) != np.isfinite(lp.row_upper))) + 2 * ranged
-    return rows, cols + slacks + rows   # + artificials
+    return rows, cols + slacks + rows  # + artificials
 
 
 def exact_applies(lp: LinearProgram) -> bool:
@@ -115,7 +116,7 @@ def solve_exact(lp: LinearProgram, deadline: float | None = None) -> ExactLPResu
             slack_of[i] = total
             total += 1
     art0 = total
-    width = total + m + 1   # + artificials + rhs
+    width = total + m + 1  # + artificials + rhs
     T = [[F(0)] * width for _ in range(m)]
     flip = []
     for i, (coef, kind, rhs, _) in enumerate(rows):

@@ -6,6 +6,7 @@ first construction therefore runs with file descriptor 1 pointed at /dev/null (C
 it is restored); later constructions print nothing, and every model starts with ``output_flag`` off
 (``solver.verbose`` turns it back on where the caller wants HiGHS's log).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -32,7 +33,7 @@ def _first_construction_silently(highspy) -> None:
             os.dup2(devnull, 1)
             highspy.Highs()
             try:
-                ctypes.CDLL(None).fflush(None)   # C stdio buffers go to /dev/null, not to the restored fd
+                ctypes.CDLL(None).fflush(None)  # C stdio buffers go to /dev/null, not to the restored fd
             except (OSError, AttributeError):
                 pass
         finally:

@@ -9,6 +9,7 @@ them and ``cancelSolve`` makes them fire). It waits for HiGHS to return (normall
 milliseconds) and re-raises KeyboardInterrupt, so that callers can report the best certified
 kernel they hold and the command line exits 130.
 """
+
 from __future__ import annotations
 
 __all__ = ["run_interruptible", "WAIT_SLICE_SECONDS"]
@@ -19,7 +20,7 @@ WAIT_SLICE_SECONDS = 0.05
 def run_interruptible(h):
     """``h.run()``, but Ctrl-C stops HiGHS and raises KeyboardInterrupt. Returns the HighsStatus."""
     if not h.HandleUserInterrupt:
-        h.HandleUserInterrupt = True   # subscribes the simplex/IPM/MIP interrupt callbacks once per Highs
+        h.HandleUserInterrupt = True  # subscribes the simplex/IPM/MIP interrupt callbacks once per Highs
     thread = h.startSolve()
     try:
         while True:
@@ -31,7 +32,7 @@ def run_interruptible(h):
         try:
             while not h.wait(WAIT_SLICE_SECONDS)[0]:
                 pass
-        except KeyboardInterrupt:   # a second Ctrl-C: stop waiting, the daemon thread dies with the process
+        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting, the daemon thread dies with the process
             pass
         thread.join(timeout=0)
         raise

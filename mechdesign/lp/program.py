@@ -13,6 +13,7 @@ nonzeros never loops in Python.
 on the optimum (weak duality with finite variable bounds), so the certificate
 does not trust the solver's own claim of optimality.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -107,8 +108,9 @@ class LPBuilder:
         self._nrows += nrows
         return row_ids
 
-    def build(self, objective: dict[int, float] | tuple[np.ndarray, np.ndarray], *, sense: int = 1,
-              offset: float = 0.0) -> LinearProgram:
+    def build(
+        self, objective: dict[int, float] | tuple[np.ndarray, np.ndarray], *, sense: int = 1, offset: float = 0.0
+    ) -> LinearProgram:
         """Finish the LP. ``objective`` is (indices, coefficients) in the user's sense;
         ``sense = -1`` means maximise."""
         idx, coef = objective
@@ -126,10 +128,16 @@ class LPBuilder:
             A = sp.csr_matrix((0, self._ncols))
             rlo = rup = np.zeros(0)
         return LinearProgram(
-            c=sense * c, A=A, row_lower=rlo, row_upper=rup,
+            c=sense * c,
+            A=A,
+            row_lower=rlo,
+            row_upper=rup,
             col_lower=np.concatenate(self._lower) if self._lower else np.zeros(0),
             col_upper=np.concatenate(self._upper) if self._upper else np.zeros(0),
-            offset=sense * offset, sense=sense, blocks=dict(self.blocks), structure=self.structure,
+            offset=sense * offset,
+            sense=sense,
+            blocks=dict(self.blocks),
+            structure=self.structure,
             integrality=self._integrality(),
         )
 
@@ -172,13 +180,19 @@ def dual_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
     y[~np.isfinite(y)] = 0.0
     if lp.A.nnz <= EXACT_BOUND_MAX_NONZEROS:
         return _exact_dual_bound(lp, y)
-    row_terms = np.where(y > 0, y * np.where(np.isfinite(lp.row_lower), lp.row_lower, 0.0),
-                         y * np.where(np.isfinite(lp.row_upper), lp.row_upper, 0.0))
+    row_terms = np.where(
+        y > 0,
+        y * np.where(np.isfinite(lp.row_lower), lp.row_lower, 0.0),
+        y * np.where(np.isfinite(lp.row_upper), lp.row_upper, 0.0),
+    )
     z = lp.c - lp.A.T @ y
     if np.any((z > 0) & ~np.isfinite(lp.col_lower)) or np.any((z < 0) & ~np.isfinite(lp.col_upper)):
         return -lp.sense * np.inf
-    col_terms = np.where(z > 0, z * np.where(np.isfinite(lp.col_lower), lp.col_lower, 0.0),
-                         z * np.where(np.isfinite(lp.col_upper), lp.col_upper, 0.0))
+    col_terms = np.where(
+        z > 0,
+        z * np.where(np.isfinite(lp.col_lower), lp.col_lower, 0.0),
+        z * np.where(np.isfinite(lp.col_upper), lp.col_upper, 0.0),
+    )
     total = float(np.sum(row_terms) + np.sum(col_terms)) + lp.offset
     slack = 1e-12 * float(np.sum(np.abs(row_terms)) + np.sum(np.abs(col_terms)) + abs(lp.offset)) + 1e-300
     return lp.sense * (total - slack)
@@ -198,7 +212,7 @@ def _exact_dual_bound(lp: LinearProgram, y: np.ndarray) -> float:
             total += v * F(float(lp.row_lower[r] if v > 0 else lp.row_upper[r]))
     for j in range(lp.num_cols):
         z = F(float(lp.c[j]))
-        for i, a in zip(A.indices[A.indptr[j]:A.indptr[j + 1]], A.data[A.indptr[j]:A.indptr[j + 1]]):
+        for i, a in zip(A.indices[A.indptr[j] : A.indptr[j + 1]], A.data[A.indptr[j] : A.indptr[j + 1]]):
             if yq[i]:
                 z -= yq[i] * F(float(a))
         if z > 0:

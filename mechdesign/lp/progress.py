@@ -5,6 +5,7 @@ output-generation round, the current certified gap); nothing happens unless a li
 command line sets one (:mod:`mechdesign.cli.status`) that shows a live status on a terminal; the
 library stays silent. A listener must be cheap and must not raise.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

@@ -1,4 +1,5 @@
 """Directed rounding of exact rationals to floats, for bounds that must stay on their side."""
+
 from __future__ import annotations
 
 import math

@@ -18,6 +18,7 @@ the side rows and, per output, :func:`mechdesign.lp.colgen.full_row_dual` (which
 reduced cost 0); :func:`mechdesign.lp.program.dual_bound` turns them into a bound on the full LP, valid
 whatever the restricted solves' accuracy. The loop stops when that bound meets the restricted value.
 """
+
 from __future__ import annotations
 
 import math
@@ -47,9 +48,17 @@ class SideResult:
     status: str
 
 
-def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, time_limit: float | None = None,
-                                 tolerance: float = 1e-9, initial: int = 2, per_round: int = 32,
-                                 max_rounds: int = 500, threads: int | None = None) -> SideResult:
+def solve_side_output_generation(
+    lp: LinearProgram,
+    layout: KernelLayout,
+    *,
+    time_limit: float | None = None,
+    tolerance: float = 1e-9,
+    initial: int = 2,
+    per_round: int = 32,
+    max_rounds: int = 500,
+    threads: int | None = None,
+) -> SideResult:
     """Solve ``lp`` (a kernel LP with side rows, module doc) by generating outputs."""
     import highspy
 
@@ -69,7 +78,7 @@ def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, tim
     if layout.rows_pml is not None:
         out_rows[layout.rows_pml] = True
     side_cols, side_rows = np.flatnonzero(~out_cols), np.flatnonzero(~out_rows)
-    A_side_K = A[side_rows][:, layout.K.ravel()].tocsc()        # side rows × K (row sums, r rows)
+    A_side_K = A[side_rows][:, layout.K.ravel()].tocsc()  # side rows × K (row sums, r rows)
     cK = lp.c[layout.K]
     E, c = layout.scale, layout.c
 
@@ -92,12 +101,19 @@ def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, tim
     while True:
         cols = np.concatenate([side_cols, columns_of(chosen)])
         rows = np.concatenate([side_rows, rows_of(chosen)])
-        sub = LinearProgram(c=lp.c[cols], A=A[rows][:, cols], row_lower=lp.row_lower[rows],
-                            row_upper=lp.row_upper[rows], col_lower=lp.col_lower[cols], col_upper=lp.col_upper[cols],
-                            offset=lp.offset, sense=lp.sense)
+        sub = LinearProgram(
+            c=lp.c[cols],
+            A=A[rows][:, cols],
+            row_lower=lp.row_lower[rows],
+            row_upper=lp.row_upper[rows],
+            col_lower=lp.col_lower[cols],
+            col_upper=lp.col_upper[cols],
+            offset=lp.offset,
+            sense=lp.sense,
+        )
         h = new_highs()
         h.setOptionValue("output_flag", False)
-        h.setOptionValue("solver", "ipm")             # the epigraph rows make simplex slow (9 s at N = 100)
+        h.setOptionValue("solver", "ipm")  # the epigraph rows make simplex slow (9 s at N = 100)
         h.setOptionValue("threads", threads or highs_threads())  # one count per process (lp/threads.py)
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         h.setOptionValue("dual_feasibility_tolerance", 1e-9)
@@ -119,9 +135,9 @@ def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, tim
         x_full = np.zeros(lp.num_cols)
         x_full[cols] = xs
         value = lp.user_objective(x_full)
-        y_side = ys_dual[:side_rows.size]
+        y_side = ys_dual[: side_rows.size]
         W = cK - (A_side_K.T @ y_side).reshape(n, m)
-        pi = np.zeros(n)                                       # W already holds the row-sum duals
+        pi = np.zeros(n)  # W already holds the row-sum duals
         y_full = full_row_dual(layout, lp.num_rows, W, pi)
         y_full[side_rows] = y_side
         bound = dual_bound(lp, y_full)
@@ -138,5 +154,14 @@ def solve_side_output_generation(lp: LinearProgram, layout: KernelLayout, *, tim
             break
         take = candidates[np.argsort(p[candidates])][:per_round]
         chosen = np.union1d(chosen, take)
-    return SideResult(x=x_full, row_dual=best[1], value=value, bound=best[0], rounds=rounds, iterations=iterations,
-                      outputs=int(chosen.size), seconds=time.perf_counter() - start, status=status)
+    return SideResult(
+        x=x_full,
+        row_dual=best[1],
+        value=value,
+        bound=best[0],
+        rounds=rounds,
+        iterations=iterations,
+        outputs=int(chosen.size),
+        seconds=time.perf_counter() - start,
+        status=status,
+    )

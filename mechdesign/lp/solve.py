@@ -30,6 +30,7 @@ removes that noise when the exact repair would stay tiny, else crossover runs.
 Column generation over rays was tried too: exact, but it tails off (100–200
 rounds at N = 100), so it was dropped.
 """
+
 from __future__ import annotations
 
 import time
@@ -181,6 +182,7 @@ MIP_FEASIBILITY_TOLERANCE = 1e-9
 with it the secant MIP's bound fell 6× below a value achieved, issue 10 item 3). The slack it implies is
 added to the MIP bound (:func:`mip_bound_slack`)."""
 
+
 def mip_bound_slack(lp: LinearProgram) -> float:
     """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances (issue 10, item 3).
 
@@ -212,16 +214,20 @@ def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
     # and bounded variables, so such a claim is a numerical failure (issue 10, item 2) and is re-solved.
     if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR, Status.INFEASIBLE, Status.UNBOUNDED):
         return True
-    return (solution.status is Status.OPTIMAL and solution.x is not None
-            and primal_violation(lp, solution.x) > PRIMAL_CHECK_TOLERANCE)
+    return (
+        solution.status is Status.OPTIMAL
+        and solution.x is not None
+        and primal_violation(lp, solution.x) > PRIMAL_CHECK_TOLERANCE
+    )
 
 
 def _fallbacks(options: SolverOptions) -> list[SolverOptions]:
-    tries = [options.model_copy(update={"presolve": False}),
-             options.model_copy(update={"presolve": False, "method": "simplex" if options.method != "simplex"
-                                        else "ipm"}),
-             options.model_copy(update={"method": "ipm" if options.method != "ipm" else "simplex"}),
-             options.model_copy(update={"backend": "cvxpy" if options.backend == "highs" else "highs"})]
+    tries = [
+        options.model_copy(update={"presolve": False}),
+        options.model_copy(update={"presolve": False, "method": "simplex" if options.method != "simplex" else "ipm"}),
+        options.model_copy(update={"method": "ipm" if options.method != "ipm" else "simplex"}),
+        options.model_copy(update={"backend": "cvxpy" if options.backend == "highs" else "highs"}),
+    ]
     return [t for t in tries if t != options]
 
 
@@ -232,8 +238,9 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     """
     limit = options.time_limit if time_limit is None else time_limit
     if lp.integrality is not None:  # MIP: HiGHS directly, no fallback ladder (cvxpy would drop integrality)
-        return _solve_highs(lp, options.model_copy(update={"method": "auto"}) if options.method == "exact"
-                            else options, limit)
+        return _solve_highs(
+            lp, options.model_copy(update={"method": "auto"}) if options.method == "exact" else options, limit
+        )
     if options.method == "exact":
         exact = _solve_exact(lp, limit)
         if exact is not None and exact.status is Status.OPTIMAL:
@@ -247,13 +254,19 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
         if not _suspicious(lp, solution):
             break
         retry = _BACKENDS[fallback.backend](lp, fallback, limit)
-        solution = replace(retry, seconds=solution.seconds + retry.seconds,
-                           message=f"{retry.message} (after retrying: {solution.message})")
+        solution = replace(
+            retry,
+            seconds=solution.seconds + retry.seconds,
+            message=f"{retry.message} (after retrying: {solution.message})",
+        )
     if _suspicious(lp, solution):  # last resort for small LPs: the exact simplex
         exact = _solve_exact(lp, limit)
         if exact is not None and exact.status is Status.OPTIMAL:
-            return replace(exact, seconds=solution.seconds + exact.seconds,
-                           message=f"{exact.message} (after HiGHS: {solution.message})")
+            return replace(
+                exact,
+                seconds=solution.seconds + exact.seconds,
+                message=f"{exact.message} (after HiGHS: {solution.message})",
+            )
     return solution
 
 
@@ -266,19 +279,34 @@ def _solve_exact(lp: LinearProgram, limit: float | None) -> LPSolution | None:
     start = time.perf_counter()
     res = solve_exact(lp, None if limit is None else start + float(limit))
     seconds = time.perf_counter() - start
-    status = {"optimal": Status.OPTIMAL, "infeasible": Status.INFEASIBLE, "unbounded": Status.UNBOUNDED,
-              "limit": Status.TIME_LIMIT}[res.status]
+    status = {
+        "optimal": Status.OPTIMAL,
+        "infeasible": Status.INFEASIBLE,
+        "unbounded": Status.UNBOUNDED,
+        "limit": Status.TIME_LIMIT,
+    }[res.status]
     if status is not Status.OPTIMAL:
-        return LPSolution(status, None, None, None, seconds, res.pivots, "exact", "fractions",
-                          f"exact simplex: {res.status}")
+        return LPSolution(
+            status, None, None, None, seconds, res.pivots, "exact", "fractions", f"exact simplex: {res.status}"
+        )
     x = np.array([float(v) for v in res.x])
-    y = np.array(res.y, dtype=object)   # exact: dual_bound then recomputes the bound without rounding y
-    return LPSolution(Status.OPTIMAL, x, y, float(res.objective), seconds, res.pivots, "exact", "fractions",
-                      f"optimal (exact rational simplex, {res.pivots} pivots)")
+    y = np.array(res.y, dtype=object)  # exact: dual_bound then recomputes the bound without rounding y
+    return LPSolution(
+        Status.OPTIMAL,
+        x,
+        y,
+        float(res.objective),
+        seconds,
+        res.pivots,
+        "exact",
+        "fractions",
+        f"optimal (exact rational simplex, {res.pivots} pivots)",
+    )
 
 
-def _solve_output_generation(lp: LinearProgram, layout, limit: float | None,
-                             verbose: bool = False) -> LPSolution | None:
+def _solve_output_generation(
+    lp: LinearProgram, layout, limit: float | None, verbose: bool = False
+) -> LPSolution | None:
     """The kernel LP by output generation (:func:`mechdesign.lp.colgen.solve_output_generation`),
     or None when it does not reach a certified optimum (the caller then solves the whole LP)."""
     from mechdesign.lp.colgen import solve_output_generation
@@ -286,9 +314,17 @@ def _solve_output_generation(lp: LinearProgram, layout, limit: float | None,
     res = solve_output_generation(lp, layout, time_limit=limit, verbose=verbose)
     if res.status != "optimal":
         return None
-    return LPSolution(status=Status.OPTIMAL, x=res.x, row_dual=res.row_dual, objective=lp.user_objective(res.x),
-                      seconds=res.seconds, iterations=res.iterations, method="output-generation", backend="highs",
-                      message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs")
+    return LPSolution(
+        status=Status.OPTIMAL,
+        x=res.x,
+        row_dual=res.row_dual,
+        objective=lp.user_objective(res.x),
+        seconds=res.seconds,
+        iterations=res.iterations,
+        method="output-generation",
+        backend="highs",
+        message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs",
+    )
 
 
 SMALL_MATRIX_VALUE = 1e-12
@@ -423,8 +459,9 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     seconds = time.perf_counter() - start + generation_seconds
     status = _highs_status_map().get(raw, Status.UNKNOWN)
     info = h.getInfo()
-    iterations = int(max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0)
-                     + max(info.crossover_iteration_count, 0))
+    iterations = int(
+        max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0) + max(info.crossover_iteration_count, 0)
+    )
     x = y = obj = None
     if info.primal_solution_status >= 1 or status is Status.OPTIMAL:
         sol = h.getSolution()
@@ -432,14 +469,26 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
         y = scales * np.asarray(sol.row_dual, float) if sol.dual_valid and not mip else None
         obj = lp.user_objective(x)
     mip_bound = None
-    if mip and np.isfinite(info.mip_dual_bound) and status in (Status.OPTIMAL, Status.TIME_LIMIT,
-                                                               Status.ITERATION_LIMIT, Status.INTERRUPTED):
+    if (
+        mip
+        and np.isfinite(info.mip_dual_bound)
+        and status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT, Status.INTERRUPTED)
+    ):
         mip_bound = lp.sense * float(info.mip_dual_bound)  # HiGHS minimises sense·(user objective)
-        mip_bound -= lp.sense * mip_bound_slack(lp)             # outwards: its tolerances, stated explicitly
+        mip_bound -= lp.sense * mip_bound_slack(lp)  # outwards: its tolerances, stated explicitly
     message = h.modelStatusToString(raw) + (f", {int(info.mip_node_count)} nodes" if mip else "")
-    return LPSolution(status=status, x=x, row_dual=y, objective=obj, seconds=seconds,
-                      iterations=iterations, method=method, backend="highs",
-                      message=message, mip_dual_bound=mip_bound)
+    return LPSolution(
+        status=status,
+        x=x,
+        row_dual=y,
+        objective=obj,
+        seconds=seconds,
+        iterations=iterations,
+        method=method,
+        backend="highs",
+        message=message,
+        mip_dual_bound=mip_bound,
+    )
 
 
 def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
@@ -460,9 +509,13 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
     problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
     method = _method(lp, options)
-    highs_opts = {"threads": highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
-                  "solver": method, "primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9,
-                  "presolve": "on" if options.presolve else "off"}
+    highs_opts = {
+        "threads": highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+        "solver": method,
+        "primal_feasibility_tolerance": 1e-9,
+        "dual_feasibility_tolerance": 1e-9,
+        "presolve": "on" if options.presolve else "off",
+    }
     if method == "ipm":
         highs_opts["run_crossover"] = "on"
     if limit is not None:
@@ -475,13 +528,26 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         # e.g. at the time limit
         seconds = time.perf_counter() - start
         status = Status.TIME_LIMIT if limit is not None and seconds >= 0.9 * float(limit) else Status.SOLVER_ERROR
-        return LPSolution(status, None, None, None, seconds, 0, method,
-                          "cvxpy", str(exc).splitlines()[0] if str(exc) else "solver error")
+        return LPSolution(
+            status,
+            None,
+            None,
+            None,
+            seconds,
+            0,
+            method,
+            "cvxpy",
+            str(exc).splitlines()[0] if str(exc) else "solver error",
+        )
     seconds = time.perf_counter() - start
     status = {
-        cp.OPTIMAL: Status.OPTIMAL, cp.INFEASIBLE: Status.INFEASIBLE, cp.UNBOUNDED: Status.UNBOUNDED,
-        cp.USER_LIMIT: Status.TIME_LIMIT, cp.OPTIMAL_INACCURATE: Status.UNKNOWN,
-        cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE, cp.UNBOUNDED_INACCURATE: Status.UNBOUNDED,
+        cp.OPTIMAL: Status.OPTIMAL,
+        cp.INFEASIBLE: Status.INFEASIBLE,
+        cp.UNBOUNDED: Status.UNBOUNDED,
+        cp.USER_LIMIT: Status.TIME_LIMIT,
+        cp.OPTIMAL_INACCURATE: Status.UNKNOWN,
+        cp.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
+        cp.UNBOUNDED_INACCURATE: Status.UNBOUNDED,
     }.get(problem.status, Status.SOLVER_ERROR)
     xv = y = obj = None
     if x.value is not None:
@@ -489,12 +555,21 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         obj = lp.user_objective(xv)
         if cons_lo.dual_value is not None and cons_up.dual_value is not None:
             y = np.zeros(lp.num_rows)
-            y[lo_rows] += np.asarray(cons_lo.dual_value, float)   # multiplier of A x ≥ L (≥ 0)
-            y[up_rows] -= np.asarray(cons_up.dual_value, float)   # multiplier of A x ≤ U (≥ 0)
+            y[lo_rows] += np.asarray(cons_lo.dual_value, float)  # multiplier of A x ≥ L (≥ 0)
+            y[up_rows] -= np.asarray(cons_up.dual_value, float)  # multiplier of A x ≤ U (≥ 0)
     stats = problem.solver_stats
     iterations = int(stats.num_iters or 0) if stats is not None else 0
-    return LPSolution(status=status, x=xv, row_dual=y, objective=obj, seconds=seconds, iterations=iterations,
-                      method=method, backend="cvxpy", message=str(problem.status))
+    return LPSolution(
+        status=status,
+        x=xv,
+        row_dual=y,
+        objective=obj,
+        seconds=seconds,
+        iterations=iterations,
+        method=method,
+        backend="cvxpy",
+        message=str(problem.status),
+    )
 
 
 _BACKENDS = {"highs": _solve_highs, "cvxpy": _solve_cvxpy}

@@ -7,6 +7,7 @@ process, on first use, from the environment variable ``MECHDESIGN_HIGHS_THREADS`
 later changes of the variable are ignored. Sweeps run one design per worker process with
 ``MECHDESIGN_HIGHS_THREADS=1`` so that the processes, not HiGHS, share the cores.
 """
+
 from __future__ import annotations
 
 import os

@@ -5,6 +5,7 @@ An objective knows three things: how to turn the spec into a program and run it 
 column generation, tangent/secant LPs, a MIP), the utility of a given kernel (``value``, evaluated on the
 emitted exact kernel), and the closed forms of the papers that certify it (``closed_form``).
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -67,6 +68,8 @@ class ObjectiveRules(ABC):
 
     def compile(self) -> CompiledProblem:
         """The kernel LP(s) when the objective is linear in K (``solve --write-lp`` writes the first)."""
-        raise InputError(f"objective: {self.kind} is not designed by one kernel LP (it is solved by "
-                         "extreme-ray LPs or column generation); --write-lp applies to expected_loss, "
-                         "dobrushin and bayes_vulnerability with M >= N")
+        raise InputError(
+            f"objective: {self.kind} is not designed by one kernel LP (it is solved by "
+            "extreme-ray LPs or column generation); --write-lp applies to expected_loss, "
+            "dobrushin and bayes_vulnerability with M >= N"
+        )

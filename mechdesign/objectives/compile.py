@@ -14,6 +14,7 @@ Each objective that is linear in K builds its LP on :func:`add_pml_kernel` in it
 (:mod:`~mechdesign.objectives.expected_loss`, :mod:`~mechdesign.objectives.dobrushin`,
 :mod:`~mechdesign.objectives.bayes_vulnerability`); :func:`solve_kernel_lps` runs such LPs.
 """
+
 from __future__ import annotations
 
 import math
@@ -73,16 +74,27 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
     K = b.variables("K", (n, m), lower=0.0, upper=1.0)
     t = b.variables("t", (m,), lower=0.0, upper=1.0)
     rows_sum = b.rows(K, np.ones((n, m)), 1.0, 1.0)
-    rows_t = b.rows(np.stack([K, np.broadcast_to(t, (n, m))], -1).reshape(-1, 2), np.array([1.0, -1.0]),
-                    -np.inf, 0.0)
+    rows_t = b.rows(np.stack([K, np.broadcast_to(t, (n, m))], -1).reshape(-1, 2), np.array([1.0, -1.0]), -np.inf, 0.0)
     scale = exp_minus_epsilon_down(spec)
     # with metric constraints only, the primary (eps*max d)-LDP is implied by them: no rows (spec/models.py)
-    where = {} if spec.primary_is_implied else \
-        constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
+    where = (
+        {}
+        if spec.primary_is_implied
+        else constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
+    )
     if "low" in where:  # simplex or Q_X(c): output generation knows their rows
         c = float(rules(spec.prior_set, n).equivalent_c())
-        b.structure = KernelLayout(K=K, t=t, rows_sum=rows_sum, rows_t=rows_t.reshape(n, m), rows_low=where["low"],
-                                   c=c, scale=scale, u=where.get("u"), rows_pml=where.get("column"))
+        b.structure = KernelLayout(
+            K=K,
+            t=t,
+            rows_sum=rows_sum,
+            rows_t=rows_t.reshape(n, m),
+            rows_low=where["low"],
+            c=c,
+            scale=scale,
+            u=where.get("u"),
+            rows_pml=where.get("column"),
+        )
     # the other constraints of privacy (issue 16); added after the layout, whose row count then no longer
     # matches the LP, so output generation (which prices only the layout's rows) is not used
     for i, guarantee in enumerate(spec.extra_guarantees):
@@ -178,8 +190,13 @@ def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: flo
         if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
             break
     statuses = [s.status for s in solutions]
-    status = Status.OPTIMAL if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses) else \
-        next(s for s in statuses if not s.is_ok) if any(not s.is_ok for s in statuses) else Status.UNKNOWN
+    status = (
+        Status.OPTIMAL
+        if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses)
+        else next(s for s in statuses if not s.is_ok)
+        if any(not s.is_ok for s in statuses)
+        else Status.UNKNOWN
+    )
     i = _pick(compiled, solutions)
     chosen, lp = solutions[i], compiled.lps[i]
     dual = None
@@ -187,8 +204,19 @@ def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: flo
         duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.bound_lps or compiled.lps, solutions)]
         dual = max(duals) if lp.sense < 0 else duals[0]
     return PlanOutcome(
-        status=status, kernel=None if chosen.x is None else _emit_kernel(spec, compiled, chosen.x),
-        value=chosen.objective, bound=dual, sense=lp.sense, method=chosen.method, backend=chosen.backend,
-        seconds=sum(s.seconds for s in solutions), iterations=sum(s.iterations for s in solutions),
-        lps=len(solutions), rows=lp.num_rows, columns=lp.num_cols, nonzeros=int(lp.A.nnz),
-        message=chosen.message, compile_seconds=compile_seconds)
+        status=status,
+        kernel=None if chosen.x is None else _emit_kernel(spec, compiled, chosen.x),
+        value=chosen.objective,
+        bound=dual,
+        sense=lp.sense,
+        method=chosen.method,
+        backend=chosen.backend,
+        seconds=sum(s.seconds for s in solutions),
+        iterations=sum(s.iterations for s in solutions),
+        lps=len(solutions),
+        rows=lp.num_rows,
+        columns=lp.num_cols,
+        nonzeros=int(lp.A.nnz),
+        message=chosen.message,
+        compile_seconds=compile_seconds,
+    )

@@ -2,6 +2,7 @@
 pair of symbols over binary kernels (Lemma 3), or one LP when 𝒫 is permutation invariant
 (:func:`compile_dobrushin`). Closed forms: Theorem 1 (Ξ(ε,c)), Theorem 2 (η = 1), Remark 1 (c = 1/N) and the
 LDP limit (Kairouz et al., eq. 4)."""
+
 from __future__ import annotations
 
 import math
@@ -48,7 +49,6 @@ def compile_dobrushin(spec: Spec) -> CompiledProblem:
     return CompiledProblem(lps=lps, kernel=K, labels=[f"{a},{c}" for a, c in pairs], note=note)
 
 
-
 class Dobrushin(ObjectiveRules):
     kind = "dobrushin"
     sense = -1
@@ -60,8 +60,11 @@ class Dobrushin(ObjectiveRules):
         spec = self.spec
         # lazy pair LPs in one warm-started model (issue 13); the exact method (design()'s fallback for
         # small problems not certified in floating point) solves the compiled pair LPs one by one
-        if spec.solver.backend == "highs" and spec.solver.method != "exact" \
-                and not is_permutation_invariant(spec.prior_set, spec.n):
+        if (
+            spec.solver.backend == "highs"
+            and spec.solver.method != "exact"
+            and not is_permutation_invariant(spec.prior_set, spec.n)
+        ):
             return solve_dobrushin_pairs(spec)
         t0 = time.perf_counter()
         compiled = self.compile()

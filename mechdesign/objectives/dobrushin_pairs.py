@@ -34,6 +34,7 @@ and b in class j has the same value. Only one pair per unordered pair of classes
 A pair LP that HiGHS does not finish as ``Optimal`` from the warm start is re-solved from scratch with
 the fallback ladder of :func:`mechdesign.lp.solve.solve_lp`.
 """
+
 from __future__ import annotations
 
 import time
@@ -67,7 +68,7 @@ class PairBounds:
     def __init__(self, lp: LinearProgram, p: np.ndarray):
         self.lp, self.p = lp, p
         n = p.size
-        self.bound = np.ones((n, n))             # TV ≤ 1
+        self.bound = np.ones((n, n))  # TV ≤ 1
         np.fill_diagonal(self.bound, -np.inf)
         others = np.ones(lp.num_cols, bool)
         others[p] = False
@@ -80,24 +81,36 @@ class PairBounds:
         y = np.asarray(row_dual, float).copy()
         y[(y > 0) & ~np.isfinite(lp.row_lower)] = 0.0
         y[(y < 0) & ~np.isfinite(lp.row_upper)] = 0.0
-        rho = np.where(y > 0, y * np.where(np.isfinite(lp.row_lower), lp.row_lower, 0.0),
-                       y * np.where(np.isfinite(lp.row_upper), lp.row_upper, 0.0))
-        z = -(lp.A.T @ y)                          # reduced costs at c = 0
+        rho = np.where(
+            y > 0,
+            y * np.where(np.isfinite(lp.row_lower), lp.row_lower, 0.0),
+            y * np.where(np.isfinite(lp.row_upper), lp.row_upper, 0.0),
+        )
+        z = -(lp.A.T @ y)  # reduced costs at c = 0
         lo, up = lp.col_lower, lp.col_upper
         zo, lo_o, up_o = z[self._others], lo[self._others], up[self._others]
         if np.any((zo > 0) & ~np.isfinite(lo_o)) or np.any((zo < 0) & ~np.isfinite(up_o)):
             return False
-        phi_o = np.where(zo > 0, zo * np.where(np.isfinite(lo_o), lo_o, 0.0),
-                         zo * np.where(np.isfinite(up_o), up_o, 0.0))
+        phi_o = np.where(
+            zo > 0, zo * np.where(np.isfinite(lo_o), lo_o, 0.0), zo * np.where(np.isfinite(up_o), up_o, 0.0)
+        )
         zp, lo_p, up_p = z[self.p], lo[self.p], up[self.p]
         phi_p = _box_min(zp, lo_p, up_p)
-        alpha = _box_min(zp - 1.0, lo_p, up_p) - phi_p        # p_a gets cost −1 (maximise p_a)
-        beta = _box_min(zp + 1.0, lo_p, up_p) - phi_p         # p_b gets cost +1
+        alpha = _box_min(zp - 1.0, lo_p, up_p) - phi_p  # p_a gets cost −1 (maximise p_a)
+        beta = _box_min(zp + 1.0, lo_p, up_p) - phi_p  # p_b gets cost +1
         base = float(rho.sum() + phi_o.sum() + phi_p.sum())
-        slack = 1e-12 * float(np.abs(rho).sum() + np.abs(phi_o).sum() + np.abs(phi_p).sum()
-                              + 4.0 * (1.0 + np.abs(zp).max(initial=0.0))) + 1e-300
+        slack = (
+            1e-12
+            * float(
+                np.abs(rho).sum()
+                + np.abs(phi_o).sum()
+                + np.abs(phi_p).sum()
+                + 4.0 * (1.0 + np.abs(zp).max(initial=0.0))
+            )
+            + 1e-300
+        )
         upper = -(base + alpha[:, None] + beta[None, :]) + slack
-        upper = np.minimum(upper, upper.T)                   # v(a, b) = v(b, a)
+        upper = np.minimum(upper, upper.T)  # v(a, b) = v(b, a)
         np.fill_diagonal(upper, -np.inf)
         np.minimum(self.bound, upper, out=self.bound)
         return True
@@ -128,13 +141,13 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     b = LPBuilder()
     K = add_pml_kernel(b, spec, 2)
     p = K[:, 0]
-    lp = b.build((p[:1], np.zeros(1)), sense=-1)       # costs set per pair below (minimise p_b − p_a)
+    lp = b.build((p[:1], np.zeros(1)), sense=-1)  # costs set per pair below (minimise p_b − p_a)
     bounds = PairBounds(lp, p)
     h = new_highs()
     h.setOptionValue("output_flag", bool(spec.solver.verbose))
     h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")                 # keep the basis between pairs
-    h.setOptionValue("simplex_strategy", 4)             # primal: the previous vertex stays feasible
+    h.setOptionValue("presolve", "off")  # keep the basis between pairs
+    h.setOptionValue("simplex_strategy", 4)  # primal: the previous vertex stays feasible
     h.setOptionValue("primal_feasibility_tolerance", 1e-9)
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
     h.setOptionValue("threads", highs_threads())  # one count per process (lp/threads.py)
@@ -148,7 +161,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     second = {}
     for x, k in enumerate(classes):
         (second if k in first and k not in second else first).setdefault(int(k), x)
-    representative = np.zeros((n, n), bool)       # one pair per unordered pair of classes (module doc)
+    representative = np.zeros((n, n), bool)  # one pair per unordered pair of classes (module doc)
     for i, a in first.items():
         for j, c in first.items():
             if i < j:
@@ -182,11 +195,14 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
             sol = h.getSolution()
             x, y = np.asarray(sol.col_value, float), np.asarray(sol.row_dual, float)
-        else:                                            # from scratch, with solve_lp's fallbacks
+        else:  # from scratch, with solve_lp's fallbacks
             cost = np.zeros(lp.num_cols)
             cost[prev] = [-1.0, 1.0]
-            one = solve_lp(replace(lp, c=cost), spec.solver,
-                           time_limit=None if budget is None else max(budget - (time.perf_counter() - start), 1e-3))
+            one = solve_lp(
+                replace(lp, c=cost),
+                spec.solver,
+                time_limit=None if budget is None else max(budget - (time.perf_counter() - start), 1e-3),
+            )
             iterations += one.iterations
             if one.status is not Status.OPTIMAL or one.row_dual is None:
                 status, message = one.status, f"pair {a},{c}: {one.message}"
@@ -210,7 +226,19 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     bound = float(bounds.bound[representative].max()) if status is Status.OPTIMAL else None
     pairs = int(representative.sum()) // 2
     return PlanOutcome(
-        status=status, kernel=kernel, value=None if best_p is None else incumbent, bound=bound, sense=-1,
-        method="lazy pair LPs", seconds=seconds, compile_seconds=compile_seconds, iterations=iterations,
-        lps=lps, rows=lp.num_rows, columns=lp.num_cols, nonzeros=int(lp.A.nnz),
-        message=message or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by their duals")
+        status=status,
+        kernel=kernel,
+        value=None if best_p is None else incumbent,
+        bound=bound,
+        sense=-1,
+        method="lazy pair LPs",
+        seconds=seconds,
+        compile_seconds=compile_seconds,
+        iterations=iterations,
+        lps=lps,
+        rows=lp.num_rows,
+        columns=lp.num_cols,
+        nonzeros=int(lp.A.nnz),
+        message=message
+        or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by their duals",
+    )

@@ -1,5 +1,6 @@
 """Expected loss: minimise Σ_x P(x) Σ_y L(x,y) K_xy over the (ε,𝒫)-PML kernels, under a given prior or the
 worst prior of 𝒫 (an epigraph variable). A kernel LP (:func:`compile_expected_loss`)."""
+
 from __future__ import annotations
 
 import time
@@ -10,7 +11,11 @@ import numpy as np
 from mechdesign.lp.program import LPBuilder
 from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import (
-    CompiledProblem, add_pml_kernel, loss_matrix, objective_prior, solve_kernel_lps,
+    CompiledProblem,
+    add_pml_kernel,
+    loss_matrix,
+    objective_prior,
+    solve_kernel_lps,
 )
 from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior
 from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
@@ -36,7 +41,7 @@ def compile_expected_loss(spec: Spec) -> CompiledProblem:
     K = add_pml_kernel(b, spec, m)
     prior = objective_prior(spec)
     cap = spec.objective.max_vulnerability
-    if cap is not None:   # V_g(K) ≤ b: v_y ≥ Σ_x G(w,x)P(x)K_xy, Σ_y v_y ≤ b (objectives.vulnerability)
+    if cap is not None:  # V_g(K) ≤ b: v_y ≥ Σ_x G(w,x)P(x)K_xy, Σ_y v_y ≤ b (objectives.vulnerability)
         gain, prior_exact = gain_and_prior(spec, cap)
         v = add_vulnerability(b, K, gain, prior_exact)
         b.rows(v[None, :], np.ones((1, len(v))), -np.inf, float(cap.at_most))
@@ -48,12 +53,11 @@ def compile_expected_loss(spec: Spec) -> CompiledProblem:
         r = b.variables("r", (n,), lower=lmin, upper=lmax)
         tau = b.variables("tau", (1,), lower=lmin, upper=lmax)
         b.rows(np.hstack([r[:, None], K]), np.hstack([-np.ones((n, 1)), L]), 0.0, 0.0)
-        constrain_min_expectation(b, spec.prior_set, n, r[:, None], -1.0, [(tau, -1.0)], tag="risk",
-                                  k_range=(-lmax, -lmin))
+        constrain_min_expectation(
+            b, spec.prior_set, n, r[:, None], -1.0, [(tau, -1.0)], tag="risk", k_range=(-lmax, -lmin)
+        )
         lp = b.build((tau, np.ones(1)), sense=1)
     return CompiledProblem(lps=[lp], kernel=K)
-
-
 
 
 class ExpectedLoss(ObjectiveRules):
@@ -67,7 +71,7 @@ class ExpectedLoss(ObjectiveRules):
     def solve(self) -> PlanOutcome:
         t0 = time.perf_counter()
         compiled = self.compile()
-        if objective_prior(self.spec) is None:   # worst case over Q_X(c): outputs generated with the epigraph rows
+        if objective_prior(self.spec) is None:  # worst case over Q_X(c): outputs generated with the epigraph rows
             outcome = solve_worst_case_outputs(self.spec, compiled, time.perf_counter() - t0)
             if outcome is not None:
                 return outcome

@@ -3,6 +3,7 @@ Example 3), maximised over (ε,𝒫)-PML kernels: a sublinear utility, so the ex
 listed, and past that tangent/secant LPs (:mod:`mechdesign.objectives.fdiv_lines`). Closed form: Corollary 1
 of the Dobrushin paper bounds the KL divergence for Q_X(c).
 """
+
 from __future__ import annotations
 
 
@@ -40,8 +41,13 @@ def _fixed_tangent_secant(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound) -
     K, v, bound, rounds, sec = design_tangent_secant_fixed(spec, m, time_limit=spec.solver.time_limit or 30.0)
     if K is not None and v >= greedy_val:
         bound = cap(bound) if bound is not None else auto_bound
-        return FixedDesign(K, v, bound, f"tangent/secant MIPs with at most {m} outputs ({rounds} rounds, "
-                           f"{sec:.2f} s)", bound is not None and bound - v <= 1e-7 * max(1.0, abs(v)))
+        return FixedDesign(
+            K,
+            v,
+            bound,
+            f"tangent/secant MIPs with at most {m} outputs ({rounds} rounds, {sec:.2f} s)",
+            bound is not None and bound - v <= 1e-7 * max(1.0, abs(v)),
+        )
     return None
 
 
@@ -50,14 +56,23 @@ class FDivergence(ObjectiveRules):
     sense = -1
 
     def solve(self) -> PlanOutcome:
-        return solve_sublinear(self.spec, scalable=("tangent_secant", design_tangent_secant),
-                               fixed_hooks=FixedHooks(after_enumeration=_fixed_tangent_secant))
+        return solve_sublinear(
+            self.spec,
+            scalable=("tangent_secant", design_tangent_secant),
+            fixed_hooks=FixedHooks(after_enumeration=_fixed_tangent_secant),
+        )
 
     def value(self, K: np.ndarray) -> float:
         return kernel_utility(self.spec, K)
 
     def closed_form(self, value):
         bound = corollary1_bound(self.spec)
-        return None if bound is None else ClosedForm(
-            name="Corollary 1 (Dobrushin paper): Xi(eps,c) log((1-Nc)e^eps + 1) TV(P0,P1), an upper bound",
-            value=bound, difference=value - bound)
+        return (
+            None
+            if bound is None
+            else ClosedForm(
+                name="Corollary 1 (Dobrushin paper): Xi(eps,c) log((1-Nc)e^eps + 1) TV(P0,P1), an upper bound",
+                value=bound,
+                difference=value - bound,
+            )
+        )

@@ -7,6 +7,7 @@ max_x K_x(y) = q_y = P·K(:,y) for every prior P, so its leakage is 0 and it is 
 :func:`unconstrained_bound` (each objective's ``unconstrained_bound``).
 With the two, a failed program still yields a certified kernel, status ``suboptimal``, and a true gap.
 """
+
 from __future__ import annotations
 
 import numpy as np

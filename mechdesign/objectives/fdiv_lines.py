@@ -31,6 +31,7 @@ column generation over rays with an exact (polynomial) pricing by a likelihood-r
 the master LP tails off (gap 1e-1 after 30 s at N = 50), and the exact pricing did not improve the
 secant bound here while tripling the time.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,7 +44,12 @@ from mechdesign.lp.program import LPBuilder, dual_bound
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.rays import (
-    CG_TIME_LIMIT, RayDesign, column_utility, compact_columns, normalise_rows, ray_lp,
+    CG_TIME_LIMIT,
+    RayDesign,
+    column_utility,
+    compact_columns,
+    normalise_rows,
+    ray_lp,
 )
 
 __all__ = ["design_tangent_secant", "f_derivatives", "f_at_zero", "tangent_gains", "secant_gains", "START_RATIOS"]
@@ -65,8 +71,8 @@ def f_derivatives(f):
         return (lambda u: (u - 1.0) ** 2), (lambda u: 2.0 * (u - 1.0))
     a = float(f.alpha)
     if a < 1:
-        return (lambda u: 1.0 - u ** a), (lambda u: -a * u ** (a - 1.0))
-    return (lambda u: u ** a - 1.0), (lambda u: a * u ** (a - 1.0))
+        return (lambda u: 1.0 - u**a), (lambda u: -a * u ** (a - 1.0))
+    return (lambda u: u**a - 1.0), (lambda u: a * u ** (a - 1.0))
 
 
 def f_at_zero(f) -> float:
@@ -142,13 +148,13 @@ def _start_grid(P0: np.ndarray, P1: np.ndarray):
     pos = P1 > 0
     ratios = P0[pos] / P1[pos]
     lo = float(ratios.min())
-    tail = bool(np.any(~pos & (P0 > 0)))          # a column may have ratio ∞ (P1·k = 0 < P0·k)
+    tail = bool(np.any(~pos & (P0 > 0)))  # a column may have ratio ∞ (P1·k = 0 < P0·k)
     hi = math.inf if tail else float(ratios.max())
     top = float(ratios.max()) if not tail else max(float(ratios.max()), 1.0) * 2
     inner = np.geomspace(max(lo, top * 1e-12), top, START_RATIOS) if top > max(lo, 1e-300) else np.array([top])
     grid = np.unique(np.concatenate([[lo, top], inner, [1.0] if lo < 1.0 < top else []]))
     grid = grid[(grid >= lo) & (grid <= top)]
-    if len(grid) < 2:   # every symbol has the same ratio (P0 = P1): any interval containing it will do
+    if len(grid) < 2:  # every symbol has the same ratio (P0 = P1): any interval containing it will do
         grid = np.array([grid[0], 2.0 * grid[0] + 1.0])
     return grid, tail, hi
 
@@ -199,8 +205,11 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
         sol_s = solve_lp(lp_s, spec.solver, time_limit=remaining())
         if sol_l.x is None or sol_l.status is not Status.OPTIMAL:
             break
-        cols = {name: _used_columns(np.asarray(sol.x, float)[K]) for name, sol, K in (("l", sol_l, K_l), ("s", sol_s, K_s))
-                if sol.x is not None}
+        cols = {
+            name: _used_columns(np.asarray(sol.x, float)[K])
+            for name, sol, K in (("l", sol_l, K_l), ("s", sol_s, K_s))
+            if sol.x is not None
+        }
         if sol_s.row_dual is not None:
             best_bound = min(best_bound, dual_bound(lp_s, sol_s.row_dual))
         pool = np.unique(np.vstack([pool, cols["l"]]), axis=0)
@@ -208,8 +217,11 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
         if th is None:
             break
         theta, lam, value, rlp = th, lm, val, rl
-        if best_bound - value <= max(tol * abs(value), 1e-12) or time.perf_counter() - t0 > limit \
-                or rounds >= MAX_ROUNDS:
+        if (
+            best_bound - value <= max(tol * abs(value), 1e-12)
+            or time.perf_counter() - t0 > limit
+            or rounds >= MAX_ROUNDS
+        ):
             break
         grown = _refine(grid, np.concatenate([_ratios(c, P0, P1) for c in cols.values()]), hi)
         if len(grown) == len(grid):
@@ -217,9 +229,17 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
         grid = grown
     if theta is None:
         return RayDesign(pool, None, None, None, None, "tangent/secant LPs", rounds, time.perf_counter() - t0)
-    return RayDesign(pool, theta, lam, value, best_bound,
-                     f"tangent/secant LPs over {len(grid)} likelihood ratios", rounds, time.perf_counter() - t0,
-                     (rlp.num_rows, rlp.num_cols, rlp.A.nnz))
+    return RayDesign(
+        pool,
+        theta,
+        lam,
+        value,
+        best_bound,
+        f"tangent/secant LPs over {len(grid)} likelihood ratios",
+        rounds,
+        time.perf_counter() - t0,
+        (rlp.num_rows, rlp.num_cols, rlp.A.nnz),
+    )
 
 
 # ------------------------------------------------------------------ a fixed number of outputs M
@@ -242,8 +262,10 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
         rounds += 1
         remaining = max(time_limit - (time.perf_counter() - t0), 1.0)
         cols = []
-        for secant, gains in ((False, tangent_gains(obj.f, grid[grid > 0], P0, P1)),
-                              (True, secant_gains(obj.f, grid, tail, P0, P1))):
+        for secant, gains in (
+            (False, tangent_gains(obj.f, grid[grid > 0], P0, P1)),
+            (True, secant_gains(obj.f, grid, tail, P0, P1)),
+        ):
             lp, K = _kernel_lp(spec, gains, m)
             sol = solve_lp(lp, spec.solver, time_limit=remaining)
             if sol.x is None:
@@ -258,9 +280,12 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
         if best_K is None or bound - best_v <= max(tol * abs(best_v), 1e-12):
             break
         history.append((bound, best_v))
-        if len(history) >= 2 and history[-2][0] - history[-1][0] <= 1e-3 * (bound - best_v) \
-                and history[-1][1] - history[-2][1] <= 1e-3 * (bound - best_v):
-            break   # neither side moved by 1e-3 of the gap: what is left is the MIP tolerances' slack
+        if (
+            len(history) >= 2
+            and history[-2][0] - history[-1][0] <= 1e-3 * (bound - best_v)
+            and history[-1][1] - history[-2][1] <= 1e-3 * (bound - best_v)
+        ):
+            break  # neither side moved by 1e-3 of the gap: what is left is the MIP tolerances' slack
         grown = _refine(grid, np.concatenate([_ratios(c, P0, P1) for c in cols]) if cols else np.zeros(0), hi)
         if len(grown) == len(grid):
             break

@@ -84,6 +84,7 @@ adds a 1e-9 relative slack); method 3 is a heuristic with the auto bound, which 
 
 Whatever the method, the kernel leaves through :func:`mechdesign.design.certify_design`.
 """
+
 from __future__ import annotations
 
 import time
@@ -99,8 +100,18 @@ from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.rays import column_utility, compact_columns, normalise_rows
 
-__all__ = ["FixedDesign", "FixedHooks", "design_fixed_outputs", "bayes_mip", "enumerate_vertices", "enumeration_applies",
-           "linearisation_ascent", "ENUM_MAX_DIM", "ENUM_MAX_ROWS", "MIP_TIME_LIMIT"]
+__all__ = [
+    "FixedDesign",
+    "FixedHooks",
+    "design_fixed_outputs",
+    "bayes_mip",
+    "enumerate_vertices",
+    "enumeration_applies",
+    "linearisation_ascent",
+    "ENUM_MAX_DIM",
+    "ENUM_MAX_ROWS",
+    "MIP_TIME_LIMIT",
+]
 
 ENUM_MAX_DIM = 8
 """Largest N·(M − 1) for vertex enumeration of 𝒦_M (module docstring: measured ≤ 0.5 s)."""
@@ -167,11 +178,11 @@ def bayes_mip(spec: Spec, m: int, time_limit: float | None = None):
         raise ValueError("bayes_mip needs 1 <= M <= N")
     P = _objective_prior(spec)
     b = LPBuilder()
-    K = add_pml_kernel(b, spec, n)                                   # column y guesses symbol y
-    s = b.variables("s", (n,), lower=0.0, upper=1.0, integer=True)   # column y may be nonzero
-    t = b.blocks["t"]                                                # t_y ≥ max_x K(x,y)
+    K = add_pml_kernel(b, spec, n)  # column y guesses symbol y
+    s = b.variables("s", (n,), lower=0.0, upper=1.0, integer=True)  # column y may be nonzero
+    t = b.blocks["t"]  # t_y ≥ max_x K(x,y)
     b.rows(np.stack([t, s], -1), np.array([1.0, -1.0]), -np.inf, 0.0)  # t_y ≤ s_y
-    b.rows(s[None, :], np.ones((1, n)), -np.inf, float(m))              # at most M outputs used
+    b.rows(s[None, :], np.ones((1, n)), -np.inf, float(m))  # at most M outputs used
     lp = b.build((np.diag(K), P), sense=-1)
     options = spec.solver
     limit = time_limit if time_limit is not None else (options.time_limit or MIP_TIME_LIMIT)
@@ -212,16 +223,16 @@ def enumerate_vertices(spec: Spec, m: int) -> np.ndarray:
     d = n * (m - 1)
     h = len(G)
     rows = np.zeros(((m) * h, d + 1))
-    for y in range(m - 1):                       # G K(:,y) ≥ 0
-        rows[y * h:(y + 1) * h, 1 + y * n:1 + (y + 1) * n] = G
-    last = rows[(m - 1) * h:]                    # G (1 − Σ_{y<M} K(:,y)) ≥ 0
+    for y in range(m - 1):  # G K(:,y) ≥ 0
+        rows[y * h : (y + 1) * h, 1 + y * n : 1 + (y + 1) * n] = G
+    last = rows[(m - 1) * h :]  # G (1 − Σ_{y<M} K(:,y)) ≥ 0
     last[:, 0] = G.sum(axis=1)
     for y in range(m - 1):
-        last[:, 1 + y * n:1 + (y + 1) * n] = -G
+        last[:, 1 + y * n : 1 + (y + 1) * n] = -G
     mat = cdd.matrix_from_array(rows.tolist(), rep_type=cdd.RepType.INEQUALITY)
     gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
     V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12], float).reshape(-1, m - 1, n)
-    first = np.transpose(V, (0, 2, 1))           # (V, N, M − 1)
+    first = np.transpose(V, (0, 2, 1))  # (V, N, M − 1)
     K = np.concatenate([first, 1.0 - first.sum(axis=2, keepdims=True)], axis=2)
     return np.clip(K, 0.0, 1.0)
 
@@ -244,8 +255,9 @@ def _gradients(mu_fn, cols: np.ndarray, h: float = 1e-7) -> np.ndarray:
     return np.where(np.isfinite(grad), grad, 0.0)
 
 
-def linearisation_ascent(spec: Spec, K: np.ndarray, mu_fn, deadline: float,
-                         starts: int = 0) -> tuple[np.ndarray, float]:
+def linearisation_ascent(
+    spec: Spec, K: np.ndarray, mu_fn, deadline: float, starts: int = 0
+) -> tuple[np.ndarray, float]:
     """Successive linearisation from K and from ``starts`` random vertices of 𝒦_M (module
     docstring, method 3); returns the best kernel met, never worse than K."""
     m = K.shape[1]
@@ -257,8 +269,11 @@ def linearisation_ascent(spec: Spec, K: np.ndarray, mu_fn, deadline: float,
     for _ in range(starts):
         if time.perf_counter() > deadline:
             break
-        sol = solve_lp(b.build((Kidx, rng.normal(size=(spec.n, m))), sense=-1), options,
-                       time_limit=max(deadline - time.perf_counter(), 1e-3))
+        sol = solve_lp(
+            b.build((Kidx, rng.normal(size=(spec.n, m))), sense=-1),
+            options,
+            time_limit=max(deadline - time.perf_counter(), 1e-3),
+        )
         if sol.x is None or sol.status is not Status.OPTIMAL:
             continue
         cand, val = _ascend(spec, b, Kidx, options, normalise_rows(sol.x[Kidx]), mu_fn, deadline)
@@ -272,7 +287,7 @@ def _ascend(spec, b, Kidx, options, K, mu_fn, deadline):
     for _ in range(ASCENT_ROUNDS):
         if time.perf_counter() > deadline:
             break
-        grad = _gradients(mu_fn, best.T)                     # (M, N)
+        grad = _gradients(mu_fn, best.T)  # (M, N)
         lp = b.build((Kidx, grad.T), sense=-1)
         sol = solve_lp(lp, options, time_limit=max(deadline - time.perf_counter(), 1e-3))
         if sol.x is None or sol.status is not Status.OPTIMAL:
@@ -298,7 +313,7 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray, hooks: Fixe
     mu_fn = column_utility(spec)
     n = spec.n
     auto_bound = rd.bound
-    cap = (lambda v: v if auto_bound is None else min(v, auto_bound))
+    cap = lambda v: v if auto_bound is None else min(v, auto_bound)
     greedy_val = _utility(mu_fn, greedy)
 
     if m == 1:  # 𝒦_1 = {1}
@@ -319,8 +334,13 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray, hooks: Fixe
             if v < greedy_val:  # cannot happen in exact arithmetic; keep the better kernel
                 K, v = greedy, greedy_val
             bound = v + VALUE_SLACK * max(1.0, abs(v))
-            return FixedDesign(K, v, cap(bound), f"vertex enumeration of the M-output kernels (N(M-1) = "
-                               f"{n * (m - 1)} <= {ENUM_MAX_DIM})", True)
+            return FixedDesign(
+                K,
+                v,
+                cap(bound),
+                f"vertex enumeration of the M-output kernels (N(M-1) = {n * (m - 1)} <= {ENUM_MAX_DIM})",
+                True,
+            )
 
     found = hooks.after_enumeration and hooks.after_enumeration(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound)
     if found is not None:
@@ -328,8 +348,13 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray, hooks: Fixe
 
     budget = spec.solver.time_limit or 10.0
     K, v = linearisation_ascent(spec, greedy, mu_fn, time.perf_counter() + budget, starts=ASCENT_STARTS)
-    return FixedDesign(K, v, auto_bound, "greedy merge of the auto optimum + successive linearisation "
-                       "(heuristic; bound of the auto optimum)", False)
+    return FixedDesign(
+        K,
+        v,
+        auto_bound,
+        "greedy merge of the auto optimum + successive linearisation (heuristic; bound of the auto optimum)",
+        False,
+    )
 
 
 def _timings() -> None:  # pragma: no cover - the measurements quoted in the module docstring
@@ -341,14 +366,27 @@ def _timings() -> None:  # pragma: no cover - the measurements quoted in the mod
         P[-1] = 1 - P[:-1].sum()
         Q = rng.dirichlet(np.ones(n)).round(6)
         Q[-1] = 1 - Q[:-1].sum()
-        for ps in ({"kind": "min_mass", "c": 0.5 / n}, {"kind": "simplex"}, {"kind": "point", "prior": Q.tolist()},
-                   {"kind": "hull", "priors": [Q.tolist(), [1 / n] * n]}):
-            spec = spec_from_dict({"alphabet": n, "epsilon": 1.0, "prior_set": ps,
-                                   "objective": {"kind": "bayes_vulnerability", "prior": P.tolist()}})
+        for ps in (
+            {"kind": "min_mass", "c": 0.5 / n},
+            {"kind": "simplex"},
+            {"kind": "point", "prior": Q.tolist()},
+            {"kind": "hull", "priors": [Q.tolist(), [1 / n] * n]},
+        ):
+            spec = spec_from_dict(
+                {
+                    "alphabet": n,
+                    "epsilon": 1.0,
+                    "prior_set": ps,
+                    "objective": {"kind": "bayes_vulnerability", "prior": P.tolist()},
+                }
+            )
             t = time.perf_counter()
             K, value, bound, sol = bayes_mip(spec, m)
-            print(f"N={n} M={m} {ps['kind']}: {sol.status.value} value={value} bound={bound} "
-                  f"{time.perf_counter() - t:.2f} s ({sol.message})", flush=True)
+            print(
+                f"N={n} M={m} {ps['kind']}: {sol.status.value} value={value} bound={bound} "
+                f"{time.perf_counter() - t:.2f} s ({sol.message})",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":  # pragma: no cover

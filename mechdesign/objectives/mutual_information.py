@@ -3,6 +3,7 @@
 private columns (:mod:`mechdesign.objectives.sublinear`); past the exact threshold, column generation over
 the two-level ray families of Q_X(c) and the simplex (:func:`~mechdesign.objectives.sublinear.design_column_generation`).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -6,6 +6,7 @@ a float kernel, the program's value, a bound on the optimum and the solver's sta
 certify stage in ``design`` turns that into the exact kernel and its certificate. No objective module
 imports ``design``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

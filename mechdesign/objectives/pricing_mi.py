@@ -12,6 +12,7 @@ of the node, and whose nodes are shrunk by reduced-cost fixing at the best slope
 (:func:`reduced_cost_fixing`: an item whose forced exclusion or inclusion alone costs more than
 the bound's margin over the incumbent is fixed; about 5× fewer nodes at N = 50).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,17 @@ import numpy as np
 
 from mechdesign.privacy.ray_families import family_rays, indicator
 
-__all__ = ["MIPricer", "MIFamily", "node_bound", "price_family", "reduced_cost_fixing", "PRICE_NODE_LIMIT",
-           "PRICE_SHARE", "QUICK_NODES", "PRICE_KEEP"]
+__all__ = [
+    "MIPricer",
+    "MIFamily",
+    "node_bound",
+    "price_family",
+    "reduced_cost_fixing",
+    "PRICE_NODE_LIMIT",
+    "PRICE_SHARE",
+    "QUICK_NODES",
+    "PRICE_KEEP",
+]
 
 PRICE_NODE_LIMIT = 3000
 """Branch-and-bound nodes per ray family and pricing round; past it the relaxation bound of the open nodes is used
@@ -110,7 +120,7 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
     ``found(mask, F value)``.
     """
     nf = len(u)
-    if k < 0 or k > nf:   # no set of the node has the family's size
+    if k < 0 or k > nf:  # no set of the node has the family's size
         return -math.inf, None, 0.0, True, None
     if k == 0 or k == nf:
         mask = np.full(nf, k >= nf)
@@ -133,8 +143,8 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
         return fam.conj(s, U0) + base + beta * top
 
     us = np.sort(u)
-    s_a = fam.s_root(U0 + float(us[-k:].sum()))   # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
-    s_b = fam.s_root(U0 + float(us[:k].sum()))    # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
+    s_a = fam.s_root(U0 + float(us[-k:].sum()))  # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
+    s_b = fam.s_root(U0 + float(us[:k].sum()))  # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
     A, B = topk(s_a), topk(s_b)
     sb = [math.inf, None]
 
@@ -142,6 +152,7 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
         if val < sb[0]:
             sb[0], sb[1] = val, s
         return sb[0]
+
     upd(s_a, L(s_a, A[3]))
     best = upd(s_b, L(s_b, B[3]))
     for _ in range(80):
@@ -150,14 +161,14 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
             C = topk(s)
             return upd(s, L(s, C[3])), None, 0.0, True, sb[1]
         moved = False
-        tA = fam.s_root(U0 + A[1])   # the root of L' if the set stayed A (s* ≤ tA)
+        tA = fam.s_root(U0 + A[1])  # the root of L' if the set stayed A (s* ≤ tA)
         if s_a < tA < s_b:
             C = topk(tA)
             best = upd(tA, L(tA, C[3]))
             if np.array_equal(C[0], A[0]):
                 return best, None, 0.0, True, sb[1]
             s_b, B, moved = tA, C, True
-        tB = fam.s_root(U0 + B[1])   # s* ≥ tB
+        tB = fam.s_root(U0 + B[1])  # s* ≥ tB
         if s_a < tB < s_b:
             C = topk(tB)
             best = upd(tB, L(tB, C[3]))
@@ -168,7 +179,7 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
             continue
         diff = np.flatnonzero(A[0] != B[0])
         if len(diff) == 2:
-            i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])   # i ∈ B∖A, jj ∈ A∖B
+            i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])  # i ∈ B∖A, jj ∈ A∖B
             if u[i] != u[jj]:
                 s_x = float((v[i] - v[jj]) / (u[i] - u[jj]))
                 if s_a <= s_x <= s_b:
@@ -176,9 +187,9 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
                     top = max(C[3], s_x * A[1] - A[2], s_x * B[1] - B[2])
                     best = upd(s_x, L(s_x, top))
                     X = fam.x_star(s_x) - U0
-                    if A[1] <= X <= B[1]:   # L' changes sign at the breakpoint: fractional optimum
+                    if A[1] <= X <= B[1]:  # L' changes sign at the breakpoint: fractional optimum
                         return best, int(i), (X - A[1]) / (B[1] - A[1]), False, sb[1]
-                    continue   # the root is inside A's or B's piece: the Newton steps find it next
+                    continue  # the root is inside A's or B's piece: the Newton steps find it next
         if not moved:
             s = 0.5 * (s_a + s_b)
             if not (s_a < s < s_b):
@@ -247,7 +258,7 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
             if key not in pool:
                 pool[key] = val
                 if len(pool) > 4 * keep:
-                    for kk in sorted(pool, key=pool.get)[:len(pool) - 2 * keep]:
+                    for kk in sorted(pool, key=pool.get)[: len(pool) - 2 * keep]:
                         del pool[kk]
 
     nf = len(fam.u)
@@ -281,8 +292,16 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
                 keep_[fin] = False
                 keep_[fout] = False
                 items_in = idx[fin]
-                stack.append((ub, idx[keep_], k - len(fin), U0 + float(fam.u[items_in].sum()),
-                              V0 + float(fam.v[items_in].sum()), fixed + [int(x) for x in fam.free[items_in]]))
+                stack.append(
+                    (
+                        ub,
+                        idx[keep_],
+                        k - len(fin),
+                        U0 + float(fam.u[items_in].sum()),
+                        V0 + float(fam.v[items_in].sum()),
+                        fixed + [int(x) for x in fam.free[items_in]],
+                    )
+                )
                 continue
         item = int(idx[br])
         rest = np.delete(idx, br)
@@ -322,18 +341,21 @@ class MIPricer:
         """(new rays as a list of arrays, certified g, note)."""
         n = self.n
         deadline = time.perf_counter() + PRICE_ROUND_SECONDS
-        items = [MIFamily(self.P, lam, kind, size, level, j)
-                 for kind, size, level in self.fams for j in ([None] if kind == "two" else range(n))]
+        items = [
+            MIFamily(self.P, lam, kind, size, level, j)
+            for kind, size, level in self.fams
+            for j in ([None] if kind == "two" else range(n))
+        ]
         certs, done, quick = [], [], []
         for fam in items:
             sets, vals, cert, root, nodes = price_family(fam, floor, 1 if out_of_time else QUICK_NODES, PRICE_KEEP)
             certs.append(cert)
-            done.append(nodes < QUICK_NODES)   # the search finished: cert is exact (up to the floor)
+            done.append(nodes < QUICK_NODES)  # the search finished: cert is exact (up to the floor)
             if len(vals):
                 quick.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
         if quick or out_of_time:
             return quick, max(certs), ""
-        g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)   # families already finished
+        g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished
         todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
         new, g_best, limit = [], -math.inf, PRICE_NODE_LIMIT
         for _attempt in range(2):
@@ -345,14 +367,15 @@ class MIPricer:
                     g_cert = max(g_cert, certs[f])
                     continue
                 # once the round has rays to return, the other families get a short search (still certified)
-                sets, vals, cert, root, nodes = price_family(fam, cut, min(limit, SHORT_NODES) if new else limit,
-                                                             PRICE_KEEP, deadline)
+                sets, vals, cert, root, nodes = price_family(
+                    fam, cut, min(limit, SHORT_NODES) if new else limit, PRICE_KEEP, deadline
+                )
                 best = float(vals.max()) if len(vals) else -math.inf
                 certs[f] = min(certs[f], cert)
                 if len(vals):
                     g_best = max(g_best, best)
                     new.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
-                if cert > max(cut, best) * (1 + 1e-12) + 1e-15:   # open nodes left: bound from the relaxation
+                if cert > max(cut, best) * (1 + 1e-12) + 1e-15:  # open nodes left: bound from the relaxation
                     left.append(f)
                     open_bounds.append(certs[f])
                 else:

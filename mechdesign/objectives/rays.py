@@ -9,6 +9,7 @@ Viswanath's staircase LP for LDP; Grosse et al. for PML):
 
 with dual  min Σ_x λ_x  s.t.  λ·r ≥ μ(r) for every ray. K(:, y) = θ_y r_y over the rays used.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,16 @@ from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
 
-__all__ = ["CG_TIME_LIMIT", "RayDesign", "column_utility", "kernel_utility", "ray_lp", "rays_to_kernel",
-           "normalise_rows", "compact_columns"]
+__all__ = [
+    "CG_TIME_LIMIT",
+    "RayDesign",
+    "column_utility",
+    "kernel_utility",
+    "ray_lp",
+    "rays_to_kernel",
+    "normalise_rows",
+    "compact_columns",
+]
 
 CG_TIME_LIMIT = 60.0
 """Seconds of column generation when solver.time_limit is unset (the bound stays valid when it stops early)."""
@@ -69,7 +78,7 @@ def _perspective(f, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # a^α b^(1−α) in log space: for α = 100 and entries ~1e−5 the factors under- and overflow
         # separately (0·inf) although the product is finite (issue 10, item 7)
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-            power = ap ** alpha * bp ** (1 - alpha)
+            power = ap**alpha * bp ** (1 - alpha)
             bad = ~np.isfinite(power) | ((power == 0) & (ap > 0))
             power[bad] = np.exp(alpha * np.log(ap[bad]) + (1 - alpha) * np.log(bp[bad]))
         if alpha < 1:
@@ -94,6 +103,7 @@ def mutual_information_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]
         w = R * P[None, :]
         ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
         return _xlogy(w, ratio).sum(axis=1)
+
     return mi
 
 
@@ -105,6 +115,7 @@ def f_divergence_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
     def fdiv(R):
         R = np.atleast_2d(R)
         return _perspective(f, R @ P0, R @ P1)
+
     return fdiv
 
 
@@ -157,7 +168,7 @@ def ray_lp(R: np.ndarray, mu: np.ndarray, options):
     theta = b.variables("theta", (r,), lower=0.0)  # no upper bound: the duals must satisfy λ·r ≥ μ(r)
     b.rows(np.broadcast_to(theta, (n, r)), R.T, 1.0, 1.0)
     lp = b.build((theta, mu), sense=-1)
-    if options.method == "auto":   # N rows, many columns: simplex (interior point is far slower here)
+    if options.method == "auto":  # N rows, many columns: simplex (interior point is far slower here)
         options = options.model_copy(update={"method": "simplex"})
     sol = solve_lp(lp, options)
     if sol.x is None or sol.row_dual is None or sol.status is not Status.OPTIMAL:
@@ -179,8 +190,8 @@ def rays_to_kernel(rd: RayDesign, mu_fn, m: int | None) -> tuple[np.ndarray, np.
             base = mu_fn(cols)
             best = None
             for a in range(len(cols)):
-                merged = cols[a][None, :] + cols[a + 1:]
-                loss = base[a] + base[a + 1:] - mu_fn(merged)
+                merged = cols[a][None, :] + cols[a + 1 :]
+                loss = base[a] + base[a + 1 :] - mu_fn(merged)
                 if len(loss):
                     i = int(np.argmin(loss))
                     if best is None or loss[i] < best[0]:

@@ -3,6 +3,7 @@
 Adding an objective: its pydantic model in :mod:`mechdesign.spec.models` (in the ``Objective`` union), one
 module here implementing :class:`mechdesign.objectives.base.ObjectiveRules`, and one line below.
 """
+
 from __future__ import annotations
 
 from mechdesign.objectives.base import ObjectiveRules
@@ -18,8 +19,8 @@ from mechdesign.spec.models import Spec
 __all__ = ["OBJECTIVE_RULES", "objective_rules", "compile_problem"]
 
 OBJECTIVE_RULES: dict[str, type[ObjectiveRules]] = {
-    cls.kind: cls for cls in (ExpectedLoss, Dobrushin, BayesVulnerability, MutualInformation, FDivergence,
-                              MinVulnerability)
+    cls.kind: cls
+    for cls in (ExpectedLoss, Dobrushin, BayesVulnerability, MutualInformation, FDivergence, MinVulnerability)
 }
 
 

@@ -58,6 +58,7 @@ exact LP max Σ_x P(x) K_xx (:func:`design_bayes_lp`); mutual information over p
 l1_ball prior sets is refused with a clear error. A fixed output size below the rays used goes to
 :mod:`mechdesign.objectives.fixed_outputs`.
 """
+
 from __future__ import annotations
 
 import math
@@ -78,12 +79,30 @@ from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 from mechdesign.lp.highs import new_highs
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
-    CG_TIME_LIMIT, RayDesign, column_utility, kernel_utility, normalise_rows, compact_columns, ray_lp,
-    rays_to_kernel, _prior, _perspective, _xlogy,
+    CG_TIME_LIMIT,
+    RayDesign,
+    column_utility,
+    kernel_utility,
+    normalise_rows,
+    compact_columns,
+    ray_lp,
+    rays_to_kernel,
+    _prior,
+    _perspective,
+    _xlogy,
 )
 
-__all__ = ["column_utility", "kernel_utility", "solve_sublinear", "choose_method", "design_exact", "design_column_generation",
-           "RayDesign", "EXACT_MAX_RAYS", "ray_lp"]
+__all__ = [
+    "column_utility",
+    "kernel_utility",
+    "solve_sublinear",
+    "choose_method",
+    "design_exact",
+    "design_column_generation",
+    "RayDesign",
+    "EXACT_MAX_RAYS",
+    "ray_lp",
+]
 
 EXACT_MAX_RAYS = 120_000
 """Largest number of listed rays for the exact method (above: column generation, when available)."""
@@ -108,7 +127,7 @@ class _LiveRayLP:
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         h.setOptionValue("dual_feasibility_tolerance", 1e-9)
         h.setOptionValue("presolve", "off")
-        h.setOptionValue("simplex_strategy", 4)   # primal: the basis stays primal feasible as columns are added
+        h.setOptionValue("simplex_strategy", 4)  # primal: the basis stays primal feasible as columns are added
         h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.n = n
 
@@ -117,8 +136,16 @@ class _LiveRayLP:
 
         r, n = R.shape
         idx = np.tile(np.arange(n, dtype=np.int32), r)
-        self.h.addCols(r, -np.asarray(mu, float), np.zeros(r), np.full(r, highspy.kHighsInf), r * n,
-                       np.arange(0, r * n, n, dtype=np.int32), idx, np.ascontiguousarray(R, float).ravel())
+        self.h.addCols(
+            r,
+            -np.asarray(mu, float),
+            np.zeros(r),
+            np.full(r, highspy.kHighsInf),
+            r * n,
+            np.arange(0, r * n, n, dtype=np.int32),
+            idx,
+            np.ascontiguousarray(R, float).ravel(),
+        )
 
     def solve(self, time_limit: float | None):
         import highspy
@@ -156,8 +183,10 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
         R = extreme_rays(spec.prior_set, spec.n, ray_epsilon(spec))
     mu = column_utility(spec)(R)
     if not np.all(np.isfinite(mu)):
-        raise InputError("objective: the utility is infinite on a feasible column, or beyond the floating-point "
-                         "range (about 1e308): check the priors' supports, or lower alpha or epsilon")
+        raise InputError(
+            "objective: the utility is infinite on a feasible column, or beyond the floating-point "
+            "range (about 1e308): check the priors' supports, or lower alpha or epsilon"
+        )
     theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
     if theta is None:
         return RayDesign(R, None, None, None, None, "exact", seconds=time.perf_counter() - t0)
@@ -165,10 +194,18 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
     g = float(np.max((mu - R @ lam) / sums))
     # floating-point rounding of μ(r), r·λ and the sums, stated explicitly (issue 10, item 3):
     # each g term is within 8(N + 2)u·(|μ(r)| + |r|·|λ|)/(1·r) of its exact value, u = 2^−53
-    rounding = 8 * (spec.n + 2) * 2.0 ** -53 * float(np.max((np.abs(mu) + R @ np.abs(lam)) / sums))
-    bound = _pricing_bound(lam, g, spec.n) + spec.n * rounding + 4 * spec.n * 2.0 ** -53 * float(np.abs(lam).sum())
-    return RayDesign(R, theta, lam, value, bound, "exact (all extreme rays)",
-                     seconds=time.perf_counter() - t0, lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz))
+    rounding = 8 * (spec.n + 2) * 2.0**-53 * float(np.max((np.abs(mu) + R @ np.abs(lam)) / sums))
+    bound = _pricing_bound(lam, g, spec.n) + spec.n * rounding + 4 * spec.n * 2.0**-53 * float(np.abs(lam).sum())
+    return RayDesign(
+        R,
+        theta,
+        lam,
+        value,
+        bound,
+        "exact (all extreme rays)",
+        seconds=time.perf_counter() - t0,
+        lp_size=(lp.num_rows, lp.num_cols, lp.A.nnz),
+    )
 
 
 # ------------------------------------------------------------------ column generation
@@ -212,19 +249,19 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         live.add(R, mu)
     it = 0
     best_bound = math.inf
-    center = None   # the duals of the best bound so far: pricing is at a point between them and the LP's
+    center = None  # the duals of the best bound so far: pricing is at a point between them and the LP's
     note = ""
     alpha = CG_SMOOTHING
     while True:
         it += 1
         res = live.solve(max(limit - (time.perf_counter() - t0), 1.0)) if live is not None else None
-        if res is None:   # no live model, or it failed: (P) from scratch
+        if res is None:  # no live model, or it failed: (P) from scratch
             theta, lam, value, sol, lp = ray_lp(R, mu, spec.solver)
         else:
             theta, lam, value = res
         if theta is None:
             return RayDesign(R, None, None, None, None, "column generation", it, time.perf_counter() - t0)
-        floor = tol * max(abs(value), 1e-6) / n   # N·floor: the gap left when no ray prices above it
+        floor = tol * max(abs(value), 1e-6) / n  # N·floor: the gap left when no ray prices above it
         out_of_time = time.perf_counter() - t0 > limit
         points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
         fresh = []
@@ -240,7 +277,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
             if fresh:
                 Rn = np.array(fresh)
                 if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
-                    break   # some ray improves the LP (else: a misprice, price at the LP's duals)
+                    break  # some ray improves the LP (else: a misprice, price at the LP's duals)
         report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
         if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
@@ -251,8 +288,9 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         if live is not None:
             live.add(Rn, mun)
     method = f"column generation ({pricer.method})" + (f"; {note}" if note else "")
-    return RayDesign(R, theta, lam, value, best_bound, method, it,
-                     time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R))))
+    return RayDesign(
+        R, theta, lam, value, best_bound, method, it, time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R)))
+    )
 
 
 def choose_method(spec: Spec, scalable: str | None = None) -> str:
@@ -267,15 +305,18 @@ def choose_method(spec: Spec, scalable: str | None = None) -> str:
         return scalable
     if count is None:
         return "exact"  # cdd path: extreme_rays raises a clear error past CDD_MAX_N
-    raise InputError(f"objective: {spec.objective.kind} over a {spec.prior_set.kind} prior set is designed by "
-                     f"listing all extreme rays, which is limited to about {EXACT_MAX_RAYS} rays "
-                     f"(N = {spec.n} needs ~{count}); past that, f_divergence is designed by tangent/secant "
-                     "LPs and mutual_information by column generation over min_mass and simplex")
+    raise InputError(
+        f"objective: {spec.objective.kind} over a {spec.prior_set.kind} prior set is designed by "
+        f"listing all extreme rays, which is limited to about {EXACT_MAX_RAYS} rays "
+        f"(N = {spec.n} needs ~{count}); past that, f_divergence is designed by tangent/secant "
+        "LPs and mutual_information by column generation over min_mass and simplex"
+    )
 
 
 # ------------------------------------------------------------------ pipeline
-def solve_sublinear(spec: Spec, scalable: tuple[str, Callable[[Spec], RayDesign]] | None = None,
-                    fixed_hooks: FixedHooks | None = None) -> PlanOutcome:
+def solve_sublinear(
+    spec: Spec, scalable: tuple[str, Callable[[Spec], RayDesign]] | None = None, fixed_hooks: FixedHooks | None = None
+) -> PlanOutcome:
     """The program for sublinear objectives: rays → (P) → kernel (certified by ``design``).
 
     ``scalable`` is the objective's (name, method) past the exact threshold; ``fixed_hooks`` its own
@@ -294,7 +335,19 @@ def solve_sublinear(spec: Spec, scalable: tuple[str, Callable[[Spec], RayDesign]
             K, rays, value, bound = fixed.kernel, columns_as_rays(fixed.kernel), fixed.value, fixed.bound
             rd.method = f"{rd.method}; output_size {m}: {fixed.method}"
     rows, cols, nnz = rd.lp_size
-    return PlanOutcome(status=Status.OPTIMAL if K is not None else Status.SOLVER_ERROR, kernel=K, value=value,
-                       bound=bound, sense=-1, method=rd.method, seconds=rd.seconds, iterations=rd.iterations,
-                       lps=rd.iterations, rows=rows, columns=cols, nonzeros=int(nnz),
-                       message=f"{len(rd.rays)} rays considered", rays=rays)
+    return PlanOutcome(
+        status=Status.OPTIMAL if K is not None else Status.SOLVER_ERROR,
+        kernel=K,
+        value=value,
+        bound=bound,
+        sense=-1,
+        method=rd.method,
+        seconds=rd.seconds,
+        iterations=rd.iterations,
+        lps=rd.iterations,
+        rows=rows,
+        columns=cols,
+        nonzeros=int(nnz),
+        message=f"{len(rd.rays)} rays considered",
+        rays=rays,
+    )

@@ -1,6 +1,7 @@
 """Expected loss under the worst prior of Q_X(c) (or of all priors) by output generation with the epigraph
 rows kept whole (:func:`mechdesign.lp.side_outputs.solve_side_output_generation`): outputs are priced with
 the multipliers of the worst-case vertices, and the bound is weak duality on the compiled LP."""
+
 from __future__ import annotations
 
 from mechdesign.lp.colgen import KernelLayout
@@ -24,18 +25,38 @@ def solve_worst_case_outputs(spec: Spec, compiled: CompiledProblem, compile_seco
     if not isinstance(layout, KernelLayout) or options.method != "auto" or options.backend != "highs":
         return None
     res = solve_side_output_generation(lp, layout, time_limit=options.time_limit)
-    if res.status == "time_limit":   # the budget is spent: report it rather than start the whole LP
+    if res.status == "time_limit":  # the budget is spent: report it rather than start the whole LP
         return PlanOutcome(
-            status=Status.TIME_LIMIT, kernel=None if res.x is None else res.x[compiled.kernel],
-            value=None if res.x is None else lp.user_objective(res.x), bound=None, sense=lp.sense,
-            method="output-generation (epigraph rows kept)", seconds=res.seconds, compile_seconds=compile_seconds,
-            iterations=res.iterations, lps=res.rounds, rows=lp.num_rows, columns=lp.num_cols,
-            nonzeros=int(lp.A.nnz), message=f"time limit after {res.rounds} rounds")
+            status=Status.TIME_LIMIT,
+            kernel=None if res.x is None else res.x[compiled.kernel],
+            value=None if res.x is None else lp.user_objective(res.x),
+            bound=None,
+            sense=lp.sense,
+            method="output-generation (epigraph rows kept)",
+            seconds=res.seconds,
+            compile_seconds=compile_seconds,
+            iterations=res.iterations,
+            lps=res.rounds,
+            rows=lp.num_rows,
+            columns=lp.num_cols,
+            nonzeros=int(lp.A.nnz),
+            message=f"time limit after {res.rounds} rounds",
+        )
     if res.status != "optimal" or res.x is None:
         return None
     return PlanOutcome(
-        status=Status.OPTIMAL, kernel=res.x[compiled.kernel], value=lp.user_objective(res.x), bound=res.bound,
-        sense=lp.sense, method="output-generation (epigraph rows kept)", seconds=res.seconds,
-        compile_seconds=compile_seconds, iterations=res.iterations, lps=res.rounds, rows=lp.num_rows,
-        columns=lp.num_cols, nonzeros=int(lp.A.nnz),
-        message=f"optimal: {res.rounds} rounds, {res.outputs} of {layout.K.shape[1]} outputs")
+        status=Status.OPTIMAL,
+        kernel=res.x[compiled.kernel],
+        value=lp.user_objective(res.x),
+        bound=res.bound,
+        sense=lp.sense,
+        method="output-generation (epigraph rows kept)",
+        seconds=res.seconds,
+        compile_seconds=compile_seconds,
+        iterations=res.iterations,
+        lps=res.rounds,
+        rows=lp.num_rows,
+        columns=lp.num_cols,
+        nonzeros=int(lp.A.nnz),
+        message=f"optimal: {res.rounds} rounds, {res.outputs} of {layout.K.shape[1]} outputs",
+    )

@@ -12,6 +12,7 @@ of a prior set: its vertices, symmetry, the equivalent Q_X(c) when there is one,
 the cone of private columns when their form is known. One module per kind implements it;
 :mod:`mechdesign.privacy.registry` maps ``kind`` to the module.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -40,8 +41,9 @@ class PriorSetRules(ABC):
 
     # ------------------------------------------------------------------ LP side
     @abstractmethod
-    def lp_rows(self, b: LPBuilder, k_idx: np.ndarray, k_coef: float, w: Terms, tag: str,
-                k_range: tuple[float, float]) -> dict:
+    def lp_rows(
+        self, b: LPBuilder, k_idx: np.ndarray, k_coef: float, w: Terms, tag: str, k_range: tuple[float, float]
+    ) -> dict:
         """Add rows enforcing  w_j ≤ min_{P∈𝒫} Σ_x P(x) k_coef·x[k_idx[x, j]]  for every column j
         (see :func:`mechdesign.privacy.priors.constrain_min_expectation`). Returns where the rows went
         for solvers that exploit the structure, or ``{}``."""
@@ -112,8 +114,7 @@ def column_rows(b: LPBuilder, w: Terms, J: int, blocks: list[tuple[np.ndarray, n
     return b.rows(np.vstack(cols).T, np.vstack(coefs).T, -np.inf, 0.0)
 
 
-def dual_multipliers(b: LPBuilder, n: int, k_idx: np.ndarray, k_coef: float, tag: str,
-                     k_range: tuple[float, float]):
+def dual_multipliers(b: LPBuilder, n: int, k_idx: np.ndarray, k_coef: float, tag: str, k_range: tuple[float, float]):
     """The multipliers shared by the dualised prior sets (box, ℓ1-ball): μ_j, α_xj, β_xj ≥ 0 with
     μ_j + α_xj − β_xj − k_xj ≤ 0 (the dual constraint for P_x ≥ 0). An optimal dual has μ in the
     range of k and α, β at most its span, so they are bounded by twice that (any feasible multipliers
@@ -124,8 +125,12 @@ def dual_multipliers(b: LPBuilder, n: int, k_idx: np.ndarray, k_coef: float, tag
     mu = b.variables(f"mu_{tag}", (J,), lower=lo - span, upper=hi + span)
     alpha = b.variables(f"alpha_{tag}", (n, J), lower=0.0, upper=2 * span)
     beta = b.variables(f"beta_{tag}", (n, J), lower=0.0, upper=2 * span)
-    b.rows(np.stack([np.broadcast_to(mu, (n, J)), alpha, beta, k_idx], -1).reshape(n * J, 4),
-           np.array([1.0, 1.0, -1.0, -k_coef]), -np.inf, 0.0)
+    b.rows(
+        np.stack([np.broadcast_to(mu, (n, J)), alpha, beta, k_idx], -1).reshape(n * J, 4),
+        np.array([1.0, 1.0, -1.0, -k_coef]),
+        -np.inf,
+        0.0,
+    )
     return mu, alpha, beta, span
 
 

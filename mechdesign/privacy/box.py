@@ -5,6 +5,7 @@
 so w_j ≤ min P·k_j is enforced by  μ_j + α_xj − β_xj − k_xj ≤ 0  and  w_j − μ_j − l·α_j + u·β_j ≤ 0.
 Exactly: start at the lower bounds and pour the remaining mass into the smallest k first (greedy).
 """
+
 from __future__ import annotations
 
 from fractions import Fraction

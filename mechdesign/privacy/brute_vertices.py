@@ -7,6 +7,7 @@ linearly independent tight rows A_S x + b_S = 0, and is feasible. So every subse
 tried (batched in numpy: one n × n solve per subset), the feasible solutions kept and deduplicated.
 This is exponential in n and used only while the number of subsets is at most :data:`MAX_SUBSETS`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,8 +20,7 @@ __all__ = ["brute_force_vertices", "MAX_SUBSETS"]
 MAX_SUBSETS = 300_000
 
 
-def brute_force_vertices(A: np.ndarray, b: np.ndarray, E: np.ndarray, e: np.ndarray,
-                         tol: float = 1e-11) -> np.ndarray:
+def brute_force_vertices(A: np.ndarray, b: np.ndarray, E: np.ndarray, e: np.ndarray, tol: float = 1e-11) -> np.ndarray:
     """The vertices of {x : E x = e, A x + b ≥ 0} (rows of the result); raises ValueError when there
     are more than MAX_SUBSETS subsets to try."""
     A, b, E, e = (np.asarray(v, float) for v in (A, b, E, e))

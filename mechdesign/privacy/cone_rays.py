@@ -1,6 +1,7 @@
 """The extreme rays of C(ε,𝒫) for the prior sets whose rays have a known form (derivations in
 :mod:`mechdesign.privacy.extremes`): simplex (staircases), Q_X(c) (two levels, or {0, w, 1}) and a
 point prior (a box cut by a hyperplane). Rows are rays, not yet normalised."""
+
 from __future__ import annotations
 
 import itertools

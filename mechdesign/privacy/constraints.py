@@ -10,6 +10,7 @@ column maxima t_y ≥ K_x(y) that :func:`mechdesign.objectives.compile.add_pml_k
 Every constraint is convex and holds for a constant kernel, so the repair by mixing with the constant kernel
 (certify/guarantees.py) restores all of them at once.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,7 @@ def add_guarantee_rows(b: LPBuilder, guarantee, K: np.ndarray, t: np.ndarray, ta
     scale = math.exp(-guarantee.epsilon.value)
     if isinstance(guarantee, MetricGuarantee):
         if isinstance(guarantee.metric, DiscreteMetric):
-            constrain_min_expectation(b, Simplex(kind="simplex"), n, K, 1.0, [(t, scale)], tag=tag,
-                                      k_range=(0.0, 1.0))
+            constrain_min_expectation(b, Simplex(kind="simplex"), n, K, 1.0, [(t, scale)], tag=tag, k_range=(0.0, 1.0))
         else:
             add_metric_rows(b, K, guarantee)
         return

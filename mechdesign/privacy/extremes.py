@@ -34,6 +34,7 @@ so they are used up to :data:`STRUCTURED_MAX_N`; cdd's double-description
 method is used up to :data:`CDD_MAX_N` (the number of cone facets grows like
 N·V and the enumeration time explodes past it).
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,18 @@ from mechdesign.spec.errors import InputError
 from mechdesign.privacy.priors import rules, vertices
 from mechdesign.spec.models import PriorSet
 
-__all__ = ["extreme_rays", "structured_rays", "cdd_rays", "prior_vertices", "cone_inequalities",
-           "binary_extremes", "STRUCTURED_MAX_N", "CDD_MAX_N", "count_structured_rays", "unique_rows"]
+__all__ = [
+    "extreme_rays",
+    "structured_rays",
+    "cdd_rays",
+    "prior_vertices",
+    "cone_inequalities",
+    "binary_extremes",
+    "STRUCTURED_MAX_N",
+    "CDD_MAX_N",
+    "count_structured_rays",
+    "unique_rows",
+]
 
 STRUCTURED_MAX_N = 16
 """Largest N for which all structured rays are listed (2^16 two-level rays, or 16·2^15 for a point prior)."""
@@ -63,10 +74,12 @@ def _require_cdd():
     try:
         import cdd  # noqa: F401  (package pycddlib-standalone)
     except ImportError:  # pragma: no cover - depends on the environment
-        raise InputError("vertex enumeration for this prior set or size needs pycddlib: pip install "
-                         "'mechdesign[cdd]' (package pycddlib-standalone; where no wheel exists it compiles "
-                         "from source and needs a C compiler). Without it: simplex, min_mass and point prior "
-                         "sets, whose extreme rays are known in closed form") from None
+        raise InputError(
+            "vertex enumeration for this prior set or size needs pycddlib: pip install "
+            "'mechdesign[cdd]' (package pycddlib-standalone; where no wheel exists it compiles "
+            "from source and needs a C compiler). Without it: simplex, min_mass and point prior "
+            "sets, whose extreme rays are known in closed form"
+        ) from None
     return cdd
 
 
@@ -186,8 +199,7 @@ def binary_extremes(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
         raise InputError(f"enumerating binary extremal mechanisms is limited to N <= {CDD_MAX_N}, found N = {n}")
     G = cone_inequalities(prior_set, n, epsilon)
     # g·p ≥ 0 and g·(1 − p) ≥ 0  ⇔  (g·1) − g·p ≥ 0
-    rows = np.vstack([np.hstack([np.zeros((len(G), 1)), G]),
-                      np.hstack([G.sum(axis=1, keepdims=True), -G])])
+    rows = np.vstack([np.hstack([np.zeros((len(G), 1)), G]), np.hstack([G.sum(axis=1, keepdims=True), -G])])
     try:
         cdd = _require_cdd()
     except InputError:  # base install: brute force on small problems (mechdesign.privacy.vertex_enum)

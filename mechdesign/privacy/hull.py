@@ -1,5 +1,6 @@
 """𝒫 = the convex hull of listed priors v_1..v_V: min_P P·k = min_i v_i·k (a vertex attains it).
 LP rows: w_j − Σ_x v_i(x) k_xj ≤ 0 for every listed prior i (V rows per column). Extreme rays by cdd."""
+
 from __future__ import annotations
 
 from mechdesign.privacy.base import PriorSetRules, column_rows, dot, masses_up

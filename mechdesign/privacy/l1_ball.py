@@ -5,6 +5,7 @@
 Exactly: move up to r/2 of mass from the largest-k symbols to the smallest-k symbol (each unit moved
 from x to x* changes P·k by k_x* − k_x ≤ 0 and costs 2 units of ℓ1 distance, so largest k first).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -29,10 +30,13 @@ class L1BallRules(PriorSetRules):
         drift = sum((abs(Fraction(v) - Fraction(float(v))) for v in self.model.center), Fraction(0))
         radius = float_up(Fraction(self.model.radius) + drift)
         rho = b.variables(f"rho_{tag}", (J,), lower=0.0, upper=4 * span)
-        b.rows(np.stack([alpha, beta, np.broadcast_to(rho, (n, J))], -1).reshape(n * J, 3),
-               np.array([1.0, 1.0, -1.0]), -np.inf, 0.0)
-        column_rows(b, w, J, [(mu[None, :], -1.0), (alpha, -center), (beta, center),
-                              (rho[None, :], radius)])
+        b.rows(
+            np.stack([alpha, beta, np.broadcast_to(rho, (n, J))], -1).reshape(n * J, 3),
+            np.array([1.0, 1.0, -1.0]),
+            -np.inf,
+            0.0,
+        )
+        column_rows(b, w, J, [(mu[None, :], -1.0), (alpha, -center), (beta, center), (rho[None, :], radius)])
         return {}
 
     def min_expectation(self, k):

@@ -30,6 +30,7 @@ L(x,x') ≤ e^{ε d(x,x')} a rigorous rational lower bound from :func:`mechdesig
 on the expression (ε)·(d), d written exactly (a rational, or s·sqrt(k) on a grid, bounded by interval
 arithmetic). A pair whose exact ratio max_y K_x(y)/K_{x'}(y) is ≤ 1 passes without a bound (e^{ε d} ≥ 1).
 """
+
 from __future__ import annotations
 
 import math
@@ -83,7 +84,7 @@ def metric_distances(metric, n: int) -> MetricDistances:
             dr, dc = x // cols - z // cols, x % cols - z % cols
             k = dr * dr + dc * dc
             root = math.isqrt(k)
-            if root * root == k:   # a rational distance: keep it rational
+            if root * root == k:  # a rational distance: keep it rational
                 srow.append(metric.spacing * root)
                 krow.append(1)
             else:
@@ -100,8 +101,12 @@ def graph_edges(metric, n: int) -> list[tuple[int, int]]:
         return [(i, i + 1) for i in range(n - 1)] + [(i + 1, i) for i in range(n - 1)]
     if isinstance(metric, GridMetric):
         cols = metric.shape[1]
-        return [(p, q) for p in range(n) for q in range(n)
-                if p != q and math.gcd(abs(p // cols - q // cols), abs(p % cols - q % cols)) == 1]
+        return [
+            (p, q)
+            for p in range(n)
+            for q in range(n)
+            if p != q and math.gcd(abs(p // cols - q // cols), abs(p % cols - q % cols)) == 1
+        ]
     d = metric_distances(metric, n).scale
     den = 1
     for row in d:
@@ -140,7 +145,7 @@ def add_metric_rows(b: LPBuilder, K: np.ndarray, guarantee: MetricGuarantee) -> 
     src = np.array([e[0] for e in edges])
     dst = np.array([e[1] for e in edges])
     scale = np.array([math.exp(-eps * dist.value(x, z)) for x, z in edges])
-    cols = np.stack([K[src], K[dst]], axis=-1).reshape(-1, 2)            # (|E|·M, 2)
+    cols = np.stack([K[src], K[dst]], axis=-1).reshape(-1, 2)  # (|E|·M, 2)
     coefs = np.stack([np.repeat(scale, m), -np.ones(len(edges) * m)], axis=-1)
     return b.rows(cols, coefs, -np.inf, 0.0)
 
@@ -193,7 +198,7 @@ def check_metric(numerators: np.ndarray, guarantee: MetricGuarantee) -> MetricCh
                 continue
             other = nums[z]
             above = row > other
-            if not above.any():       # ratio <= 1 <= e^{eps d}
+            if not above.any():  # ratio <= 1 <= e^{eps d}
                 continue
             if dist.scale[x][z] == 0:
                 ok, y_bad = False, int(np.argmax(above))

@@ -8,6 +8,7 @@ with one auxiliary u_j per column:
 c = 0 is the simplex (LDP) and uses its rows; c = 1/N is the uniform point prior. Extreme rays: two
 levels (Remark 2) or levels {0, w, 1} (Lemma 1), see :mod:`mechdesign.privacy.extremes`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,9 +26,10 @@ class MinMassRules(PriorSetRules):
         if self.model.c == 0:
             return simplex_lp_rows(b, n, k_idx, k_coef, w)
         u = b.variables(f"u_{tag}", (J,), lower=k_range[0], upper=k_range[1])
-        low = b.rows(np.stack([np.broadcast_to(u, (n, J)), k_idx], -1).reshape(n * J, 2),
-                     np.array([1.0, -k_coef]), -np.inf, 0.0)            # u_j − k_coef·k_xj ≤ 0
-        c_up, rest_up = masses_up([self.model.c, 1 - n * self.model.c])   # a relaxation (privacy.base)
+        low = b.rows(
+            np.stack([np.broadcast_to(u, (n, J)), k_idx], -1).reshape(n * J, 2), np.array([1.0, -k_coef]), -np.inf, 0.0
+        )  # u_j − k_coef·k_xj ≤ 0
+        c_up, rest_up = masses_up([self.model.c, 1 - n * self.model.c])  # a relaxation (privacy.base)
         column = column_rows(b, w, J, [(k_idx, -c_up * k_coef), (u[None, :], -rest_up)])
         return {"u": u, "low": low.reshape(n, J), "column": column}
 
@@ -57,7 +59,7 @@ class MinMassRules(PriorSetRules):
         return float(self.model.c)
 
     def structured_ray_count(self):
-        return 2 ** self.n + self.n * 2 ** (self.n - 1)
+        return 2**self.n + self.n * 2 ** (self.n - 1)
 
     def structured_rays(self, epsilon):
         n, c = self.n, self.model.c

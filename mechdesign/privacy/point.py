@@ -4,6 +4,7 @@ Extreme rays: C ∩ {e^ε P·k = 1} = {0 ≤ k ≤ 1, P·k = e^−ε} is a box c
 have at most one fractional entry: k = 1_A + w e_j with w = (e^−ε − P(A))/P_j ∈ [0, 1]. The envelopes
 paper's Theorem 4 mechanism is made of such rays (A = X ∖ {j}).
 """
+
 from __future__ import annotations
 
 import math

@@ -10,6 +10,7 @@ Each kind (one module each: ``simplex``, ``min_mass``, ``point``, ``hull``, ``bo
 that map twice, as lifted LP rows and exactly in rationals; the functions here look the kind up in
 :mod:`mechdesign.privacy.registry` and delegate.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -22,12 +23,26 @@ from mechdesign.privacy.base import Terms
 from mechdesign.privacy.registry import rules
 from mechdesign.spec.models import PriorSet
 
-__all__ = ["constrain_min_expectation", "min_expectation", "is_permutation_invariant", "vertices",
-           "contains_uniform", "rules"]
+__all__ = [
+    "constrain_min_expectation",
+    "min_expectation",
+    "is_permutation_invariant",
+    "vertices",
+    "contains_uniform",
+    "rules",
+]
 
 
-def constrain_min_expectation(b: LPBuilder, prior_set: PriorSet, n: int, k_idx: np.ndarray,
-                              k_coef: float, w: Terms, tag: str, k_range: tuple[float, float] = (0.0, 1.0)) -> dict:
+def constrain_min_expectation(
+    b: LPBuilder,
+    prior_set: PriorSet,
+    n: int,
+    k_idx: np.ndarray,
+    k_coef: float,
+    w: Terms,
+    tag: str,
+    k_range: tuple[float, float] = (0.0, 1.0),
+) -> dict:
     """Add rows enforcing  w_j ≤ min_{P∈𝒫} Σ_x P(x) k_coef·x[k_idx[x, j]]  for every column j.
 
     ``k_idx`` is an (N, J) array of variable indices, ``w`` a list of terms

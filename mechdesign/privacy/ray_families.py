@@ -9,6 +9,7 @@ Every extreme ray of C(ε, Q_X(c)) (c = 0: ε-LDP) belongs to a family indexed b
 
 Pricing a family is a problem over sets A of one size; these helpers turn sets into rays.
 """
+
 from __future__ import annotations
 
 import math

@@ -3,6 +3,7 @@
 Adding a prior set: its pydantic model in :mod:`mechdesign.spec.models` (in the ``PriorSet`` union), one
 module here implementing :class:`mechdesign.privacy.base.PriorSetRules`, and one line below.
 """
+
 from __future__ import annotations
 
 from mechdesign.privacy.base import PriorSetRules

@@ -4,6 +4,7 @@ min_P P·k = min_x k_x, attained at a unit vector e_x. LP rows: w_j − k_xj ≤
 per column. Extreme rays of C(ε, simplex): the 2^N − 2 staircase vectors with levels {e^−ε, 1}
 (Kairouz, Oh and Viswanath).
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -62,7 +63,7 @@ class SimplexRules(PriorSetRules):
         return 0.0
 
     def structured_ray_count(self):
-        return 2 ** self.n + self.n * 2 ** (self.n - 1)
+        return 2**self.n + self.n * 2 ** (self.n - 1)
 
     def structured_rays(self, epsilon):
         return simplex_rays(self.n, epsilon)

@@ -8,6 +8,7 @@ solution of d linearly independent active rows, so solve G_S x = h_S for every d
 C(rows, d) small solves; :data:`MAX_SUBSETS` bounds it, past which the caller asks for the
 ``cdd`` extra.
 """
+
 from __future__ import annotations
 
 from itertools import combinations

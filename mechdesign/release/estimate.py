@@ -24,6 +24,7 @@ Multinomial(n, Kᵀ p̂) with a seeded generator, the estimator is rerun on each
 standard error is the bootstrap standard deviation; intervals are the bootstrap percentiles. A
 simultaneous band (every symbol at once, at the stated level) uses Bonferroni: level 1 − α/N per symbol.
 """
+
 from __future__ import annotations
 
 import csv
@@ -39,8 +40,17 @@ import numpy as np
 from mechdesign.spec.errors import InputError
 from mechdesign.theory.accuracy import inversion_matrix, inversion_variances, kernel_rank
 
-__all__ = ["EstimateResult", "estimate_distribution", "counts_from_labels", "count_csv_column",
-           "read_counts_csv", "project_to_simplex", "clip_and_renormalise", "em_mle", "METHODS"]
+__all__ = [
+    "EstimateResult",
+    "estimate_distribution",
+    "counts_from_labels",
+    "count_csv_column",
+    "read_counts_csv",
+    "project_to_simplex",
+    "clip_and_renormalise",
+    "em_mle",
+    "METHODS",
+]
 
 METHODS = ("mle", "inversion", "projected")
 PROJECTIONS = ("euclidean", "clip")
@@ -76,22 +86,34 @@ class EstimateResult:
         import pandas as pd
 
         nan = np.full(len(self.labels), np.nan)
-        return pd.DataFrame({
-            "label": list(self.labels), "estimate": self.estimate,
-            "standard_error": nan if self.standard_error is None else self.standard_error,
-            "lower": nan if self.lower is None else self.lower,
-            "upper": nan if self.upper is None else self.upper})
+        return pd.DataFrame(
+            {
+                "label": list(self.labels),
+                "estimate": self.estimate,
+                "standard_error": nan if self.standard_error is None else self.standard_error,
+                "lower": nan if self.lower is None else self.lower,
+                "upper": nan if self.upper is None else self.upper,
+            }
+        )
 
     def to_json(self) -> dict[str, Any]:
         def arr(v):
             return None if v is None else [float(x) for x in v]
 
-        return {"method": self.method, "n": self.n, "confidence": self.confidence,
-                "simultaneous": self.simultaneous, "uncertainty": self.uncertainty,
-                "labels": list(self.labels), "estimate": arr(self.estimate),
-                "standard_error": arr(self.standard_error), "lower": arr(self.lower), "upper": arr(self.upper),
-                "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
-                "warnings": list(self.warnings)}
+        return {
+            "method": self.method,
+            "n": self.n,
+            "confidence": self.confidence,
+            "simultaneous": self.simultaneous,
+            "uncertainty": self.uncertainty,
+            "labels": list(self.labels),
+            "estimate": arr(self.estimate),
+            "standard_error": arr(self.standard_error),
+            "lower": arr(self.lower),
+            "upper": arr(self.upper),
+            "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
+            "warnings": list(self.warnings),
+        }
 
 
 def _jsonable(v):
@@ -113,14 +135,16 @@ def counts_from_labels(values, output_labels: Sequence[str]) -> np.ndarray:
     for pos, v in enumerate(values):
         j = index.get(str(v).strip())
         if j is None:
-            raise InputError(f"row {pos}: unknown output label {str(v)!r}: the mechanism's outputs are "
-                             f"{_preview(output_labels)}")
+            raise InputError(
+                f"row {pos}: unknown output label {str(v)!r}: the mechanism's outputs are {_preview(output_labels)}"
+            )
         codes[pos] = j
     return np.bincount(codes, minlength=len(output_labels))
 
 
-def count_csv_column(path: str | Path, column: str, output_labels: Sequence[str],
-                     block_bytes: int = 1 << 20) -> np.ndarray:
+def count_csv_column(
+    path: str | Path, column: str, output_labels: Sequence[str], block_bytes: int = 1 << 20
+) -> np.ndarray:
     """Counts of each output label in one column of a CSV file (header row required), streamed in blocks
     of ``block_bytes`` with pyarrow: each block's column is
     dictionary-encoded, its few distinct strings are matched to output labels, and the codes are counted
@@ -142,10 +166,16 @@ def count_csv_column(path: str | Path, column: str, output_labels: Sequence[str]
     rows_before = 0
     try:
         reader = pacsv.open_csv(
-            path, read_options=pacsv.ReadOptions(block_size=block_bytes, encoding="utf8"),
+            path,
+            read_options=pacsv.ReadOptions(block_size=block_bytes, encoding="utf8"),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()},
-                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+            convert_options=pacsv.ConvertOptions(
+                include_columns=[column],
+                column_types={column: pa.string()},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
         for batch in reader:
             col = batch.column(0)
             if len(col) == 0:
@@ -156,8 +186,10 @@ def count_csv_column(path: str | Path, column: str, output_labels: Sequence[str]
             codes = enc.indices.to_numpy(zero_copy_only=False)
             if (mapping < 0).any():
                 bad = np.flatnonzero(mapping[codes] < 0)[0]
-                raise InputError(f"{path}: row {rows_before + bad + 1}: unknown output label {words[codes[bad]]!r} "
-                                 f"in column {column!r}: the mechanism's outputs are {_preview(output_labels)}")
+                raise InputError(
+                    f"{path}: row {rows_before + bad + 1}: unknown output label {words[codes[bad]]!r} "
+                    f"in column {column!r}: the mechanism's outputs are {_preview(output_labels)}"
+                )
             counts += np.bincount(mapping[codes], minlength=len(output_labels))
             rows_before += len(col)
     except pa.ArrowInvalid as exc:
@@ -191,8 +223,11 @@ def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarra
         raise InputError(f"--counts: file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"--counts: cannot read {path}: {exc}") from None
-    rows = [r for r in csv.reader(text.splitlines(), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            if r and any(v.strip() for v in r)]
+    rows = [
+        r
+        for r in csv.reader(text.splitlines(), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+        if r and any(v.strip() for v in r)
+    ]
     if rows and len(rows[0]) >= 2 and not _is_number(rows[0][1]):
         rows = rows[1:]
     if not rows:
@@ -205,8 +240,10 @@ def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarra
         label, raw = row[0].strip(), row[1].strip()
         j = index.get(label)
         if j is None:
-            raise InputError(f"{path}: row {r}: unknown output label {label!r}: the mechanism's outputs are "
-                             f"{_preview(output_labels)}")
+            raise InputError(
+                f"{path}: row {r}: unknown output label {label!r}: the mechanism's outputs are "
+                f"{_preview(output_labels)}"
+            )
         counts[j] += _parse_count(raw, f"{path}: row {r} (label {label!r})")
     return counts
 
@@ -245,8 +282,9 @@ def check_counts(K: np.ndarray, counts, output_labels: Sequence[str]) -> np.ndar
     if c.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(c) | (c != np.round(c)))
         if bad.size:
-            raise InputError(f"counts: output {output_labels[bad[0]]!r}: count must be a non-negative integer, "
-                             f"found {c[bad[0]]!r}")
+            raise InputError(
+                f"counts: output {output_labels[bad[0]]!r}: count must be a non-negative integer, found {c[bad[0]]!r}"
+            )
     elif c.dtype.kind not in "iub":
         raise InputError(f"counts: must be integers, found dtype {c.dtype}")
     c = c.astype(np.int64)
@@ -258,8 +296,10 @@ def check_counts(K: np.ndarray, counts, output_labels: Sequence[str]) -> np.ndar
     impossible = np.flatnonzero((K.sum(axis=0) == 0) & (c > 0))
     if impossible.size:
         j = int(impossible[0])
-        raise InputError(f"output label {output_labels[j]!r}: the mechanism cannot produce it (column {j} of K "
-                         f"is zero), yet it has count {c[j]}")
+        raise InputError(
+            f"output label {output_labels[j]!r}: the mechanism cannot produce it (column {j} of K "
+            f"is zero), yet it has count {c[j]}"
+        )
     return c
 
 
@@ -335,7 +375,7 @@ def _squarem(K, KT, C, nrep, P, tol, max_iter, iters, gap):
         rn, vn = np.linalg.norm(r, axis=1), np.linalg.norm(v, axis=1)
         alpha = np.where(vn > 0, -rn / np.where(vn > 0, vn, 1.0), -1.0)
         alpha = np.minimum(alpha, -1.0)
-        Px = Pa - 2.0 * alpha[:, None] * r + (alpha ** 2)[:, None] * v
+        Px = Pa - 2.0 * alpha[:, None] * r + (alpha**2)[:, None] * v
         ok = (Px >= 0).all(axis=1) & np.isfinite(Px).all(axis=1)
         Px = np.where(ok[:, None], Px, F2)
         Px /= Px.sum(axis=1, keepdims=True)
@@ -409,8 +449,9 @@ def _newton_active_set(K, c, p, tol, max_iter=60):
     return p, max_iter, float(g.max() - 1.0)
 
 
-def em_mle(K, counts, tol: float = 1e-10, max_iter: int = 100_000, p0=None, accelerate: bool = True,
-           polish: bool = True) -> EMResult:
+def em_mle(
+    K, counts, tol: float = 1e-10, max_iter: int = 100_000, p0=None, accelerate: bool = True, polish: bool = True
+) -> EMResult:
     """Maximum likelihood over the simplex for each row of ``counts`` (a batch: B × M, or one vector).
 
     EM (iterative Bayesian update) from ``p0`` (default uniform; must be > 0 where the MLE may be > 0),
@@ -489,10 +530,20 @@ def _point_estimates(K, C, method: str, projection: str, B=None, tol=1e-10, max_
     return (project_to_simplex(raw) if projection == "euclidean" else clip_and_renormalise(raw)), None
 
 
-def estimate_distribution(K, counts, labels: Sequence[str] | None = None, output_labels: Sequence[str] | None = None,
-                          method: str = "mle", confidence: float = 0.95, bootstrap: int = 200,
-                          simultaneous: bool = False, projection: str = "euclidean", seed: int | None = 0,
-                          tol: float = 1e-10, max_iter: int = 100_000) -> EstimateResult:
+def estimate_distribution(
+    K,
+    counts,
+    labels: Sequence[str] | None = None,
+    output_labels: Sequence[str] | None = None,
+    method: str = "mle",
+    confidence: float = 0.95,
+    bootstrap: int = 200,
+    simultaneous: bool = False,
+    projection: str = "euclidean",
+    seed: int | None = 0,
+    tol: float = 1e-10,
+    max_iter: int = 100_000,
+) -> EstimateResult:
     """Estimate P_X from the output counts of a mechanism K (N × M floats or an ExactKernel).
 
     ``method``: ``mle`` (EM, bootstrap intervals), ``inversion`` (asymptotic intervals) or ``projected``
@@ -529,23 +580,34 @@ def estimate_distribution(K, counts, labels: Sequence[str] | None = None, output
         try:
             B = inversion_matrix(K)
         except ValueError:
-            raise InputError(f"--method {method}: the kernel has rank {rank} < N = {n_sym}, so K^T p = q has no "
-                             "unique solution (P_X is not identifiable from the outputs); use --method mle") from None
+            raise InputError(
+                f"--method {method}: the kernel has rank {rank} < N = {n_sym}, so K^T p = q has no "
+                "unique solution (P_X is not identifiable from the outputs); use --method mle"
+            ) from None
     elif rank < n_sym:
-        msg = (f"the kernel has rank {rank} < N = {n_sym}: the likelihood is flat along the null space of K^T, "
-               "so the MLE is one of many maximisers (P_X is not identifiable from the outputs)")
+        msg = (
+            f"the kernel has rank {rank} < N = {n_sym}: the likelihood is flat along the null space of K^T, "
+            "so the MLE is one of many maximisers (P_X is not identifiable from the outputs)"
+        )
         warnings.warn(msg, NotIdentifiableWarning, stacklevel=2)
         notes.append(msg)
     C = c[None, :].astype(float)
     P, em = _point_estimates(K, C, method, projection, B, tol, max_iter)
     p = P[0]
     if em is not None:
-        diagnostics.update(loglik=float(em.loglik[0]), iterations=int(em.iterations[0]),
-                           newton_iterations=int(em.newton_iterations[0]), tolerance=tol,
-                           gap=float(em.gap[0]), converged=bool(em.converged[0]))
+        diagnostics.update(
+            loglik=float(em.loglik[0]),
+            iterations=int(em.iterations[0]),
+            newton_iterations=int(em.newton_iterations[0]),
+            tolerance=tol,
+            gap=float(em.gap[0]),
+            converged=bool(em.converged[0]),
+        )
         if not em.converged[0]:
-            msg = (f"EM stopped after {int(em.iterations[0])} iterations with gap {em.gap[0]:.3g} > tol {tol:g}; "
-                   "raise max_iter")
+            msg = (
+                f"EM stopped after {int(em.iterations[0])} iterations with gap {em.gap[0]:.3g} > tol {tol:g}; "
+                "raise max_iter"
+            )
             warnings.warn(msg, RuntimeWarning, stacklevel=2)
             notes.append(msg)
     else:
@@ -575,14 +637,26 @@ def estimate_distribution(K, counts, labels: Sequence[str] | None = None, output
         if emb is not None and not emb.converged.all():
             notes.append(f"{int((~emb.converged).sum())} of {int(bootstrap)} bootstrap EM runs did not reach tol")
         if simultaneous and bootstrap * a / 2 < 5:
-            notes.append(f"B = {bootstrap} resamples give fewer than 5 beyond each Bonferroni quantile "
-                         f"({a / 2:.2g}); raise --bootstrap for a stable band")
+            notes.append(
+                f"B = {bootstrap} resamples give fewer than 5 beyond each Bonferroni quantile "
+                f"({a / 2:.2g}); raise --bootstrap for a stable band"
+            )
     else:
         uncertainty = "none (bootstrap = 0)"
-    return EstimateResult(method=method if method != "projected" else f"projected ({projection})",
-                          labels=labels, estimate=p, standard_error=se, lower=lower, upper=upper,
-                          confidence=float(confidence), simultaneous=bool(simultaneous), n=nrep,
-                          uncertainty=uncertainty, diagnostics=diagnostics, warnings=tuple(notes))
+    return EstimateResult(
+        method=method if method != "projected" else f"projected ({projection})",
+        labels=labels,
+        estimate=p,
+        standard_error=se,
+        lower=lower,
+        upper=upper,
+        confidence=float(confidence),
+        simultaneous=bool(simultaneous),
+        n=nrep,
+        uncertainty=uncertainty,
+        diagnostics=diagnostics,
+        warnings=tuple(notes),
+    )
 
 
 def counts_for(outputs_or_counts, output_labels: Sequence[str]) -> np.ndarray:
@@ -595,14 +669,18 @@ def counts_for(outputs_or_counts, output_labels: Sequence[str]) -> np.ndarray:
         for label, value in outputs_or_counts.items():
             j = index.get(str(label).strip())
             if j is None:
-                raise InputError(f"counts: unknown output label {str(label)!r}: the mechanism's outputs are "
-                                 f"{_preview(output_labels)}")
+                raise InputError(
+                    f"counts: unknown output label {str(label)!r}: the mechanism's outputs are "
+                    f"{_preview(output_labels)}"
+                )
             v = np.asarray(value)
             if v.ndim or v.dtype.kind not in "iuf" or not np.isfinite(v) or v != np.round(v) or v < 0:
                 raise InputError(f"counts: label {str(label)!r}: count must be a non-negative integer, found {value!r}")
             c[j] += int(v)
         return c
-    values = outputs_or_counts.ravel().tolist() if isinstance(outputs_or_counts, np.ndarray) else list(outputs_or_counts)
+    values = (
+        outputs_or_counts.ravel().tolist() if isinstance(outputs_or_counts, np.ndarray) else list(outputs_or_counts)
+    )
     if not values:
         raise InputError("outputs: empty input: no released outputs")
     return counts_from_labels(values, output_labels)

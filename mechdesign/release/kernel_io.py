@@ -13,6 +13,7 @@ reads kernels to report these itself) non-negativity and that every row sums
 to exactly 1, raising :class:`~mechdesign.spec.errors.InputError`
 with the row and rule otherwise.
 """
+
 from __future__ import annotations
 
 import csv
@@ -68,8 +69,10 @@ def _from_rows(rows, source: str, stochastic: bool) -> ExactKernel:
             if stochastic and v < 0:
                 raise InputError(f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g}")
         if stochastic and sum(r) != 1:
-            raise InputError(f"{source}: row {i} sums to {float(sum(r)):.17g}, not exactly 1 "
-                             "(a kernel's rows must be probability distributions)")
+            raise InputError(
+                f"{source}: row {i} sums to {float(sum(r)):.17g}, not exactly 1 "
+                "(a kernel's rows must be probability distributions)"
+            )
     return ExactKernel.from_fractions(exact)
 
 
@@ -94,13 +97,16 @@ def read_kernel_normalised(path: str | Path) -> tuple[ExactKernel, list[int]]:
     for i, r in enumerate(exact):
         for j, v in enumerate(r):
             if v < 0:
-                raise InputError(f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g} "
-                                 "(invalid kernel)")
+                raise InputError(
+                    f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g} (invalid kernel)"
+                )
         s = sum(r, Fraction(0))
         if s != 1:
             if abs(s - 1) > ROW_SUM_TOLERANCE:
-                raise InputError(f"{source}: row {i} sums to {float(s):.17g}, more than 1e-9 from 1 "
-                                 "(invalid kernel: rows must be probability distributions)")
+                raise InputError(
+                    f"{source}: row {i} sums to {float(s):.17g}, more than 1e-9 from 1 "
+                    "(invalid kernel: rows must be probability distributions)"
+                )
             exact[i] = [v / s for v in r]
             normalised.append(i)
     return ExactKernel.from_fractions(exact), normalised
@@ -151,8 +157,10 @@ def write_kernel(kernel: ExactKernel, path: str | Path) -> None:
     if suffix == ".npy":
         floats = kernel.to_float()
         back = ExactKernel.from_fractions([[Fraction(float(v)) for v in row] for row in floats])
-        if not all(Fraction(int(a), back.denominator) == Fraction(int(b), kernel.denominator)
-                   for a, b in zip(back.numerators.ravel(), kernel.numerators.ravel())):
+        if not all(
+            Fraction(int(a), back.denominator) == Fraction(int(b), kernel.denominator)
+            for a, b in zip(back.numerators.ravel(), kernel.numerators.ravel())
+        ):
             raise InputError(f"{path}: kernel entries are not all doubles; use .csv or .json for an exact copy")
         np.save(path, floats)
     elif suffix == ".json":

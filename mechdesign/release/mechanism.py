@@ -20,6 +20,7 @@ Uniform integers come from ``randrange`` (exact for any D), from
 random bits), or, for the default cryptographic source and D ≤ 2^63, from bulk
 ``os.urandom`` words by rejection sampling.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -128,8 +129,7 @@ class Mechanism:
 
     # ----------------------------------------------------------- constructors
     @classmethod
-    def from_kernel(cls, kernel, labels: Sequence | None = None,
-                    output_labels: Sequence | None = None) -> "Mechanism":
+    def from_kernel(cls, kernel, labels: Sequence | None = None, output_labels: Sequence | None = None) -> "Mechanism":
         """From an :class:`ExactKernel` or rows of numbers/fractions (floats are taken as the exact
         rationals they are). Labels default to 0..N−1 and outputs to 0..M−1."""
         if not isinstance(kernel, ExactKernel):
@@ -234,8 +234,15 @@ class Mechanism:
         from mechdesign.release.estimate import counts_for, estimate_distribution
 
         counts = counts_for(outputs_or_counts, self.output_labels)
-        return estimate_distribution(self.kernel.to_float(), counts, self.labels, self.output_labels,
-                                     method=method, confidence=confidence, **options)
+        return estimate_distribution(
+            self.kernel.to_float(),
+            counts,
+            self.labels,
+            self.output_labels,
+            method=method,
+            confidence=confidence,
+            **options,
+        )
 
 
 def _preview(labels: Sequence[str], k: int = 8) -> str:

@@ -16,6 +16,7 @@ The other columns are copied unchanged.
 Every row is read and checked before anything is drawn or written: an unknown label
 is an error naming the row (exit 2) and no output file is created.
 """
+
 from __future__ import annotations
 
 import csv
@@ -34,8 +35,10 @@ __all__ = ["register", "run_privatize", "load_mechanism"]
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "privatize", help="privatize a column of a CSV file with an exact sampler",
-        description="Replace a CSV column by mechanism outputs drawn exactly from the rational kernel.")
+        "privatize",
+        help="privatize a column of a CSV file with an exact sampler",
+        description="Replace a CSV column by mechanism outputs drawn exactly from the rational kernel.",
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--spec", help="YAML spec: design the mechanism, then sample from it")
     src.add_argument("--kernel", help="kernel file (.csv, .json, .npy)")
@@ -49,8 +52,15 @@ def register(subparsers) -> None:
 
 def _cmd_privatize(args) -> int:
     labels = None if args.labels is None else [v.strip() for v in args.labels.split(",")]
-    return run_privatize(spec=args.spec, kernel=args.kernel, input_path=args.input, column=args.column,
-                         seed=args.seed, output=args.output, labels=labels)
+    return run_privatize(
+        spec=args.spec,
+        kernel=args.kernel,
+        input_path=args.input,
+        column=args.column,
+        seed=args.seed,
+        output=args.output,
+        labels=labels,
+    )
 
 
 def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=None) -> Mechanism:
@@ -103,8 +113,9 @@ def _read_csv(path: str, column: str) -> tuple[list[str], list[list[str]], int, 
     return header, body, header.index(column), delimiter
 
 
-def run_privatize(spec=None, kernel=None, input_path: str = "", column: str = "", seed=None,
-                  output=None, labels=None, out=None) -> int:
+def run_privatize(
+    spec=None, kernel=None, input_path: str = "", column: str = "", seed=None, output=None, labels=None, out=None
+) -> int:
     """Read, check, privatize and write; returns the exit status (nothing is written on error)."""
     header, body, col, delimiter = _read_csv(input_path, column)
     try:
@@ -120,8 +131,10 @@ def run_privatize(spec=None, kernel=None, input_path: str = "", column: str = ""
             raise InputError(f"{input_path}: row {r} (line {r + 1}) has no value in column {column!r}")
         value = row[col].strip()
         if str(value) not in mech._index:
-            raise InputError(f"{input_path}: row {r} (line {r + 1}): unknown label {value!r} in column "
-                             f"{column!r} (labels: {', '.join(mech.labels[:10])}{', ...' if len(mech.labels) > 10 else ''})")
+            raise InputError(
+                f"{input_path}: row {r} (line {r + 1}): unknown label {value!r} in column "
+                f"{column!r} (labels: {', '.join(mech.labels[:10])}{', ...' if len(mech.labels) > 10 else ''})"
+            )
         values.append(value)
     released = mech.privatize(values, rng=seed)
     buf = io.StringIO()

@@ -5,6 +5,7 @@ Exit statuses (DESIGN.md §3): 0 optimal and certified; 1 no certified optimum
 3 internal error (any other exception: a bug); 130 interrupted (Ctrl-C). The command line
 (:func:`mechdesign.cli.main.main`) maps them.
 """
+
 from __future__ import annotations
 
 

@@ -14,6 +14,7 @@ values never ask for huge numbers: exp saturates at 2^20 nats (an enclosure
 [e^(2^20), ∞]) and callers cap e^ε where no kernel can tell it from ∞
 (``cap`` of :func:`exp_lower_bound`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,16 @@ from fractions import Fraction
 
 import mpmath
 
-__all__ = ["ExpressionError", "enclose", "evaluate", "exp_lower_bound", "exp_upper_bound", "exp_exact",
-           "exp_saturates", "parse"]
+__all__ = [
+    "ExpressionError",
+    "enclose",
+    "evaluate",
+    "exp_lower_bound",
+    "exp_upper_bound",
+    "exp_exact",
+    "exp_saturates",
+    "parse",
+]
 
 _FUNCTIONS = {"log", "exp", "sqrt"}
 _CONSTANTS = {"e", "pi"}
@@ -111,15 +120,16 @@ def _literal(segment: str | None, value) -> Fraction:
     text = (segment or repr(value)).replace("_", "")
     mantissa, _, exponent = text.lower().partition("e")
     if exponent and abs(int(exponent)) > MAX_LITERAL_EXPONENT:
-        raise ExpressionError(f"the literal {text} is out of range (decimal exponent at most "
-                              f"{MAX_LITERAL_EXPONENT} in absolute value)")
+        raise ExpressionError(
+            f"the literal {text} is out of range (decimal exponent at most {MAX_LITERAL_EXPONENT} in absolute value)"
+        )
     try:
         return Fraction(text)
     except (ValueError, ZeroDivisionError):
         raise ExpressionError(f"not a decimal number: {text!r}") from None
 
 
-EXP_SATURATION = 2 ** 20
+EXP_SATURATION = 2**20
 """exp of an argument above 2^20 is enclosed as [e^(2^20), +inf]: still a rigorous enclosure, and
 2^20 nats is far beyond any e^ε a kernel can tell apart (see mechdesign.certify.saturation), so
 ``exp(exp(100))`` never asks for a number with 10^43 digits."""
@@ -165,19 +175,25 @@ def _interval(text: str, bits: int):
 
     def power(a, b):
         (alo, ahi), (blo, bhi) = _ends(a), _ends(b)
-        if blo == bhi and mpmath.isfinite(blo) and blo == int(blo) and abs(int(blo)) <= MAX_INTEGER_POWER \
-                and mpmath.isfinite(alo) and mpmath.isfinite(ahi):
+        if (
+            blo == bhi
+            and mpmath.isfinite(blo)
+            and blo == int(blo)
+            and abs(int(blo)) <= MAX_INTEGER_POWER
+            and mpmath.isfinite(alo)
+            and mpmath.isfinite(ahi)
+        ):
             k = int(blo)
             if k < 0 and alo <= 0 <= ahi:
                 raise ExpressionError("power out of range (negative power of zero)")
-            return a ** k
+            return a**k
         if alo <= 0:
-            raise ExpressionError("power of a number that may be <= 0 needs an integer exponent "
-                                  f"of at most {MAX_INTEGER_POWER}")
+            raise ExpressionError(
+                f"power of a number that may be <= 0 needs an integer exponent of at most {MAX_INTEGER_POWER}"
+            )
         return exp(b * iv.log(a))
 
-    ops = {"const": const, "e": iv.e, "pi": iv.pi, "div": div, "pow": power,
-           "log": log, "exp": exp, "sqrt": sqrt}
+    ops = {"const": const, "e": iv.e, "pi": iv.pi, "div": div, "pow": power, "log": log, "exp": exp, "sqrt": sqrt}
     old = iv.prec
     iv.prec = bits
     try:
@@ -275,9 +291,11 @@ def exp_saturates(text: str, cap: Fraction) -> bool:
 def _saturated(text: str, bits: int, cap: Fraction | None) -> bool:
     lo = _ends(_interval(text, bits))[0]
     if cap is None:
-        if lo > 2 ** 16:
-            raise ExpressionError(f"epsilon = {text} is too large for an explicit rational e^eps "
-                                  "(a caller must cap it; see mechdesign.certify.saturation)")
+        if lo > 2**16:
+            raise ExpressionError(
+                f"epsilon = {text} is too large for an explicit rational e^eps "
+                "(a caller must cap it; see mechdesign.certify.saturation)"
+            )
         return False
     iv = mpmath.iv
     old = iv.prec
@@ -356,6 +374,7 @@ def exp_exact(text: str) -> Fraction | None:
     This matters for tight mechanisms: randomized response at ε = log 3 has
     ratio exactly 3, which no lower bound strictly below e^ε would accept.
     """
+
     class _V:  # routes _walk's + - * and unary minus through _exact_op
         __slots__ = ("v",)
 
@@ -377,9 +396,14 @@ def exp_exact(text: str) -> Fraction | None:
     def unsupported(*_):
         raise _NotRational
 
-    ops = {"const": lambda v: _V(v),
-           "div": lambda a, b: _V(_exact_op("div", a.v, b.v)), "pow": lambda a, b: _V(_exact_op("pow", a.v, b.v)),
-           "log": lambda a: _V(_exact_op("log", a.v)), "exp": unsupported, "sqrt": unsupported}
+    ops = {
+        "const": lambda v: _V(v),
+        "div": lambda a, b: _V(_exact_op("div", a.v, b.v)),
+        "pow": lambda a, b: _V(_exact_op("pow", a.v, b.v)),
+        "log": lambda a: _V(_exact_op("log", a.v)),
+        "exp": unsupported,
+        "sqrt": unsupported,
+    }
     try:
         tree = parse(text)
         if any(isinstance(n, ast.Name) and n.id in _CONSTANTS for n in ast.walk(tree)):  # e, pi

@@ -30,6 +30,7 @@ aliases are refused, and so is a key that appears twice in one mapping (named, w
   documented target N = M = 3000 (9·10^6 kernel entries, DESIGN.md §5) with a margin, and bounds
   the LP (one variable per kernel entry) at about 10^7 columns, a few GB at most.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,19 @@ from typing import Any
 
 import yaml
 
-__all__ = ["DecimalText", "MAX_SPEC_BYTES", "MAX_DEPTH", "MAX_N", "MAX_M", "MAX_NM",
-           "SpecInputError", "load_yaml_text", "read_spec_file", "plain_python", "exact_number_text"]
+__all__ = [
+    "DecimalText",
+    "MAX_SPEC_BYTES",
+    "MAX_DEPTH",
+    "MAX_N",
+    "MAX_M",
+    "MAX_NM",
+    "SpecInputError",
+    "load_yaml_text",
+    "read_spec_file",
+    "plain_python",
+    "exact_number_text",
+]
 
 MAX_SPEC_BYTES = 8 * 1024 * 1024
 """Largest spec file accepted (bytes)."""
@@ -125,6 +137,7 @@ def exact_number_text(value: Any) -> str | None:
 # --------------------------------------------------------------------------- Python data
 _PLAIN_SCALARS = frozenset({int, float, str, bool, type(None), DecimalText, Fraction})
 
+
 def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
     """Turn NumPy scalars and arrays (and tuples) into plain ints, floats and lists, checking depth.
 
@@ -160,9 +173,7 @@ def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
 
 
 # --------------------------------------------------------------------------- YAML
-_PLAIN_TAGS = {
-    "tag:yaml.org,2002:" + t for t in ("null", "bool", "int", "float", "str", "seq", "map")
-}
+_PLAIN_TAGS = {"tag:yaml.org,2002:" + t for t in ("null", "bool", "int", "float", "str", "seq", "map")}
 
 
 class _ExactLoader(yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader):
@@ -185,8 +196,11 @@ def _construct_mapping(loader, node):
             raise SpecInputError("spec", f"a mapping key must be a plain scalar (line {key_node.start_mark.line + 1})")
         key = loader.construct_object(key_node)
         if key in seen:
-            raise SpecInputError(str(key), f"duplicate key {key!r} at line {key_node.start_mark.line + 1} "
-                                 f"(first at line {seen[key] + 1}); each key may appear once")
+            raise SpecInputError(
+                str(key),
+                f"duplicate key {key!r} at line {key_node.start_mark.line + 1} "
+                f"(first at line {seen[key] + 1}); each key may appear once",
+            )
         seen[key] = key_node.start_mark.line
     loader.flatten_mapping(node)
     data: dict = {}
@@ -196,8 +210,11 @@ def _construct_mapping(loader, node):
 
 def _refuse(loader, node):
     tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-    raise SpecInputError("spec", f"YAML type {tag} at line {node.start_mark.line + 1} is not accepted "
-                         "(only mappings, lists, strings, numbers, booleans and null; quote the value)")
+    raise SpecInputError(
+        "spec",
+        f"YAML type {tag} at line {node.start_mark.line + 1} is not accepted "
+        "(only mappings, lists, strings, numbers, booleans and null; quote the value)",
+    )
 
 
 _ExactLoader.yaml_constructors = {
@@ -223,16 +240,20 @@ def _check_events(text: str) -> None:
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
-                raise SpecInputError("spec", f"nested deeper than {MAX_DEPTH} levels at line {line} "
-                                     f"(limit {MAX_DEPTH})")
+                raise SpecInputError(
+                    "spec", f"nested deeper than {MAX_DEPTH} levels at line {line} (limit {MAX_DEPTH})"
+                )
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
         tag = getattr(event, "tag", None)
         if tag is not None and tag not in ("!",) and not _implicit(event):
             if tag not in _PLAIN_TAGS or tag.endswith(("float", "int", "bool", "null")):
                 shown = tag.replace("tag:yaml.org,2002:", "!!")
-                raise SpecInputError("spec", f"explicit YAML tag {shown} at line {line} is not accepted "
-                                     "(only plain mappings, lists, strings, numbers, booleans and null)")
+                raise SpecInputError(
+                    "spec",
+                    f"explicit YAML tag {shown} at line {line} is not accepted "
+                    "(only plain mappings, lists, strings, numbers, booleans and null)",
+                )
 
 
 def _implicit(event) -> bool:
@@ -245,8 +266,11 @@ def _implicit(event) -> bool:
 def load_yaml_text(text: str) -> Any:
     """Parse spec YAML under the rules above; raise :class:`SpecInputError` or ``yaml.YAMLError``."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
-        raise SpecInputError("spec", f"YAML text is {len(text.encode('utf-8', 'surrogatepass'))} bytes; "
-                             f"the limit is {MAX_SPEC_BYTES} bytes (8 MiB)")
+        raise SpecInputError(
+            "spec",
+            f"YAML text is {len(text.encode('utf-8', 'surrogatepass'))} bytes; "
+            f"the limit is {MAX_SPEC_BYTES} bytes (8 MiB)",
+        )
     _check_events(text)
     return yaml.load(text, Loader=_ExactLoader)  # noqa: S506 - _ExactLoader is a SafeLoader
 

@@ -5,6 +5,7 @@ did so in one explicit field, ``"infinite": ["path.to.field", ...]`` (+∞; −�
 occur in practice, go to ``"minus_infinite"`` and ``"not_a_number"`` when present), so a reader can
 tell "infinite" from "not computed" (also ``null``) without parsing strings.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,9 @@ def json_safe(data: dict, skip: tuple[str, ...] = ("labels",)) -> dict:
 
     def walk(v: Any, path: str):
         if isinstance(v, dict):
-            return {k: x if not path and k in skip else walk(x, f"{path}.{k}" if path else str(k))
-                    for k, x in v.items()}
+            return {
+                k: x if not path and k in skip else walk(x, f"{path}.{k}" if path else str(k)) for k, x in v.items()
+            }
         if isinstance(v, (list, tuple)):
             return [walk(x, f"{path}[{i}]") for i, x in enumerate(v)]
         if isinstance(v, float) and not math.isfinite(v):

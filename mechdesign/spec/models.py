@@ -11,6 +11,7 @@ a number written ``0.05`` means 1/20, not its binary neighbour, and strings
 ``"1/3"`` are accepted. A prior that sums to 1 within 1e-9 is divided by its
 exact sum so that the exact privacy check sees a true distribution.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,19 +40,50 @@ from pydantic import (
 from mechdesign.spec import expr
 from mechdesign.spec.errors import SpecError
 from mechdesign.spec.input_rules import (
-    MAX_M, MAX_N, MAX_NM, DecimalText, SpecInputError, exact_number_text, load_yaml_text, plain_python,
+    MAX_M,
+    MAX_N,
+    MAX_NM,
+    DecimalText,
+    SpecInputError,
+    exact_number_text,
+    load_yaml_text,
+    plain_python,
     read_spec_file,
 )
 from mechdesign.spec.shorthand import expand_prior_set_shorthand
 
 __all__ = [
-    "Spec", "MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball", "PriorSet",
-    "Dobrushin", "ExpectedLoss", "MutualInformation", "FDivergence", "AlphaF", "BayesVulnerability",
-    "VulnerabilityCap", "MinVulnerability",
-    "AbsoluteMetric", "DiscreteMetric", "MatrixMetric", "GridMetric", "Metric", "PriorSetGuarantee",
-    "MetricGuarantee", "Guarantee", "metric_diameter_text",
-    "SUBLINEAR_KINDS", "Objective", "SolverOptions", "Epsilon",
-    "load_spec", "spec_from_dict",
+    "Spec",
+    "MinMass",
+    "Simplex",
+    "Point",
+    "Hull",
+    "Box",
+    "L1Ball",
+    "PriorSet",
+    "Dobrushin",
+    "ExpectedLoss",
+    "MutualInformation",
+    "FDivergence",
+    "AlphaF",
+    "BayesVulnerability",
+    "VulnerabilityCap",
+    "MinVulnerability",
+    "AbsoluteMetric",
+    "DiscreteMetric",
+    "MatrixMetric",
+    "GridMetric",
+    "Metric",
+    "PriorSetGuarantee",
+    "MetricGuarantee",
+    "Guarantee",
+    "metric_diameter_text",
+    "SUBLINEAR_KINDS",
+    "Objective",
+    "SolverOptions",
+    "Epsilon",
+    "load_spec",
+    "spec_from_dict",
 ]
 
 SUM_TOLERANCE = 1e-9
@@ -81,19 +113,21 @@ def _decimal_to_fraction(text: str, shown: Any = None) -> Fraction:
         raise ValueError(f"a number is at most 10000 characters long, found {len(text)}")
     exponent = re.search(r"[eE]\s*([-+]?\d+)", text)
     if exponent and abs(int(exponent.group(1))) > expr.MAX_LITERAL_EXPONENT:
-        raise ValueError(f"decimal exponent out of range (at most {expr.MAX_LITERAL_EXPONENT} in absolute "
-                         f"value), found {text!r}")
+        raise ValueError(
+            f"decimal exponent out of range (at most {expr.MAX_LITERAL_EXPONENT} in absolute value), found {text!r}"
+        )
     try:
         return Fraction(text.replace("_", ""))
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"expected a number or a fraction 'p/q', found {shown if shown is not None else text!r}") from None
+        raise ValueError(
+            f"expected a number or a fraction 'p/q', found {shown if shown is not None else text!r}"
+        ) from None
 
 
 Rational = Annotated[
     Fraction,
     BeforeValidator(_to_fraction),
-    PlainSerializer(lambda q: float(q) if q.denominator & (q.denominator - 1) == 0 else str(q),
-                    return_type=Any),
+    PlainSerializer(lambda q: float(q) if q.denominator & (q.denominator - 1) == 0 else str(q), return_type=Any),
     WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\s*/\s*\d+)?\s*$"}]}),
 ]
 
@@ -148,8 +182,14 @@ EpsilonField = Annotated[
     Epsilon,
     BeforeValidator(_to_epsilon),
     PlainSerializer(lambda e: e.text, return_type=str),
-    WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0},
-                              {"type": "string", "description": "expression with log, exp, sqrt, e, pi"}]}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": 0},
+                {"type": "string", "description": "expression with log, exp, sqrt, e, pi"},
+            ]
+        }
+    ),
 ]
 
 
@@ -383,8 +423,9 @@ class FDivergence(_Model):
     def _finite(self) -> "FDivergence":
         unbounded = self.f in ("kl", "chi2") or (isinstance(self.f, AlphaF) and self.f.alpha >= 1)
         if unbounded and any(p0 > 0 and p1 == 0 for p0, p1 in zip(*self.priors)):
-            raise ValueError("priors[0] must be absolutely continuous w.r.t. priors[1] for this f "
-                             "(the divergence is infinite)")
+            raise ValueError(
+                "priors[0] must be absolutely continuous w.r.t. priors[1] for this f (the divergence is infinite)"
+            )
         return self
 
 
@@ -399,9 +440,10 @@ class BayesVulnerability(_Model):
 SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
 """Objectives maximised over the extreme rays of the PML cone (mechdesign.objectives.sublinear)."""
 
-Objective = Annotated[Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability,
-                            MinVulnerability],
-                      Field(discriminator="kind")]
+Objective = Annotated[
+    Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability, MinVulnerability],
+    Field(discriminator="kind"),
+]
 
 
 class SolverOptions(_Model):
@@ -442,8 +484,9 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
             if len(obj.loss) != n:
                 errors.append(("objective.loss", f"must have N = {n} rows, found {len(obj.loss)}"))
             if output_size != "auto" and len(obj.loss[0]) != output_size:
-                errors.append(("objective.loss", f"must have M = output_size = {output_size} columns, "
-                                                 f"found {len(obj.loss[0])}"))
+                errors.append(
+                    ("objective.loss", f"must have M = output_size = {output_size} columns, found {len(obj.loss[0])}")
+                )
         if obj.max_loss < 0:
             errors.append(("objective.max_loss", f"must be >= 0, found {float(obj.max_loss):g}"))
         return errors
@@ -453,8 +496,13 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
     gain = [[Fraction(int(w == x)) for x in range(n)] for w in range(n)] if cap.gain == "bayes" else cap.gain
     v0 = max(sum((g * p for g, p in zip(row, prior)), Fraction(0)) for row in gain)
     if cap.at_most < v0:
-        errors.append((f"{where}.at_most", f"must be >= the prior vulnerability max_w sum_x G(w,x) P(x) = "
-                                            f"{float(v0):.6g} (no kernel has less), found {float(cap.at_most):.6g}"))
+        errors.append(
+            (
+                f"{where}.at_most",
+                f"must be >= the prior vulnerability max_w sum_x G(w,x) P(x) = "
+                f"{float(v0):.6g} (no kernel has less), found {float(cap.at_most):.6g}",
+            )
+        )
     return errors
 
 
@@ -558,8 +606,12 @@ def _guarantee_tag(value: Any) -> str:
     return "metric_guarantee" if isinstance(value, MetricGuarantee) else "prior_set_guarantee"
 
 
-Guarantee = Annotated[Union[Annotated[PriorSetGuarantee, Tag("prior_set_guarantee")], Annotated[MetricGuarantee, Tag("metric_guarantee")]],
-                      Discriminator(_guarantee_tag)]
+Guarantee = Annotated[
+    Union[
+        Annotated[PriorSetGuarantee, Tag("prior_set_guarantee")], Annotated[MetricGuarantee, Tag("metric_guarantee")]
+    ],
+    Discriminator(_guarantee_tag),
+]
 
 
 def metric_diameter_text(metric, n: int) -> str:
@@ -601,8 +653,10 @@ class Spec(_Model):
         # YAML reads unquoted yes/no/true/false as booleans; taking them as 1/0 would silently
         # rename the labels, so they must be quoted
         if isinstance(alphabet, bool) or (isinstance(alphabet, list) and any(isinstance(a, bool) for a in alphabet)):
-            raise ValueError("labels must be strings or integers, found a boolean "
-                             "(YAML reads yes/no/true/false as booleans: quote them, e.g. ['no', 'yes'])")
+            raise ValueError(
+                "labels must be strings or integers, found a boolean "
+                "(YAML reads yes/no/true/false as booleans: quote them, e.g. ['no', 'yes'])"
+            )
         return alphabet
 
     @field_validator("alphabet")
@@ -650,20 +704,24 @@ class Spec(_Model):
     def _privacy_list(self) -> "Spec":
         """Resolve ``privacy`` into the primary (ε,𝒫)-PML constraint plus :attr:`extra_guarantees`."""
         if self.privacy is None:
-            missing = [(k, "required key is missing (or give privacy: a list of constraints)")
-                       for k in ("epsilon", "prior_set") if getattr(self, k) is None]
+            missing = [
+                (k, "required key is missing (or give privacy: a list of constraints)")
+                for k in ("epsilon", "prior_set")
+                if getattr(self, k) is None
+            ]
             if missing:
                 raise SpecError(missing)
             return self
         if self.epsilon is not None or self.prior_set is not None:
-            raise SpecError([("privacy", "give either privacy (a list of constraints) or epsilon and prior_set, "
-                                         "not both")])
+            raise SpecError(
+                [("privacy", "give either privacy (a list of constraints) or epsilon and prior_set, not both")]
+            )
         if not self.privacy:
             raise SpecError([("privacy", "must list at least one constraint, found an empty list")])
         primary = next((g for g in self.privacy if isinstance(g, PriorSetGuarantee)), None)
         if primary is not None:
             eps, prior_set = primary.epsilon, primary.prior_set
-        else:   # metric only: d-privacy implies (ε·max d)-LDP, stated as a redundant primary constraint
+        else:  # metric only: d-privacy implies (ε·max d)-LDP, stated as a redundant primary constraint
             g = self.privacy[0]
             eps = _to_epsilon(f"({g.epsilon.text})*({metric_diameter_text(g.metric, self.n)})")
             prior_set = Simplex(kind="simplex")
@@ -696,19 +754,30 @@ class Spec(_Model):
         for i, g in enumerate(self.privacy):
             if isinstance(g, MetricGuarantee):
                 if isinstance(g.metric, MatrixMetric) and len(g.metric.d) != n:
-                    errors.append((f"privacy[{i}].metric.d", f"must be N x N = {n} x {n}, found {len(g.metric.d)} rows"))
+                    errors.append(
+                        (f"privacy[{i}].metric.d", f"must be N x N = {n} x {n}, found {len(g.metric.d)} rows")
+                    )
                 if isinstance(g.metric, GridMetric) and g.metric.shape[0] * g.metric.shape[1] != n:
-                    errors.append((f"privacy[{i}].metric.shape", f"rows * cols must equal N = {n}, "
-                                                                 f"found {g.metric.shape[0]} * {g.metric.shape[1]}"))
+                    errors.append(
+                        (
+                            f"privacy[{i}].metric.shape",
+                            f"rows * cols must equal N = {n}, found {g.metric.shape[0]} * {g.metric.shape[1]}",
+                        )
+                    )
             else:
-                try:   # the prior-set rules of the shorthand form, on a copy with this entry as the prior set
+                try:  # the prior-set rules of the shorthand form, on a copy with this entry as the prior set
                     Spec._shapes_match(self.model_copy(update={"prior_set": g.prior_set}))
                 except SpecError as exc:
                     errors += [(f"privacy[{i}].{f}" if f.startswith("prior_set") else f, r) for f, r in exc.pairs]
         if self.extra_guarantees and self.objective.kind in SUBLINEAR_KINDS:
-            errors.append(("privacy", f"objective {self.objective.kind} is designed over the extreme rays of one "
-                                      "prior set's cone; several constraints or a metric constraint are supported "
-                                      "with expected_loss, dobrushin and min_vulnerability"))
+            errors.append(
+                (
+                    "privacy",
+                    f"objective {self.objective.kind} is designed over the extreme rays of one "
+                    "prior set's cone; several constraints or a metric constraint are supported "
+                    "with expected_loss, dobrushin and min_vulnerability",
+                )
+            )
         if errors:
             raise SpecError.from_pairs(errors)
         return self
@@ -738,13 +807,18 @@ class Spec(_Model):
                 if rows != n:
                     errors.append(("objective.loss", f"must have N = {n} rows, found {rows}"))
                 if self.output_size != "auto" and cols != self.output_size:
-                    errors.append(("objective.loss", f"must have M = output_size = {self.output_size} columns, found {cols}"))
+                    errors.append(
+                        ("objective.loss", f"must have M = output_size = {self.output_size} columns, found {cols}")
+                    )
             if isinstance(obj.prior, list) and len(obj.prior) != n:
                 errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
         if isinstance(obj, (ExpectedLoss, MinVulnerability)):
             errors += _vulnerability_errors(obj, n, self.output_size)
-        if isinstance(obj, (MutualInformation, BayesVulnerability)) and isinstance(obj.prior, list) \
-                and len(obj.prior) != n:
+        if (
+            isinstance(obj, (MutualInformation, BayesVulnerability))
+            and isinstance(obj.prior, list)
+            and len(obj.prior) != n
+        ):
             errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
         if isinstance(obj, FDivergence):
             for i, p in enumerate(obj.priors):
@@ -762,7 +836,7 @@ class Spec(_Model):
 
     def to_dict(self) -> dict:
         """The spec as plain data (exact fractions as 'p/q' strings)."""
-        if self.privacy is not None:   # epsilon and prior_set were derived from privacy
+        if self.privacy is not None:  # epsilon and prior_set were derived from privacy
             return self.model_dump(mode="json", exclude={"epsilon", "prior_set"})
         return self.model_dump(mode="json")
 
@@ -773,10 +847,31 @@ def _format_location(loc: tuple) -> str:
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif item in {"min_mass", "simplex", "point", "hull", "box", "l1_ball", "dobrushin",
-                      "expected_loss", "mutual_information", "f_divergence", "bayes_vulnerability", "AlphaF", "int",
-                      "prior_set_guarantee", "metric_guarantee", "absolute", "discrete", "matrix", "grid", "list[union[str,int]]", "constrained-int", "literal['auto']",
-                      "function-after[_labels(), union[constrained-int,list[union[str,int]]]]"}:
+        elif item in {
+            "min_mass",
+            "simplex",
+            "point",
+            "hull",
+            "box",
+            "l1_ball",
+            "dobrushin",
+            "expected_loss",
+            "mutual_information",
+            "f_divergence",
+            "bayes_vulnerability",
+            "AlphaF",
+            "int",
+            "prior_set_guarantee",
+            "metric_guarantee",
+            "absolute",
+            "discrete",
+            "matrix",
+            "grid",
+            "list[union[str,int]]",
+            "constrained-int",
+            "literal['auto']",
+            "function-after[_labels(), union[constrained-int,list[union[str,int]]]]",
+        }:
             continue  # union / discriminator branch names are noise for a user
         elif str(item).startswith(("function-", "list[", "literal[", "constrained-", "union[")):
             continue
@@ -786,7 +881,7 @@ def _format_location(loc: tuple) -> str:
 
 
 def _did_you_mean(found, candidates) -> str:
-    """"; did you mean 'x'?" for a near miss (difflib), else ""."""
+    """ "; did you mean 'x'?" for a near miss (difflib), else ""."""
     import difflib
 
     close = difflib.get_close_matches(str(found), list(candidates), n=1, cutoff=0.6)
@@ -820,7 +915,7 @@ def _rule(err: dict) -> str:
     msg = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
-            msg = msg[len(prefix):]
+            msg = msg[len(prefix) :]
     if err["type"] == "extra_forbidden":
         return "unknown key (not part of the spec)" + _did_you_mean(err["loc"][-1], _all_field_names())
     if err["type"] == "missing":
@@ -875,7 +970,9 @@ def load_spec(source: Any) -> Spec:
     """Load a spec from a :class:`Spec`, a dict, a YAML file path, or YAML text."""
     if isinstance(source, (Spec, dict)):
         return spec_from_dict(source)
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml"))):
+    if isinstance(source, Path) or (
+        isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml"))
+    ):
         try:
             text = read_spec_file(Path(source))  # refused by size before it is read
         except SpecInputError as exc:

@@ -1,5 +1,6 @@
 """A prior set written back in the spec's own notation (issue 12, item 10): ``simplex``,
 ``min_mass:1/20``, ``point:1/5,3/10,1/2``, else the YAML flow mapping ``{kind: box, lower: [...], ...}``."""
+
 from __future__ import annotations
 
 __all__ = ["prior_set_notation"]

@@ -5,6 +5,7 @@
 (numbers kept as text, so they mean exactly what is written). Anything else passes through unchanged,
 to be validated (and reported) by the prior-set models.
 """
+
 from __future__ import annotations
 
 from typing import Any

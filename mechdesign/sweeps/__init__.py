@@ -4,6 +4,7 @@
 (serial or Dask execution), ``table`` (DataFrame, CSV, Parquet), ``plot`` (trade-off and timing
 figures), ``api`` (:func:`sweep`). pandas and dask are imported only when a sweep runs.
 """
+
 from mechdesign.sweeps.api import plan_sweep, sweep
 
 __all__ = ["sweep", "plan_sweep"]

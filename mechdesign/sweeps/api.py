@@ -11,6 +11,7 @@ before anything runs (errors name the point), key each by the hash of its normal
 finishes, and build one row per point from the store (:mod:`.table`). Points that normalise to
 the same spec are designed once.
 """
+
 from __future__ import annotations
 
 import copy
@@ -76,8 +77,9 @@ def _base_dict(base: Any) -> dict:
     raise InputError(f"base: expected a dict, a Spec or a YAML path, found {type(base).__name__}")
 
 
-def plan_sweep(base: Any, axes: Mapping[str, Any] | Sequence[Axis] | None = None,
-               zip: Sequence[Sequence[str]] = ()) -> SweepPlan:
+def plan_sweep(
+    base: Any, axes: Mapping[str, Any] | Sequence[Axis] | None = None, zip: Sequence[Sequence[str]] = ()
+) -> SweepPlan:
     """Expand and validate every point; raise one :class:`InputError` naming each bad point."""
     axes_list = make_axes(axes or {})
     points = expand_points(_base_dict(base), axes_list, [list(g) for g in zip])
@@ -118,9 +120,17 @@ def _row(point: Point, spec: dict, key: str, record: dict, cached: bool) -> dict
     row = {axis_column(p): v for p, v in point.values.items()}
     row.update({"point": point.index, "key": key, **_descriptors(spec)})
     row.update(record.get("row") or {})
-    row.update({"status": record.get("status"), "message": record.get("message"), "seconds": record.get("seconds"),
-                "peak_mib": record.get("peak_mib"), "worker": record.get("worker"),
-                "finished_at": record.get("finished_at"), "cached": cached})
+    row.update(
+        {
+            "status": record.get("status"),
+            "message": record.get("message"),
+            "seconds": record.get("seconds"),
+            "peak_mib": record.get("peak_mib"),
+            "worker": record.get("worker"),
+            "finished_at": record.get("finished_at"),
+            "cached": cached,
+        }
+    )
     return row
 
 
@@ -142,10 +152,17 @@ class _Progress:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("failures {task.fields[failures]}"), TextColumn("ETA"),
-                            TimeRemainingColumn(), TextColumn("{task.fields[workers]}"),
-                            console=console, transient=False)
+        self.bar = Progress(
+            TextColumn("sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("failures {task.fields[failures]}"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[workers]}"),
+            console=console,
+            transient=False,
+        )
         self.task = self.bar.add_task("sweep", total=total, failures=0, workers="")
 
     def __enter__(self):
@@ -168,11 +185,19 @@ class _Progress:
             self.bar.update(self.task, workers=f"{workers} worker{'s' if workers != 1 else ''}")
 
 
-def sweep(base: Any, axes: Mapping[str, Any] | Sequence[Axis] | None = None, *,
-          zip: Sequence[Sequence[str]] = (), store: str | os.PathLike | None = DEFAULT_STORE,
-          serial: bool = False, scheduler: str | None = None, workers: int | None = None,
-          retry_failed: bool = False, progress: bool | None = None,
-          on_record: Callable[[dict], None] | None = None):
+def sweep(
+    base: Any,
+    axes: Mapping[str, Any] | Sequence[Axis] | None = None,
+    *,
+    zip: Sequence[Sequence[str]] = (),
+    store: str | os.PathLike | None = DEFAULT_STORE,
+    serial: bool = False,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    retry_failed: bool = False,
+    progress: bool | None = None,
+    on_record: Callable[[dict], None] | None = None,
+):
     """Design every point of ``base`` × ``axes`` and return one row per point (a pandas DataFrame).
 
     ``base``: a spec dict, :class:`~mechdesign.Spec` or YAML path (keys an axis supplies may be missing).
@@ -189,13 +214,29 @@ def sweep(base: Any, axes: Mapping[str, Any] | Sequence[Axis] | None = None, *,
     Raises :class:`~mechdesign.InputError` naming every bad point before anything runs.
     """
     plan = plan_sweep(base, axes, zip)
-    return run_plan(plan, store=store, serial=serial, scheduler=scheduler, workers=workers,
-                    retry_failed=retry_failed, progress=progress, on_record=on_record)
+    return run_plan(
+        plan,
+        store=store,
+        serial=serial,
+        scheduler=scheduler,
+        workers=workers,
+        retry_failed=retry_failed,
+        progress=progress,
+        on_record=on_record,
+    )
 
 
-def run_plan(plan: SweepPlan, *, store=DEFAULT_STORE, serial: bool = False, scheduler: str | None = None,
-             workers: int | None = None, retry_failed: bool = False, progress: bool | None = None,
-             on_record: Callable[[dict], None] | None = None):
+def run_plan(
+    plan: SweepPlan,
+    *,
+    store=DEFAULT_STORE,
+    serial: bool = False,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    retry_failed: bool = False,
+    progress: bool | None = None,
+    on_record: Callable[[dict], None] | None = None,
+):
     from mechdesign.sweeps.run import SCHEDULER_ENV, run_dask, run_serial
     from mechdesign.sweeps.table import to_frame
 
@@ -205,6 +246,7 @@ def run_plan(plan: SweepPlan, *, store=DEFAULT_STORE, serial: bool = False, sche
     started = time.perf_counter()
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     with _Progress(len(tasks), progress) as bar:
+
         def record_done(record: dict, kernel) -> None:
             st.put(record, kernel)
             computed.add(record["key"])
@@ -224,8 +266,12 @@ def run_plan(plan: SweepPlan, *, store=DEFAULT_STORE, serial: bool = False, sche
             raise RuntimeError(f"{point.label()}: no result in the store")
         rows.append(_row(point, spec, key, record, cached=key not in computed))
     df = to_frame(rows, plan.axis_paths)
-    df.attrs.update({"computed": len(computed), "seconds": time.perf_counter() - started,
-                     "store": str(getattr(st, "root", "memory")),
-                     "mode": "serial" if serial else (scheduler or "local cluster")})
+    df.attrs.update(
+        {
+            "computed": len(computed),
+            "seconds": time.perf_counter() - started,
+            "store": str(getattr(st, "root", "memory")),
+            "mode": "serial" if serial else (scheduler or "local cluster"),
+        }
+    )
     return df
-

@@ -15,6 +15,7 @@ Range values are rounded to 12 significant digits (so ``0:1:11`` gives 0.3, not
 Axes combine as a Cartesian product, except the groups named in ``zip``: the axes of a
 group have equal lengths and advance together (one product factor per group).
 """
+
 from __future__ import annotations
 
 import copy
@@ -114,7 +115,10 @@ def parse_values(text: str, what: str = "--vary") -> list:
     if len(parts) == 3 and "," not in text:
         a, b = _number(parts[0], what), _number(parts[1], what)
         n = _count(parts[2], what)
-        whole = re.fullmatch(r"-?\d+", parts[0].strip()) is not None and re.fullmatch(r"-?\d+", parts[1].strip()) is not None
+        whole = (
+            re.fullmatch(r"-?\d+", parts[0].strip()) is not None
+            and re.fullmatch(r"-?\d+", parts[1].strip()) is not None
+        )
         if n == 1:
             return _tidy([a], whole)
         return _tidy([a + (b - a) * i / (n - 1) for i in range(n - 1)] + [b], whole)
@@ -229,11 +233,12 @@ def expand_points(base: dict, axes: Sequence[Axis], zip_groups: Sequence[Sequenc
             grouped[p] = g
         lengths = {p: len(by_path[p].values) for p in group}
         if len(set(lengths.values())) != 1:
-            raise InputError("--zip: zipped axes need equal lengths, found "
-                             + ", ".join(f"{p}: {n}" for p, n in lengths.items()))
+            raise InputError(
+                "--zip: zipped axes need equal lengths, found " + ", ".join(f"{p}: {n}" for p, n in lengths.items())
+            )
     factors: list[list[dict]] = []
     seen_groups: set[int] = set()
-    for a in axes:   # factors in the order the axes were given; a group sits where its first axis is
+    for a in axes:  # factors in the order the axes were given; a group sits where its first axis is
         if a.path in grouped:
             g = grouped[a.path]
             if g in seen_groups:

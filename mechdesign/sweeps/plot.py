@@ -7,6 +7,7 @@
   limit), which every (ε,c)-PML curve lies on or above.
 * ``time_vs_size``: seconds per design against N, log–log, one series per objective and prior set.
 """
+
 from __future__ import annotations
 
 import math
@@ -84,7 +85,7 @@ def utility_vs_epsilon(df, out: str | Path, stem: str = "utility_vs_epsilon") ->
                 if len(ns) == 1 and len(cs) == 1 and 0 <= cs[0] <= 1 / ns[0] + 1e-15:
                     n, c = int(ns[0]), float(min(cs[0], 1 / ns[0]))
                     closed = [xi(e, c, n) for e in eps_all]
-            if closed is not None:   # the certified LP optimum as dots, Theorem 1 as a line of the same colour
+            if closed is not None:  # the certified LP optimum as dots, Theorem 1 as a line of the same colour
                 ax.plot(eps_all, closed, "-", lw=1.0, color=color, alpha=0.9)
                 ax.plot(g["epsilon_value"], g["objective"], "o", ms=3.5, color=color, label=label)
                 shown_xi = True
@@ -92,13 +93,25 @@ def utility_vs_epsilon(df, out: str | Path, stem: str = "utility_vs_epsilon") ->
                 ax.plot(g["epsilon_value"], g["objective"], "o-", ms=3, lw=1.2, color=color, label=label)
             bad = g[g["status"] != "optimal"]
             if not bad.empty:
-                ax.plot(bad["epsilon_value"], bad["objective"], "x", color="red", ms=6,
-                        label="not certified optimal" if i == 0 else None)
+                ax.plot(
+                    bad["epsilon_value"],
+                    bad["objective"],
+                    "x",
+                    color="red",
+                    ms=6,
+                    label="not certified optimal" if i == 0 else None,
+                )
         if kind == "dobrushin":
             if shown_xi:
                 ax.plot([], [], "-", color="gray", lw=1.0, label="lines: Ξ(ε,c), Theorem 1 (same colour)")
-            ax.plot(eps_all, [ldp_dobrushin(e) for e in eps_all], ":", color="black", lw=1.8,
-                    label="LDP limit (e^ε−1)/(e^ε+1)")
+            ax.plot(
+                eps_all,
+                [ldp_dobrushin(e) for e in eps_all],
+                ":",
+                color="black",
+                lw=1.8,
+                label="LDP limit (e^ε−1)/(e^ε+1)",
+            )
             ax.set_ylim(0, 1.05)
         ax.set_xlabel("ε (nats)")
         ax.set_ylabel(Y_LABELS.get(kind, kind))
@@ -106,10 +119,18 @@ def utility_vs_epsilon(df, out: str | Path, stem: str = "utility_vs_epsilon") ->
         ax.grid(alpha=0.3)
         handles, labels = ax.get_legend_handles_labels()
         if len(handles) > MAX_LEGEND:
-            keep = handles[:MAX_LEGEND - 3] + handles[-2:]
-            labels = labels[:MAX_LEGEND - 3] + labels[-2:]
+            keep = handles[: MAX_LEGEND - 3] + handles[-2:]
+            labels = labels[: MAX_LEGEND - 3] + labels[-2:]
             handles = keep
-        ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="dots: LP optimum" if kind == "dobrushin" else None, title_fontsize=7)
+        ax.legend(
+            handles,
+            labels,
+            fontsize=7,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            title="dots: LP optimum" if kind == "dobrushin" else None,
+            title_fontsize=7,
+        )
     fig.tight_layout()
     paths = _save(fig, Path(out), stem)
     plt.close(fig)

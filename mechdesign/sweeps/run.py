@@ -16,6 +16,7 @@ message; a task whose workers keep dying (Dask gives up after
 dies once is not an error: Dask runs its tasks again on the others.
 Per-task time limits are the spec's own (``solver.time_limit``, the LP solver's limit).
 """
+
 from __future__ import annotations
 
 import logging
@@ -101,8 +102,17 @@ def row_fields(result: dict) -> dict:
 
 
 def error_record(key: str, status: str, message: str, seconds: float | None = None) -> dict:
-    return {"key": key, "status": status, "message": message, "row": {"status": status, "certified": False},
-            "result": None, "seconds": seconds, "peak_mib": None, "worker": None, "finished_at": time.time()}
+    return {
+        "key": key,
+        "status": status,
+        "message": message,
+        "row": {"status": status, "certified": False},
+        "result": None,
+        "seconds": seconds,
+        "peak_mib": None,
+        "worker": None,
+        "finished_at": time.time(),
+    }
 
 
 def design_point(key: str, spec: dict, threads: int | None = None) -> tuple[dict, object]:
@@ -121,9 +131,8 @@ def design_point(key: str, spec: dict, threads: int | None = None) -> tuple[dict
     start = time.perf_counter()
     try:
         result = design(spec)
-    except Exception as exc:   # a failing task becomes a row, never a crashed sweep
-        rec = error_record(key, "error", f"{type(exc).__name__}: {exc}".splitlines()[0],
-                           time.perf_counter() - start)
+    except Exception as exc:  # a failing task becomes a row, never a crashed sweep
+        rec = error_record(key, "error", f"{type(exc).__name__}: {exc}".splitlines()[0], time.perf_counter() - start)
         rec["worker"] = f"{socket.gethostname()}:{os.getpid()}"
         return rec, None
     seconds = time.perf_counter() - start
@@ -131,11 +140,19 @@ def design_point(key: str, spec: dict, threads: int | None = None) -> tuple[dict
     kernel = None if result.kernel is None else np.asarray(result.kernel, dtype=np.float64)
     row = row_fields(data)
     data.pop("kernel", None)
-    data.pop("kernel_exact", None)    # the float64 kernel in the .npy holds the same exact grid values
-    record = {"key": key, "status": row["status"], "message": (data.get("solve") or {}).get("message", ""),
-              "row": row, "result": data, "seconds": seconds, "peak_mib": _peak_rss_mib(reset),
-              "worker": f"{socket.gethostname()}:{os.getpid()}", "finished_at": time.time(),
-              "highs_threads": highs_threads()}
+    data.pop("kernel_exact", None)  # the float64 kernel in the .npy holds the same exact grid values
+    record = {
+        "key": key,
+        "status": row["status"],
+        "message": (data.get("solve") or {}).get("message", ""),
+        "row": row,
+        "result": data,
+        "seconds": seconds,
+        "peak_mib": _peak_rss_mib(reset),
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "finished_at": time.time(),
+        "highs_threads": highs_threads(),
+    }
     return record, kernel
 
 
@@ -157,14 +174,26 @@ def local_cluster(workers: int | None):
     env = {HIGHS_THREADS_ENV: "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     import warnings
 
-    with warnings.catch_warnings():   # "Port 8787 is already in use": another cluster's; a free port is taken
+    with warnings.catch_warnings():  # "Port 8787 is already in use": another cluster's; a free port is taken
         warnings.filterwarnings("ignore", message="Port .* is already in use")
-        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, env=env,
-                            silence_logs=logging.ERROR)
+        return LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            env=env,
+            silence_logs=logging.ERROR,
+        )
 
 
-def run_dask(tasks: list[tuple[str, dict]], on_record: OnRecord, on_status: Callable[[int], None], *,
-             scheduler: str | None = None, workers: int | None = None) -> None:
+def run_dask(
+    tasks: list[tuple[str, dict]],
+    on_record: OnRecord,
+    on_status: Callable[[int], None],
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+) -> None:
     """Submit one task per design to a Dask cluster and hand each result over as it finishes."""
     from contextlib import ExitStack
 
@@ -189,8 +218,9 @@ def run_dask(tasks: list[tuple[str, dict]], on_record: OnRecord, on_status: Call
         run_token = uuid.uuid4().hex[:8]
         futures = {}
         for key, spec in tasks:
-            fut = client.submit(design_point, key, spec, 1, key=f"mechdesign-design-{key}-{run_token}",
-                                pure=False, retries=0)
+            fut = client.submit(
+                design_point, key, spec, 1, key=f"mechdesign-design-{key}-{run_token}", pure=False, retries=0
+            )
             futures[fut] = key
         last_info = 0.0
 

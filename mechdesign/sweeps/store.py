@@ -15,6 +15,7 @@ design, whatever happens to the process that writes it (killed, interrupted). Fi
 fsync'ed (that cost ~15 ms per design here): a power cut may lose the last designs, never
 leave a half-written one behind the rename.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -76,7 +77,7 @@ class DirectoryStore:
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
-            return None   # unreadable: treated as not finished, so the point is computed again
+            return None  # unreadable: treated as not finished, so the point is computed again
 
     def kernel(self, key: str) -> np.ndarray | None:
         path = self._path(key, ".npy")

@@ -12,6 +12,7 @@ priors, empty otherwise), the certificate (``feasible``, ``leakage``, ``dual_bou
 process during the design), ``worker``, ``message``, ``finished_at`` (Unix time) and ``cached``
 (True when the row was read from the store rather than computed by this run).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,10 +22,38 @@ from typing import Sequence
 __all__ = ["to_frame", "write_table", "read_table", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = [
-    "point", "key", "status", "certified", "objective", "objective_kind", "epsilon_value", "N", "M",
-    "prior_set_kind", "c", "feasible", "leakage", "dual_bound", "gap", "lp_objective", "repair_weight",
-    "closed_form", "closed_form_value", "closed_form_difference", "seconds", "design_seconds", "solve_seconds",
-    "iterations", "lps", "rounds", "method", "peak_mib", "worker", "message", "finished_at", "cached",
+    "point",
+    "key",
+    "status",
+    "certified",
+    "objective",
+    "objective_kind",
+    "epsilon_value",
+    "N",
+    "M",
+    "prior_set_kind",
+    "c",
+    "feasible",
+    "leakage",
+    "dual_bound",
+    "gap",
+    "lp_objective",
+    "repair_weight",
+    "closed_form",
+    "closed_form_value",
+    "closed_form_difference",
+    "seconds",
+    "design_seconds",
+    "solve_seconds",
+    "iterations",
+    "lps",
+    "rounds",
+    "method",
+    "peak_mib",
+    "worker",
+    "message",
+    "finished_at",
+    "cached",
 ]
 
 
@@ -47,14 +76,28 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
     axis_cols = [axis_column(p) for p in axis_paths]
     cols = axis_cols + RESULT_COLUMNS
     df = pd.DataFrame([{c: _cell(r.get(c)) for c in cols} for r in rows], columns=cols)
-    for c in axis_cols:   # Parquet needs one type per column
+    for c in axis_cols:  # Parquet needs one type per column
         values = [v for v in df[c].tolist() if v is not None]
         numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         if not numeric:
             df[c] = df[c].map(lambda v: None if v is None else str(v))
-    for c in ("objective", "epsilon_value", "c", "leakage", "dual_bound", "gap", "lp_objective", "repair_weight",
-              "closed_form_value", "closed_form_difference", "seconds", "design_seconds", "solve_seconds",
-              "peak_mib", "finished_at"):
+    for c in (
+        "objective",
+        "epsilon_value",
+        "c",
+        "leakage",
+        "dual_bound",
+        "gap",
+        "lp_objective",
+        "repair_weight",
+        "closed_form_value",
+        "closed_form_difference",
+        "seconds",
+        "design_seconds",
+        "solve_seconds",
+        "peak_mib",
+        "finished_at",
+    ):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
     for c in ("N", "M", "iterations", "lps", "rounds"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")

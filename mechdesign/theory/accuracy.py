@@ -19,14 +19,23 @@ checks the identity). A user compares two designs by :func:`inversion_accuracy` 
 Only numpy here: the estimators in :mod:`mechdesign.release.estimate` use the same covariance
 with q replaced by the observed q̂ (the plug-in, asymptotic covariance).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["InversionAccuracy", "inversion_accuracy", "accuracy_summary", "describe_accuracy", "inversion_matrix", "inversion_covariance",
-           "inversion_variances", "kernel_rank"]
+__all__ = [
+    "InversionAccuracy",
+    "inversion_accuracy",
+    "accuracy_summary",
+    "describe_accuracy",
+    "inversion_matrix",
+    "inversion_covariance",
+    "inversion_variances",
+    "kernel_rank",
+]
 
 
 def kernel_rank(K) -> int:
@@ -58,8 +67,10 @@ def inversion_matrix(K) -> np.ndarray:
     n = K.shape[0]
     r = kernel_rank(K)
     if r < n:
-        raise ValueError(f"the kernel has rank {r} < N = {n}: the inversion estimator is not defined "
-                         "(P_X is not identifiable along the null space of K^T); use the mle method")
+        raise ValueError(
+            f"the kernel has rank {r} < N = {n}: the inversion estimator is not defined "
+            "(P_X is not identifiable along the null space of K^T); use the mle method"
+        )
     if n <= 200:
         return np.linalg.pinv(K.T)
     return np.linalg.solve(K @ K.T, K)  # (Kᵀ)⁺ = (K Kᵀ)⁻¹ K for K of full row rank: no SVD at large N
@@ -95,11 +106,14 @@ class InversionAccuracy:
     """n · E‖p̂ − P‖², independent of n: the error of one report."""
 
     def to_json(self) -> dict:
-        return {"n": self.n, "expected_squared_error": float(self.expected_squared_error),
-                "rmse": float(np.sqrt(self.expected_squared_error)),
-                "max_standard_deviation": float(self.standard_deviations.max()),
-                "standard_deviations": [float(v) for v in self.standard_deviations],
-                "per_report": float(self.per_report)}
+        return {
+            "n": self.n,
+            "expected_squared_error": float(self.expected_squared_error),
+            "rmse": float(np.sqrt(self.expected_squared_error)),
+            "max_standard_deviation": float(self.standard_deviations.max()),
+            "standard_deviations": [float(v) for v in self.standard_deviations],
+            "per_report": float(self.per_report),
+        }
 
 
 def inversion_accuracy(K, prior, n: int) -> InversionAccuracy:
@@ -124,8 +138,12 @@ def inversion_accuracy(K, prior, n: int) -> InversionAccuracy:
     B = inversion_matrix(K)
     q = K.T @ P
     var_one = inversion_variances(B, q, 1.0)
-    return InversionAccuracy(n=int(n), expected_squared_error=float(var_one.sum() / n),
-                             standard_deviations=np.sqrt(var_one / n), per_report=float(var_one.sum()))
+    return InversionAccuracy(
+        n=int(n),
+        expected_squared_error=float(var_one.sum() / n),
+        standard_deviations=np.sqrt(var_one / n),
+        per_report=float(var_one.sum()),
+    )
 
 
 def accuracy_summary(K, prior, n: int) -> dict:
@@ -146,6 +164,8 @@ def describe_accuracy(summary: dict) -> str:
     """One line for a report: 'E||p_hat - P||^2 = … (rmse …), max sd … at n = …' or the reason it is undefined."""
     if summary.get("expected_squared_error") is None:
         return f"undefined at n = {summary['n']}: {summary['error']}"
-    return (f"E||p_hat - P||^2 = {summary['expected_squared_error']:.4g} (rmse {summary['rmse']:.4g}), "
-            f"max sd(p_hat_x) = {summary['max_standard_deviation']:.4g} at n = {summary['n']} "
-            f"(n * E||p_hat - P||^2 = {summary['per_report']:.4g})")
+    return (
+        f"E||p_hat - P||^2 = {summary['expected_squared_error']:.4g} (rmse {summary['rmse']:.4g}), "
+        f"max sd(p_hat_x) = {summary['max_standard_deviation']:.4g} at n = {summary['n']} "
+        f"(n * E||p_hat - P||^2 = {summary['per_report']:.4g})"
+    )

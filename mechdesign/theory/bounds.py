@@ -9,6 +9,7 @@ Each function states its domain and raises ``ValueError`` outside it.
 Where the extracted paper text is garbled or a printed constant disagrees
 with its derivation, the docstring says which form is implemented and why.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,17 +22,40 @@ from mechdesign.theory import measures
 
 __all__ = [
     # Dobrushin paper
-    "xi", "xi_regime", "ldp_dobrushin", "remark2_column", "remark2_kernel", "example1_kernel",
-    "lemma1_max_zeros", "proposition2_gamma_bounds", "binette_bound", "corollary1_kl_bound",
-    "corollary2_hellinger_bound", "duchi_kl_bound", "le_cam_bretagnolle_huber",
-    "example3_minimax_lower_bound", "example3_sample_size",
+    "xi",
+    "xi_regime",
+    "ldp_dobrushin",
+    "remark2_column",
+    "remark2_kernel",
+    "example1_kernel",
+    "lemma1_max_zeros",
+    "proposition2_gamma_bounds",
+    "binette_bound",
+    "corollary1_kl_bound",
+    "corollary2_hellinger_bound",
+    "duchi_kl_bound",
+    "le_cam_bretagnolle_huber",
+    "example3_minimax_lower_bound",
+    "example3_sample_size",
     # f_alpha paper
-    "r_alpha", "g_alpha", "g_alpha_inverse", "renyi_to_f_alpha", "f_alpha_to_renyi", "rldp_amplification_bound",
+    "r_alpha",
+    "g_alpha",
+    "g_alpha_inverse",
+    "renyi_to_f_alpha",
+    "f_alpha_to_renyi",
+    "rldp_amplification_bound",
     # envelopes paper
-    "envelope_upper_bound", "envelope_bounds", "pml_extremal_kernel", "pml_extremal_envelope", "krr_kernel",
-    "krr_envelope_exact", "krr_envelope_upper_bound", "krr_envelope_lower_bound",
+    "envelope_upper_bound",
+    "envelope_bounds",
+    "pml_extremal_kernel",
+    "pml_extremal_envelope",
+    "krr_kernel",
+    "krr_envelope_exact",
+    "krr_envelope_upper_bound",
+    "krr_envelope_lower_bound",
     # certificates
-    "applicable_bounds", "bounds_for",
+    "applicable_bounds",
+    "bounds_for",
 ]
 
 
@@ -163,8 +187,9 @@ F_FUNCTIONS: dict[str, Callable[[float], float]] = {
 """Generators f of common f-divergences (Dobrushin paper §II-A): KL, TV, squared Hellinger (no ½), χ²."""
 
 
-def binette_bound(f: Callable[[float], float] | str, gamma_max: float, gamma_min: float, tv: float,
-                  eta_tv: float = 1.0) -> float:
+def binette_bound(
+    f: Callable[[float], float] | str, gamma_max: float, gamma_min: float, tv: float, eta_tv: float = 1.0
+) -> float:
     """Binette's reverse Pinsker inequality across a kernel, Dobrushin paper eq. (8):
 
         D_f(K∘P ‖ K∘Q) ≤ η_TV [ f(Γ_min)/(1 − Γ_min) + f(Γ_max)/(Γ_max − 1) ] · TV(P, Q),
@@ -228,7 +253,7 @@ def duchi_kl_bound(epsilon: float, tv: float) -> float:
         raise ValueError(f"need eps >= 0 and tv in [0, 1], found {epsilon!r}, {tv!r}")
     if epsilon > 700:
         return math.inf if tv > 0 else 0.0
-    return min(4.0, math.exp(2 * epsilon)) * math.expm1(epsilon) ** 2 * tv ** 2
+    return min(4.0, math.exp(2 * epsilon)) * math.expm1(epsilon) ** 2 * tv**2
 
 
 def le_cam_bretagnolle_huber(kl: float, separation: float) -> float:
@@ -248,8 +273,9 @@ def _example3_rate(epsilon: float, c: float, delta: float) -> float:
     return xi(epsilon, c, 4) * _log_g(epsilon, c, 4) * 2 * delta
 
 
-def example3_minimax_lower_bound(epsilon: float, c: float, delta: float, n_samples: int,
-                                 separation: float | None = None) -> float:
+def example3_minimax_lower_bound(
+    epsilon: float, c: float, delta: float, n_samples: int, separation: float | None = None
+) -> float:
     """Example 3 (Dobrushin paper): with P_θ0 = [1/4 − δ, 1/4 + δ, 1/4, 1/4],
     P_θ1 = [1/4 + δ, 1/4 − δ, 1/4, 1/4] and n samples released through an (ε, c)-PML K,
 
@@ -266,8 +292,7 @@ def example3_minimax_lower_bound(epsilon: float, c: float, delta: float, n_sampl
     return le_cam_bretagnolle_huber(n_samples * rate, delta if separation is None else separation)
 
 
-def example3_sample_size(epsilon: float, c: float, delta: float, risk: float,
-                         separation: float | None = None) -> float:
+def example3_sample_size(epsilon: float, c: float, delta: float, risk: float, separation: float | None = None) -> float:
     """The smallest n for which the Example 3 lower bound no longer excludes R* ≤ risk:
     n ≥ log(l/(4·risk)) / (2δ Ξ(ε, c) log((1 − 4c)e^ε + 1)), i.e. n = Ω(1/(Ξ δ)) up to logs.
     Returns ``inf`` at ε = 0 (no sample size helps). Domain: as
@@ -320,16 +345,16 @@ def _r_alpha_series(a: float, b: float, alpha: float) -> float:
     S_1 = 1, S_{k+1} = a^k − b S_k. The k = 1 term C(α, 2)(a + b) dominates; rounding in the
     later S_k is of order 1e−16·max(a, b)^{k−1}, negligible beside it."""
     total = 0.0
-    coef = alpha * (alpha - 1) / 2.0   # C(α, 2)
-    s_k, a_pow = 1.0, 1.0              # S_1 = 1, a^0
+    coef = alpha * (alpha - 1) / 2.0  # C(α, 2)
+    s_k, a_pow = 1.0, 1.0  # S_1 = 1, a^0
     top = max(a, b)
     for k in range(1, 400):
         total += coef * s_k
         # |S_j| ≤ j top^{j−1} and |C(α, j+1)| decreases for j > α: stop when the bound is negligible
-        if coef == 0 or (k > alpha + 2 and abs(coef) * (k + 1) * top ** k <= 1e-18 * abs(total)):
+        if coef == 0 or (k > alpha + 2 and abs(coef) * (k + 1) * top**k <= 1e-18 * abs(total)):
             break
-        a_pow *= a                     # a^k
-        s_k = a_pow - b * s_k          # S_{k+1} = a^k + (−b) S_k
+        a_pow *= a  # a^k
+        s_k = a_pow - b * s_k  # S_{k+1} = a^k + (−b) S_k
         coef *= (alpha - k - 1) / (k + 2)  # C(α, k+2) = C(α, k+1)(α − k − 1)/(k + 2)
     return (a + b) * total
 
@@ -397,8 +422,9 @@ def f_alpha_to_renyi(s: float, alpha: float) -> float:
     return math.log1p(s) / (alpha - 1)
 
 
-def rldp_amplification_bound(eps_f: float, alpha: float, gamma_max: float, gamma_min: float,
-                             eta_tv: float = 1.0) -> float:
+def rldp_amplification_bound(
+    eps_f: float, alpha: float, gamma_max: float, gamma_min: float, eta_tv: float = 1.0
+) -> float:
     """φ(ε_f, α) = 1/(α − 1) · log(η_TV R_α(Γ_max, Γ_min) g_α⁻¹(ε_f) + 1) (f_α paper eqs. 53–55):
     an upper bound on the RLDP^(α) of P_{Y|X} ∘ P_{X|W}, where ε_f = max_{w,w'} D_{f_α}(P_{X|W=w}‖P_{X|W=w'})
     (:func:`renyi_to_f_alpha` of the mechanism's RLDP), Γ from eqs. 56–57 (the rows of P_{X|W} as
@@ -521,12 +547,14 @@ def krr_envelope_lower_bound(prior: Sequence[float], eps_r: float, delta: float)
     big_n = min(max(big_n, 2), p.size)
     below = float(cum[big_n - 2])
     qn, qn1 = q[big_n - 1], q[big_n - 2]
-    if p[big_n - 1] > (a * p[:big_n - 1].sum() + b) / ((big_n - 2) * a + b) * (1 + 1e-12):
-        raise ValueError("Theorem 5(iii) needs p_N <= (alpha sum_{j<N} p_j + beta)/((N-2) alpha + beta) "
-                         f"for N = {big_n}; the prior violates it")
+    if p[big_n - 1] > (a * p[: big_n - 1].sum() + b) / ((big_n - 2) * a + b) * (1 + 1e-12):
+        raise ValueError(
+            "Theorem 5(iii) needs p_N <= (alpha sum_{j<N} p_j + beta)/((N-2) alpha + beta) "
+            f"for N = {big_n}; the prior violates it"
+        )
     theta = (delta - below) / qn
-    theta1 = a * ((big_n - 2) * qn1 - q[:big_n - 2].sum()) / (a * qn - b * qn1)
-    theta2 = a * ((big_n - 1) * qn - q[:big_n - 1].sum()) / (qn * (a - b))
+    theta1 = a * ((big_n - 2) * qn1 - q[: big_n - 2].sum()) / (a * qn - b * qn1)
+    theta2 = a * ((big_n - 1) * qn - q[: big_n - 1].sum()) / (qn * (a - b))
     if theta <= theta1:
         return math.log(a / qn1)
     if theta <= theta2:
@@ -555,8 +583,9 @@ MAX_ENTRIES = 2_500
 """Kernels with more entries get only the cheap entries of :func:`bounds_for` (design() stays fast)."""
 
 
-def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries: int = MAX_ENTRIES,
-               delta: str = "0.1") -> list[dict]:
+def bounds_for(
+    prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries: int = MAX_ENTRIES, delta: str = "0.1"
+) -> list[dict]:
     """The closed forms that apply to an (ε, 𝒫)-PML kernel, each as
     ``{"name", "value" (the bound), "measured" (the kernel's quantity), "holds"}``.
 
@@ -599,34 +628,74 @@ def bounds_for(prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries
             V = np.array([[float(v) for v in row] for row in verts])
             outs = V @ K
             tv_x = 1 - n * cf  # TV between two vertices of Q_X(c)
-            kl_ratio = max(measures.kl_divergence(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
-            hel_ratio = max(measures.hellinger_squared(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
+            kl_ratio = (
+                max(measures.kl_divergence(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
+            )
+            hel_ratio = (
+                max(measures.hellinger_squared(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
+            )
             b1 = corollary1_kl_bound(eps, cf, n, 1.0)
             b2 = corollary2_hellinger_bound(eps, cf, n, 1.0)
-            out.append(_entry("Corollary 1: D(KP||KQ)/TV(P,Q) <= Xi log((1-Nc)e^eps + 1) (vertex pairs)",
-                              b1, kl_ratio, kl_ratio <= slack(b1)))
-            out.append(_entry("Corollary 2: H^2(KP||KQ)/TV(P,Q) <= Xi (2 - 4/(sqrt((1-Nc)e^eps+1) + 1)) (vertex pairs)",
-                              b2, hel_ratio, hel_ratio <= slack(b2)))
+            out.append(
+                _entry(
+                    "Corollary 1: D(KP||KQ)/TV(P,Q) <= Xi log((1-Nc)e^eps + 1) (vertex pairs)",
+                    b1,
+                    kl_ratio,
+                    kl_ratio <= slack(b1),
+                )
+            )
+            out.append(
+                _entry(
+                    "Corollary 2: H^2(KP||KQ)/TV(P,Q) <= Xi (2 - 4/(sqrt((1-Nc)e^eps+1) + 1)) (vertex pairs)",
+                    b2,
+                    hel_ratio,
+                    hel_ratio <= slack(b2),
+                )
+            )
             if c == 0:
                 b3 = duchi_kl_bound(eps, 1.0)
-                out.append(_entry("Duchi et al.: D(KP||KQ)/TV(P,Q)^2 <= min{4, e^2eps}(e^eps - 1)^2 (vertex pairs)",
-                                  b3, kl_ratio, kl_ratio <= slack(b3)))
+                out.append(
+                    _entry(
+                        "Duchi et al.: D(KP||KQ)/TV(P,Q)^2 <= min{4, e^2eps}(e^eps - 1)^2 (vertex pairs)",
+                        b3,
+                        kl_ratio,
+                        kl_ratio <= slack(b3),
+                    )
+                )
     prior = rules(prior_set, n).point_prior()
     if prior is not None:
         t7 = measures.disclosure_threshold(prior)
         if eps < t7:
             cap = measures.ldp(K)
-            out.append(_entry("Proposition 7 (disclosure): eps < log 1/(1 - p_min) => finite leakage capacity",
-                              t7, cap, cap < math.inf))
+            out.append(
+                _entry(
+                    "Proposition 7 (disclosure): eps < log 1/(1 - p_min) => finite leakage capacity",
+                    t7,
+                    cap,
+                    cap < math.inf,
+                )
+            )
         t8 = measures.singling_out_threshold(prior)
         if eps < t8:
             h = float(np.nanmin(measures.posterior_min_entropies(K, prior)))
-            out.append(_entry("Corollary 8 (disclosure): eps < H_inf(P_X) => no singling out (min_y H_inf(P_X|Y=y) > 0)",
-                              t8, h, h > 0))
+            out.append(
+                _entry(
+                    "Corollary 8 (disclosure): eps < H_inf(P_X) => no singling out (min_y H_inf(P_X|Y=y) > 0)",
+                    t8,
+                    h,
+                    h > 0,
+                )
+            )
         lower, upper = envelope_bounds(K, prior, delta)
         d = str(delta).strip()
-        out.append(_entry(f"Theorem 3 (envelopes): eps_c({d}) <= min{{L(X->Y) + log(1/{d}), eps}} (measured: lower bound)",
-                          upper, lower, lower <= slack(upper)))
+        out.append(
+            _entry(
+                f"Theorem 3 (envelopes): eps_c({d}) <= min{{L(X->Y) + log(1/{d}), eps}} (measured: lower bound)",
+                upper,
+                lower,
+                lower <= slack(upper),
+            )
+        )
     return out
 
 

@@ -23,6 +23,7 @@ max_{x1,x2} a(x1)b(x2) = max a · max b and the denominator Σ P1(x1)P2(x2) a(x1
 both factorise, so ℓ(X1X2 → y1y2) = ℓ(X1→y1) + ℓ(X2→y2) and the supremum over product priors is
 C(K1, 𝒫1) + C(K2, 𝒫2) exactly.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,10 @@ class RepeatedRelease:
 
     def sentence(self) -> str:
         how = "exact, over every output multiset" if self.exact else "a proved upper bound"
-        return (f"{self.k} reports cost eps_{self.k} = {self.epsilon:.6g} nats ({how}); "
-                f"LDP of the {self.k} reports = {self.ldp:.6g} nats")
+        return (
+            f"{self.k} reports cost eps_{self.k} = {self.epsilon:.6g} nats ({how}); "
+            f"LDP of the {self.k} reports = {self.ldp:.6g} nats"
+        )
 
 
 def _multisets(m: int, k: int):
@@ -91,8 +94,14 @@ def repeated_release(K, prior_set, k: int, max_multisets: int = MAX_MULTISETS) -
     if count > max_multisets:
         p_min = _min_mass(prior_set, n)
         cap = math.inf if p_min == 0 else -measures._log(p_min)
-        return RepeatedRelease(k=k, epsilon=min(ldp_k, cap), exact=False, ldp=ldp_k, multisets=count,
-                               method=f"bound min(k LDP(K), log 1/p_min): {count} output multisets > {max_multisets}")
+        return RepeatedRelease(
+            k=k,
+            epsilon=min(ldp_k, cap),
+            exact=False,
+            ldp=ldp_k,
+            multisets=count,
+            method=f"bound min(k LDP(K), log 1/p_min): {count} output multisets > {max_multisets}",
+        )
     r = rules(prior_set, n)
     cols = [[row[y] for row in rows] for y in range(m)]
     worst: Fraction | float = Fraction(1)
@@ -112,8 +121,15 @@ def repeated_release(K, prior_set, k: int, max_multisets: int = MAX_MULTISETS) -
             worst, worst_counts = ratio, counts
             if ratio == math.inf:
                 break
-    return RepeatedRelease(k=k, epsilon=measures._log(worst), exact=True, ldp=ldp_k, worst_counts=worst_counts,
-                           multisets=count, method=f"exact over {count} output multisets")
+    return RepeatedRelease(
+        k=k,
+        epsilon=measures._log(worst),
+        exact=True,
+        ldp=ldp_k,
+        worst_counts=worst_counts,
+        multisets=count,
+        method=f"exact over {count} output multisets",
+    )
 
 
 def product_kernel(K1, K2) -> list[list[Fraction]]:

@@ -18,6 +18,7 @@ Attributes U of X are given by their kernel P_{U|X} (an N × |U| row-stochastic 
 deterministic attribute by a list of labels f(x). Probabilities are compared exactly (Fractions,
 floats read as the decimal they print as, as in :mod:`mechdesign.theory.measures`); results are nats.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -31,14 +32,33 @@ from mechdesign.theory import measures
 from mechdesign.theory.measures import _columns, _dot, _frac_matrix, _frac_vector, _log
 
 __all__ = [
-    "conditional_pml", "attribute_kernel", "attribute_min_entropy", "attribute_posteriors", "discloses",
-    "disclosed_attributes_are_low_entropy", "proposition5_attribute", "theorem6_min_entropy_bound",
-    "theorem6_min_entropy_bound_for_set", "prior_set_mass_range", "disclosure_threshold_for_set",
-    "singling_out_threshold_for_set", "EpsilonChoice", "epsilon_for_requirement",
-    "count_query_leakage", "count_query_leakage_bound", "count_query_no_leakage_bound",
-    "example33_gender_threshold", "binary_kl",
-    "database_index", "dp_epsilon", "free_lunch_epsilon", "entry_pml", "conditional_entry_pml",
-    "theorem9_sup_conditional_pml", "theorem10_correlated_laplace_leakage", "theorem10_construction",
+    "conditional_pml",
+    "attribute_kernel",
+    "attribute_min_entropy",
+    "attribute_posteriors",
+    "discloses",
+    "disclosed_attributes_are_low_entropy",
+    "proposition5_attribute",
+    "theorem6_min_entropy_bound",
+    "theorem6_min_entropy_bound_for_set",
+    "prior_set_mass_range",
+    "disclosure_threshold_for_set",
+    "singling_out_threshold_for_set",
+    "EpsilonChoice",
+    "epsilon_for_requirement",
+    "count_query_leakage",
+    "count_query_leakage_bound",
+    "count_query_no_leakage_bound",
+    "example33_gender_threshold",
+    "binary_kl",
+    "database_index",
+    "dp_epsilon",
+    "free_lunch_epsilon",
+    "entry_pml",
+    "conditional_entry_pml",
+    "theorem9_sup_conditional_pml",
+    "theorem10_correlated_laplace_leakage",
+    "theorem10_construction",
     "laplace_count_entry_leakage_bound",
     "laplace_count_entry_leakage_bound_simplified",
 ]
@@ -154,8 +174,10 @@ def proposition5_attribute(prior, attribute, disclosed_value: int, lam: Fraction
     lam = (low + 1) / 2 if lam is None else Fraction(lam)
     if not low < lam < 1:
         raise ValueError(f"lambda must lie in ({float(low):g}, 1), found {float(lam):g}")
-    W_given_U = [[Fraction(int(w == u1)) if i == u1 else (lam if w == u1 else (1 - lam) * (w == i))
-                  for w in range(k)] for i in range(k)]
+    W_given_U = [
+        [Fraction(int(w == u1)) if i == u1 else (lam if w == u1 else (1 - lam) * (w == i)) for w in range(k)]
+        for i in range(k)
+    ]
     return [[sum(A[x][i] * W_given_U[i][w] for i in range(k)) for w in range(k)] for x in range(len(p))]
 
 
@@ -221,12 +243,21 @@ class EpsilonChoice:
     explanation: str
 
     def to_json(self) -> dict:
-        return {"epsilon": self.epsilon, "strict": self.strict, "theorem": self.theorem,
-                "explanation": self.explanation}
+        return {
+            "epsilon": self.epsilon,
+            "strict": self.strict,
+            "theorem": self.theorem,
+            "explanation": self.explanation,
+        }
 
 
-def epsilon_for_requirement(prior_set, n: int, protect_min_entropy: float | None = None,
-                            no_disclosure: bool = False, no_singling_out: bool = False) -> EpsilonChoice:
+def epsilon_for_requirement(
+    prior_set,
+    n: int,
+    protect_min_entropy: float | None = None,
+    no_disclosure: bool = False,
+    no_singling_out: bool = False,
+) -> EpsilonChoice:
     """The largest ε for which the disclosure paper's theorems guarantee a requirement for an
     (ε, 𝒫)-PML mechanism, whichever P ∈ 𝒫 is the true prior (every such mechanism is (ε, P)-PML):
 
@@ -246,21 +277,44 @@ def epsilon_for_requirement(prior_set, n: int, protect_min_entropy: float | None
         if not (h >= 0 and math.isfinite(h)):
             raise ValueError(f"protect_min_entropy must be finite and >= 0, found {protect_min_entropy!r}")
         if t_dis > h:
-            choices.append(EpsilonChoice(t_dis, True, "Proposition 7 + Theorem 6 (disclosure paper)",
-                                         f"for eps < -log(1 - min mass) = {t_dis:.6g} the leakage capacity is finite, "
-                                         f"so no attribute at all is disclosed (stronger than protecting H_inf > {h:g})"))
+            choices.append(
+                EpsilonChoice(
+                    t_dis,
+                    True,
+                    "Proposition 7 + Theorem 6 (disclosure paper)",
+                    f"for eps < -log(1 - min mass) = {t_dis:.6g} the leakage capacity is finite, "
+                    f"so no attribute at all is disclosed (stronger than protecting H_inf > {h:g})",
+                )
+            )
         else:
-            choices.append(EpsilonChoice(h, False, "Theorem 4 (disclosure paper)",
-                                         f"(eps, P_X)-PML with eps = {h:g} discloses no attribute U with "
-                                         f"H_inf(P_U) > eps, to any adversary, for every P_X in the prior set"))
+            choices.append(
+                EpsilonChoice(
+                    h,
+                    False,
+                    "Theorem 4 (disclosure paper)",
+                    f"(eps, P_X)-PML with eps = {h:g} discloses no attribute U with "
+                    f"H_inf(P_U) > eps, to any adversary, for every P_X in the prior set",
+                )
+            )
     if no_disclosure:
-        choices.append(EpsilonChoice(t_dis, True, "Proposition 7 + Theorem 6 (disclosure paper)",
-                                     f"eps < -log(1 - min_P min_x P(x)) = {t_dis:.6g}: finite leakage capacity, "
-                                     "no attribute disclosed"))
+        choices.append(
+            EpsilonChoice(
+                t_dis,
+                True,
+                "Proposition 7 + Theorem 6 (disclosure paper)",
+                f"eps < -log(1 - min_P min_x P(x)) = {t_dis:.6g}: finite leakage capacity, no attribute disclosed",
+            )
+        )
     if no_singling_out:
         t_so = singling_out_threshold_for_set(prior_set, n)
-        choices.append(EpsilonChoice(t_so, True, "Corollary 8 (disclosure paper)",
-                                     f"eps < min_P H_inf(P) = -log max_P max_x P(x) = {t_so:.6g}: X is never singled out"))
+        choices.append(
+            EpsilonChoice(
+                t_so,
+                True,
+                "Corollary 8 (disclosure paper)",
+                f"eps < min_P H_inf(P) = -log max_P max_x P(x) = {t_so:.6g}: X is never singled out",
+            )
+        )
     if not choices:
         raise ValueError("give at least one requirement (protect_min_entropy, no_disclosure, no_singling_out)")
     return min(choices, key=lambda ch: (ch.epsilon, not ch.strict))
@@ -318,8 +372,8 @@ def database_index(d: int, n: int) -> list[tuple[int, ...]]:
 
 def _db_kernel(K, d: int, n: int) -> np.ndarray:
     K = np.asarray(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != d ** n:
-        raise ValueError(f"a database mechanism has d^n = {d ** n} rows, found shape {K.shape}")
+    if K.ndim != 2 or K.shape[0] != d**n:
+        raise ValueError(f"a database mechanism has d^n = {d**n} rows, found shape {K.shape}")
     return K
 
 
@@ -336,7 +390,7 @@ def dp_epsilon(K, d: int, n: int) -> float:
             for v in range(d):
                 if v == x[i]:
                     continue
-                r2 = pos[x[:i] + (v,) + x[i + 1:]]
+                r2 = pos[x[:i] + (v,) + x[i + 1 :]]
                 a, b = K[r], K[r2]
                 if ((a > 0) & (b == 0)).any():
                     return math.inf
@@ -425,8 +479,8 @@ def theorem10_correlated_laplace_leakage(n: int, epsilon: float, p: float, eta: 
         raise ValueError(f"need n >= 1, eps > 0, p and eta in (0, 1), found {n!r}, {epsilon!r}, {p!r}, {eta!r}")
     # work in logs: log E[e^{eps S} | ...] terms, scaled by e^{-n eps}
     half = math.log((1 + math.exp(epsilon)) / 2)
-    mix = epsilon + (n - 1) * half - n * epsilon           # log of e^eps ((1+e^eps)/2)^{n-1} e^{-n eps}
-    mix0 = (n - 1) * half - n * epsilon                    # D_1 = 0: ((1+e^eps)/2)^{n-1} e^{-n eps}
+    mix = epsilon + (n - 1) * half - n * epsilon  # log of e^eps ((1+e^eps)/2)^{n-1} e^{-n eps}
+    mix0 = (n - 1) * half - n * epsilon  # D_1 = 0: ((1+e^eps)/2)^{n-1} e^{-n eps}
     all1, all0 = p * (1 - eta), (1 - p) * (1 - eta)
     e1 = (all1 + eta / 2 * math.exp(mix)) / (all1 + eta / 2)
     e0 = (all0 * math.exp(-n * epsilon) + eta / 2 * math.exp(mix0)) / (all0 + eta / 2)
@@ -443,7 +497,7 @@ def theorem10_construction(epsilon: float, delta: float, p: float = 0.5, eta: fl
     q1 = p * (1 - eta) + eta / 2
     eps_max = -math.log(min(q1, 1 - q1))
     n = 1
-    while n < 2 ** 40:
+    while n < 2**40:
         v = theorem10_correlated_laplace_leakage(n, epsilon, p, eta)
         if v > eps_max - delta:
             return n, v

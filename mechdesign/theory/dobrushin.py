@@ -3,14 +3,19 @@ Mechanisms Beyond Local Differential Privacy*): the comparison bound of Figure 1
 Proposition 2 is attained, and Example 3 as printed. The paper's own closed forms are in
 :mod:`mechdesign.theory.bounds`.
 """
+
 from __future__ import annotations
 
 import math
 
 from mechdesign.theory.bounds import _check_eps_c_n, _log_g, xi
 
-__all__ = ["reverse_pinsker_kl", "asoodeh_zhang_kl_bound", "proposition2_extremal_kernel",
-           "example3_minimax_lower_bound_as_printed"]
+__all__ = [
+    "reverse_pinsker_kl",
+    "asoodeh_zhang_kl_bound",
+    "proposition2_extremal_kernel",
+    "example3_minimax_lower_bound_as_printed",
+]
 
 
 def reverse_pinsker_kl(tv: float, q_min: float) -> float:

@@ -4,6 +4,7 @@ the four-level prior, the (ε, δ)-LDP curve of k-RR (Figure 2) and the data of 
 envelope bounds themselves (Theorems 3–5, Algorithm 1) are in :mod:`mechdesign.theory.bounds` and
 :mod:`mechdesign.theory.measures`.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,10 +15,24 @@ import numpy as np
 
 from mechdesign.theory import bounds, measures
 
-__all__ = ["privacy_profile", "dp_failure_probability", "adp_tail_bound", "is_probabilistic_dp",
-           "example1_kernel", "example1_post_processing", "example2_kernel", "example2_post_processing",
-           "psi1", "psi2", "delta_c_bounds", "four_level_prior", "krr_privacy_profile", "krr_ldp_epsilon",
-           "leakage_cdf", "figure2_curves"]
+__all__ = [
+    "privacy_profile",
+    "dp_failure_probability",
+    "adp_tail_bound",
+    "is_probabilistic_dp",
+    "example1_kernel",
+    "example1_post_processing",
+    "example2_kernel",
+    "example2_post_processing",
+    "psi1",
+    "psi2",
+    "delta_c_bounds",
+    "four_level_prior",
+    "krr_privacy_profile",
+    "krr_ldp_epsilon",
+    "leakage_cdf",
+    "figure2_curves",
+]
 
 
 def _k(K) -> np.ndarray:
@@ -63,8 +78,7 @@ def is_probabilistic_dp(K, epsilon: float, delta: float) -> bool:
 def example1_kernel(epsilon: float, delta: float) -> np.ndarray:
     """Example 1 (envelopes paper): binary input, four outputs; (ε, δ)-probabilistic DP with bad sets {1}, {4}."""
     a, b = math.exp(epsilon) / (1 + math.exp(epsilon)), 1 / (1 + math.exp(epsilon))
-    return np.array([[delta, a * (1 - delta), b * (1 - delta), 0.0],
-                     [0.0, b * (1 - delta), a * (1 - delta), delta]])
+    return np.array([[delta, a * (1 - delta), b * (1 - delta), 0.0], [0.0, b * (1 - delta), a * (1 - delta), delta]])
 
 
 def example1_post_processing() -> np.ndarray:
@@ -75,8 +89,12 @@ def example1_post_processing() -> np.ndarray:
 def example2_kernel() -> list[list[Fraction]]:
     """Eq. (7) (Example 2, uniform X on [4]): outcomes 1, 2 leak log 4, outcomes 3, 4 leak log(10/9)."""
     F = Fraction
-    return [[F(0), F(0), F(1, 2), F(1, 2)], [F(0), F(0), F(1, 2), F(1, 2)],
-            [F(0), F(1, 5), F(2, 5), F(2, 5)], [F(1, 5), F(0), F(2, 5), F(2, 5)]]
+    return [
+        [F(0), F(0), F(1, 2), F(1, 2)],
+        [F(0), F(0), F(1, 2), F(1, 2)],
+        [F(0), F(1, 5), F(2, 5), F(2, 5)],
+        [F(1, 5), F(0), F(2, 5), F(2, 5)],
+    ]
 
 
 def example2_post_processing() -> list[list[int]]:
@@ -184,7 +202,9 @@ def figure2_curves(k: int, prior: Sequence[float], eps_r: float, deltas: Sequenc
     up, low, ldp = [], [], []
     for d in deltas:
         up.append(bounds.krr_envelope_upper_bound(prior, eps_r, d))
-        generic = max(measures.leakage_upper_quantile(K, prior, Fraction(d)), measures.binary_envelope(K, prior, Fraction(d)))
+        generic = max(
+            measures.leakage_upper_quantile(K, prior, Fraction(d)), measures.binary_envelope(K, prior, Fraction(d))
+        )
         try:
             generic = max(generic, bounds.krr_envelope_lower_bound(prior, eps_r, d))
         except ValueError:

@@ -4,6 +4,7 @@ Arbitrary Channels via the Contraction of f_α-Divergence*): the contraction coe
 (eqs. 63–67), and the data of Example 12 / Figure 2. The closed forms R_α, g_α, g_α⁻¹ and φ are in
 :mod:`mechdesign.theory.bounds`.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,9 +14,20 @@ import numpy as np
 
 from mechdesign.theory import bounds, measures
 
-__all__ = ["contraction_ratio_alpha", "eta_alpha_at", "eta_alpha", "renyi_bound_theorem6",
-           "binary_f_alpha", "psi_alpha", "psi_alpha_minimiser", "tight_pinsker_f_alpha",
-           "randomized_response", "example12_channel_p", "example12_channel_q", "example12_curves"]
+__all__ = [
+    "contraction_ratio_alpha",
+    "eta_alpha_at",
+    "eta_alpha",
+    "renyi_bound_theorem6",
+    "binary_f_alpha",
+    "psi_alpha",
+    "psi_alpha_minimiser",
+    "tight_pinsker_f_alpha",
+    "randomized_response",
+    "example12_channel_p",
+    "example12_channel_q",
+    "example12_curves",
+]
 
 
 def contraction_ratio_alpha(K, P, Q, alpha: float) -> float:
@@ -90,12 +102,14 @@ def renyi_bound_theorem6(tv: float, gamma_max: float, gamma_min: float, alpha: f
 def binary_f_alpha(p: float, q: float, alpha: float) -> float:
     """d_{f_α}(p‖q) = p^α/q^{α−1} + (1 − p)^α/(1 − q)^{α−1} − 1 (eq. 64), the f_α-divergence of
     Bernoulli(p) from Bernoulli(q). Domain: α > 1, p, q ∈ [0, 1] (∞ when p > 0 = q or p < 1 = q)."""
+
     def term(a, b):
         if a == 0:
             return 0.0
         if b == 0:
             return math.inf
         return math.exp(alpha * math.log(a) - (alpha - 1) * math.log(b))
+
     return term(p, q) + term(1 - p, 1 - q) - 1
 
 
@@ -109,7 +123,7 @@ def _dpsi(p: float, t: float, alpha: float) -> float:
     + (α−1)((1−p)/(1−p−t))^α (the same expression, in the ratio form that does not overflow)."""
     a = p / (p + t)
     b = (1 - p) / (1 - p - t)
-    return alpha * a ** (alpha - 1) - (alpha - 1) * a ** alpha - alpha * b ** (alpha - 1) + (alpha - 1) * b ** alpha
+    return alpha * a ** (alpha - 1) - (alpha - 1) * a**alpha - alpha * b ** (alpha - 1) + (alpha - 1) * b**alpha
 
 
 def psi_alpha_minimiser(t: float, alpha: float) -> float:
@@ -187,8 +201,14 @@ def example12_curves(n: int, epsilon: float, channel: str, alphas: Sequence[floa
         bound.append(bounds.rldp_amplification_bound(eps_f, a, gmax, gmin, 1.0))
         mech.append(rldp)
         true.append(_renyi_ldp_positive(comp, a))
-    return {"alpha": np.asarray(alphas, float), "bound": np.array(bound), "mechanism": np.array(mech),
-            "composition": np.array(true), "gamma_max": gmax, "gamma_min": gmin}
+    return {
+        "alpha": np.asarray(alphas, float),
+        "bound": np.array(bound),
+        "mechanism": np.array(mech),
+        "composition": np.array(true),
+        "gamma_max": gmax,
+        "gamma_min": gmin,
+    }
 
 
 def _renyi_ldp_positive(K: np.ndarray, alpha: float) -> float:

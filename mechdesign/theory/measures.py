@@ -20,6 +20,7 @@ divided by its exact sum. Results are returned in nats as
 floats (``math.inf`` where a ratio is unbounded). Divergences between two distributions
 are computed in floating point.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,18 +33,41 @@ from mechdesign.theory.accuracy import InversionAccuracy, inversion_accuracy  # 
 
 __all__ = [
     # privacy of a kernel
-    "pml", "leakage_capacity", "ldp", "max_leakage", "renyi_ldp",
+    "pml",
+    "leakage_capacity",
+    "ldp",
+    "max_leakage",
+    "renyi_ldp",
     # contraction
-    "dobrushin", "gamma_max", "gamma_min", "gamma_extremes",
-    "confusion_graph", "disjoint_support_pairs", "has_disjoint_supports", "zeros_per_column",
+    "dobrushin",
+    "gamma_max",
+    "gamma_min",
+    "gamma_extremes",
+    "confusion_graph",
+    "disjoint_support_pairs",
+    "has_disjoint_supports",
+    "zeros_per_column",
     # divergences
-    "total_variation", "kl_divergence", "hellinger_squared", "chi_squared", "f_divergence",
-    "f_alpha_divergence", "renyi_divergence", "hockey_stick_divergence",
+    "total_variation",
+    "kl_divergence",
+    "hellinger_squared",
+    "chi_squared",
+    "f_divergence",
+    "f_alpha_divergence",
+    "renyi_divergence",
+    "hockey_stick_divergence",
     # disclosure
-    "min_entropy", "disclosure_threshold", "singling_out_threshold", "posterior_min_entropies",
+    "min_entropy",
+    "disclosure_threshold",
+    "singling_out_threshold",
+    "posterior_min_entropies",
     # probabilistic PML and envelopes
-    "pml_tail_probability", "is_probabilistic_pml", "leakage_quantile", "leakage_upper_quantile",
-    "binary_envelope", "event_leakage",
+    "pml_tail_probability",
+    "is_probabilistic_pml",
+    "leakage_quantile",
+    "leakage_upper_quantile",
+    "binary_envelope",
+    "event_leakage",
 ]
 
 
@@ -237,7 +261,7 @@ def dobrushin(K) -> float:
     n = K.shape[0]
     best = 0.0
     for x in range(n - 1):
-        best = max(best, float(0.5 * np.abs(K[x + 1:] - K[x]).sum(axis=1).max()))
+        best = max(best, float(0.5 * np.abs(K[x + 1 :] - K[x]).sum(axis=1).max()))
     return best
 
 
