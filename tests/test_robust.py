@@ -301,3 +301,18 @@ def test_tv_between_point_masses_at_eps_1e_9_is_the_ldp_dobrushin_value(prior_se
     else:
         assert r.status is Status.SUBOPTIMAL and r.certificate.gap > 1e-6 * r.objective
     assert mpmath.mpf(r.certificate.dual_bound) >= expected * (1 - 1e-12)
+
+
+def test_fixed_outputs_bound_is_not_capped_below_an_achieved_value():
+    """Found by the exact fuzz (tests/test_fuzz_exact.py) in the lowest-versions run: with 1e-9 hull masses the
+    float ray enumeration gave an auto bound 1.3e-9 below the value the M = 2 vertex enumeration achieves; capping
+    the enumeration's bound by it reported a bound below the objective of a private kernel."""
+    spec = {
+        "alphabet": 4,
+        "epsilon": 0.0102,
+        "prior_set": {"kind": "hull", "priors": [[1e-09, 0, 0, 0.999999999]]},
+        "objective": {"kind": "f_divergence", "f": "kl", "priors": [[0, 0, 0, 1], [0.25, 0.25, 0.25, 0.25]]},
+        "output_size": 2,
+    }
+    r = _certified(design(spec))
+    assert r.certificate.dual_bound is None or r.certificate.dual_bound >= r.objective

@@ -334,6 +334,17 @@ def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray, hooks: Fixe
             if v < greedy_val:  # cannot happen in exact arithmetic; keep the better kernel
                 K, v = greedy, greedy_val
             bound = v + VALUE_SLACK * max(1.0, abs(v))
+            if auto_bound is not None and auto_bound < v:
+                # the auto design's bound sits below a value this enumeration achieves: it is off (float ray
+                # enumeration next to 1e-9 prior masses), so only the enumeration's own bound is reported
+                return FixedDesign(
+                    K,
+                    v,
+                    bound,
+                    f"vertex enumeration of the M-output kernels (N(M-1) = "
+                    f"{n * (m - 1)} <= {ENUM_MAX_DIM}; the auto bound was below it and is dropped)",
+                    True,
+                )
             return FixedDesign(
                 K,
                 v,
