@@ -316,3 +316,21 @@ def test_fixed_outputs_bound_is_not_capped_below_an_achieved_value():
     }
     r = _certified(design(spec))
     assert r.certificate.dual_bound is None or r.certificate.dual_bound >= r.objective
+
+
+def test_a_zero_loss_optimum_is_certified_optimal():
+    """Q_X(c) with e^eps c >= 1 admits the identity kernel (every column's Lemma 4 minimum is c·1 >= e^-eps·1),
+    so the least |x - y| loss is exactly 0 (derivation here); the dual bound alone sits ~1e-15 below 0 by its
+    rounding slack, the bound over all kernels (each row on its cheapest output, 0) certifies it."""
+    r = _certified(
+        design(
+            {
+                "alphabet": 20,
+                "epsilon": 5,
+                "prior_set": {"kind": "min_mass", "c": "0.01"},
+                "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "uniform"},
+            }
+        )
+    )
+    assert r.objective == 0.0
+    assert r.status is Status.OPTIMAL and r.certificate.dual_bound <= r.objective
