@@ -238,7 +238,7 @@ def _render(result: dict[str, Any], path: str) -> str:
 
 
 def _cmd_analyze(args) -> int:
-    from mechdesign.cli.args import parse_epsilon, parse_prior_set
+    from mechdesign.cli.args import parse_epsilon, parse_prior_set, parse_report_count
     from mechdesign.release.kernel_io import read_kernel_normalised
 
     kernel, normalised = read_kernel_normalised(Path(args.kernel))
@@ -257,7 +257,7 @@ def _cmd_analyze(args) -> int:
         raise InputError(f"--delta: must lie in (0, 1), found {args.delta}")
     if args.repeated is not None and args.repeated < 1:
         raise InputError(f"--repeated: must be an integer >= 1, found {args.repeated}")
-    n_reports = _reports(args.n)
+    n_reports = parse_report_count(args.n)
     accuracy_prior = None if args.prior is None else _accuracy_prior(args.prior, n)
     try:
         result = analyze_kernel(
@@ -283,16 +283,6 @@ def _cmd_analyze(args) -> int:
 
         sys.stdout.write(text)
     return 0
-
-
-def _reports(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text!r}") from None
-    if value < 1:
-        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text}")
-    return value
 
 
 def _accuracy_prior(text: str, n: int) -> list[float]:

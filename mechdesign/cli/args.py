@@ -9,7 +9,7 @@ from mechdesign.spec.errors import InputError, SpecError
 from mechdesign.spec.input_rules import SpecInputError, load_yaml_text
 from mechdesign.spec.models import Epsilon, PriorSet, _to_epsilon
 
-__all__ = ["parse_prior_set", "parse_epsilon"]
+__all__ = ["parse_prior_set", "parse_epsilon", "parse_report_count"]
 
 _PRIOR_SET = TypeAdapter(PriorSet)
 
@@ -74,3 +74,14 @@ def parse_epsilon(text: str) -> Epsilon:
         return _to_epsilon(text)
     except ValueError as exc:
         raise InputError(f"--epsilon: {exc}") from None
+
+
+def parse_report_count(text: str) -> int:
+    """The number of reports n from ``--n`` (the inversion accuracy of ``solve`` and ``analyze``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text!r}") from None
+    if value < 1:
+        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text}")
+    return value

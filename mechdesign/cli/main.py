@@ -51,10 +51,11 @@ def _cmd_solve(args) -> int:
             file=sys.stderr,
         )
         return EXIT_OK
+    from mechdesign.cli.args import parse_report_count
     from mechdesign.cli.report import design_accuracy
     from mechdesign.cli.status import live_status, size_warning
 
-    n_reports = _reports(args.n)
+    n_reports = parse_report_count(args.n)
     spec = load_with_overrides(args.spec, args.set or [])
     warning = size_warning(spec)
     if warning and not args.quiet:
@@ -79,16 +80,6 @@ def _cmd_solve(args) -> int:
     else:
         _write(render_result(result, accuracy=accuracy), args.output)
     return EXIT_OK if result.is_ok else EXIT_NOT_CERTIFIED
-
-
-def _reports(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text!r}") from None
-    if value < 1:
-        raise InputError(f"--n: must be an integer >= 1 (number of reports), found {text}")
-    return value
 
 
 def _cmd_schema(args) -> int:
