@@ -151,14 +151,17 @@ ROWS = [
         "Fig. 1(a) comparison: Zamanlooy-Asoodeh [9, Thm 5]",
         "",
         "",
-        "NOT IMPLEMENTED: the bound's statement is not in the paper and could not be checked from a second source",
+        "NOT IMPLEMENTED: the statement of [9, Thm 5] is not in the paper; searched (issue 17) the stored pages "
+        "(OpenReview 0mPezHsMGj, ISIT 2023: abstract only; arXiv HTML 2601.09498v1, 2210.13386v4, 2501.11473v1/v3; "
+        "OpenReview DQLe256lHy) and the docs, issues and code corpora (find_string 'Zamanlooy'): no statement found, "
+        "so the curve is left out of Figure 1(a) (its note says so) rather than guessed",
     ),
     (
         D,
         "Figure 1",
         "mechdesign.bench.paper_figures:paper_figures",
-        "test_paper_figures.py::test_figures_command_writes_every_png",
-        "visual check against the caption",
+        "test_paper_figures.py::test_figures_command_writes_every_png; test_dobrushin_figure1.py::test_every_curve_of_panel_a_stays_inside_the_panel; test_dobrushin_figure1.py::test_panel_a_curves_are_the_closed_forms",
+        "visual check against the caption; panel (a) on a log y-axis (curves span 1e-4..196 nats); closed forms at TV = 0.5",
     ),
     (
         D,
@@ -478,6 +481,17 @@ ROWS = [
         "mechdesign.theory.disclosure:epsilon_for_requirement; mechdesign.cli.epsilon:run_epsilon",
         "test_disclosure.py::test_epsilon_for_requirement; test_epsilon_cli.py::test_epsilon_protect_min_entropy_theorem4",
         "closed forms of the thresholds",
+    ),
+    (
+        R,
+        "Choosing eps from a requirement, spec form epsilon: {protect: ...} (Theorem 4, Prop. 7 + Thm 6, Cor. 8)",
+        "mechdesign.theory.epsilon_requirement:resolve_requirement; mechdesign.theory.epsilon_requirement:resolve_spec",
+        "test_epsilon_requirement.py::test_strict_threshold_resolves_to_a_decimal_just_below_the_paper_value; "
+        "test_epsilon_requirement.py::test_no_disclosure_kernel_discloses_no_attribute_and_keeps_theorem6_min_entropy; "
+        "test_epsilon_requirement.py::test_min_entropy_kernel_protects_every_high_entropy_attribute_and_the_check_can_fail; "
+        "test_epsilon_requirement.py::test_no_singling_out_kernel_never_singles_out_x",
+        "mpmath (50 digits) from the paper's thresholds; Definition 3.2 / singling out / Theorem 6 evaluated on the "
+        "designed kernels over every set partition (Fractions); Theorem 1 (1/29, 7/8)",
     ),
     (
         R,

@@ -115,6 +115,9 @@ class DesignResult:
     spec: Spec = field(repr=False)
     rays: np.ndarray | None = None
     """Sublinear objectives: the extreme rays (max entry 1) used by the optimum, one per output."""
+    epsilon_requirement: Any = None
+    """When the spec gave ``epsilon: {protect: ...}``: the
+    :class:`~mechdesign.theory.epsilon_requirement.EpsilonResolution` (requirement, theorem, the ε enforced)."""
 
     @property
     def is_ok(self) -> bool:
@@ -137,6 +140,11 @@ class DesignResult:
                 "epsilon": self.epsilon,
                 "epsilon_text": self.spec.epsilon.text,
                 **({} if self.rays is None else {"rays": self.rays.tolist()}),
+                **(
+                    {}
+                    if self.epsilon_requirement is None
+                    else {"epsilon_requirement": self.epsilon_requirement.to_json()}
+                ),
                 "certificate": None
                 if cert is None
                 else {
@@ -346,13 +354,17 @@ def design(source: Any) -> DesignResult:
     """Design an optimal (ε,𝒫)-PML mechanism and certify it: spec → program → solve → certify.
 
     ``source`` is a :class:`Spec`, a dict, a path to a YAML file or YAML text.
+    A spec whose ``epsilon`` is a requirement ``{protect: ...}`` is first resolved to the largest ε the
+    disclosure paper guarantees it for (:mod:`mechdesign.theory.epsilon_requirement`; ``result.epsilon_requirement``).
     Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
     reported in ``result.status``, never as an empty kernel.
     """
     from mechdesign.lp.progress import report
 
+    from mechdesign.theory.epsilon_requirement import resolve_spec
+
     t0 = time.perf_counter()
-    spec = load_spec(source)
+    spec, epsilon_requirement = resolve_spec(load_spec(source))  # epsilon: {protect: ...} → an exact number
     report(phase=f"solving {spec.objective.kind}, N = {spec.n}, M = {spec.m}")
     outcome = objective_rules(spec).solve()
     report(phase="certifying (exact arithmetic)", round=None, gap=None, detail="")
@@ -406,4 +418,5 @@ def design(source: Any) -> DesignResult:
         solve=report,
         spec=spec,
         rays=outcome.rays,
+        epsilon_requirement=epsilon_requirement,
     )

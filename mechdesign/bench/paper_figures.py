@@ -5,7 +5,9 @@ as printed, into ``benchmarks/results/`` (PNG).
   n ∈ {200, 500, 1000, 2000} (:mod:`mechdesign.theory.disclosure`).
 * Dobrushin paper, Figure 1: (a) K1, N = 10, c = 0.05: sampled D(K1P‖K1Q) against TV(P, Q) with
   Corollary 1, Duchi et al. and Asoodeh–Zhang + reverse Pinsker (Q_min = c); (b) K2, N = 5, c = 0.1
-  with Corollary 2. (Zamanlooy–Asoodeh [9, Thm 5] is not drawn: its statement is not in the paper.)
+  with Corollary 2; panel (a) on a log y-axis so that every curve stays visible. (Zamanlooy–Asoodeh
+  [9, Thm 5] is not drawn: its statement is not in the paper nor in the sources searched, see
+  :data:`ZAMANLOOY_ASOODEH_NOTE`.)
 * f_α paper, Figure 1: joint range of (TV, D_{f_α}) at α = 4 (binary pairs, which give the joint range
   by Harremoës–Vajda) with Theorem 8's g_α and Remark 9's tight ψ_α(p*, t); Figure 2: four panels
   against α (N = 5, ε = log 2; N = 5, ε = log 6; N = 20, ε = log 10 with channel P; N = 100,
@@ -56,14 +58,24 @@ def _disclosure_fig1(plt, out: Path) -> None:
     plt.close(fig)
 
 
+ZAMANLOOY_ASOODEH_NOTE = (
+    "Zamanlooy-Asoodeh [9, Thm 5] not drawn: its statement is not in the paper and was not found in the "
+    "stored sources searched (OpenReview 0mPezHsMGj: abstract only; arXiv 2601.09498v1, 2210.13386v4, "
+    "2501.11473 HTML; docs/issues/code corpora)"
+)
+
+
 def _dobrushin_fig1(plt, out: Path) -> None:
+    """Dobrushin paper Figure 1. Panel (a) spans four decades (Duchi et al. reaches ~196 nats at TV = 0.5,
+    the samples ~1e-4), so its y-axis is logarithmic: every curve stays inside the panel. The paper's
+    caption and text do not state its axis scale."""
     from mechdesign.theory import bounds
     from mechdesign.theory.dobrushin import asoodeh_zhang_kl_bound
 
     rng = np.random.default_rng(0)
     K1 = np.array([[15 / 16, 1 / 16]] * 5 + [[1 / 16, 15 / 16]] * 5)
     K2 = np.array([[1 / 3 if (j - i) % 5 in (0, 1, 2) else 0.0 for j in range(5)] for i in range(5)])
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
     eps = math.log(10 / 3)
     for ax, K, c, what, title in (
         (axes[0], K1, 0.05, "KL", "(a) K1, N = 10, c = 0.05"),
@@ -79,25 +91,33 @@ def _dobrushin_fig1(plt, out: Path) -> None:
                 float(np.sum(a * np.log(a / b))) if what == "KL" else float(np.sum((np.sqrt(a) - np.sqrt(b)) ** 2))
             )
         ax.scatter(tvs, vals, s=3, color="tab:blue", label="sampled P, Q in Q_X(c)")
-        tv = np.linspace(0, 1 - n * c, 60)
         if what == "KL":
-            ax.plot(tv, [bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 1")
-            ax.plot(tv, [bounds.duchi_kl_bound(math.log(15), t) for t in tv], "r--", label="Duchi et al. (log 15-LDP)")
-            ax.plot(
-                tv,
-                [asoodeh_zhang_kl_bound(math.log(15), c, t) for t in tv],
-                "g-.",
-                label="Asoodeh-Zhang + reverse Pinsker (Q_min = c)",
-            )
-            ax.set_ylim(0, 1.2)
-            ax.set(ylabel="D(K1 P || K1 Q)")
+            tv = np.linspace(1e-3, 1 - n * c, 200)
+            curves = [
+                ([bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", "Corollary 1 ((log(10/3), 0.05)-PML)"),
+                ([bounds.duchi_kl_bound(math.log(15), t) for t in tv], "r--", "Duchi et al. [6] (K1 is log 15-LDP)"),
+                (
+                    [asoodeh_zhang_kl_bound(math.log(15), c, t) for t in tv],
+                    "g-.",
+                    "Asoodeh-Zhang [7] + reverse Pinsker (Q_min = c)",
+                ),
+            ]
+            for ys, style, label in curves:
+                ax.plot(tv, ys, style, label=label)
+            top = max(max(ys) for ys, _, _ in curves)
+            positive = [v for v in vals if v > 0] + [min(ys) for ys, _, _ in curves]
+            ax.set_yscale("log")
+            ax.set_ylim(10 ** math.floor(math.log10(min(positive))), 3 * top)
+            ax.set(ylabel="D(K1 P || K1 Q)  (nats, log scale)")
         else:
+            tv = np.linspace(0, 1 - n * c, 60)
             ax.plot(tv, [bounds.corollary2_hellinger_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 2")
-            ax.set(ylabel="H^2(K2 P || K2 Q)")
+            ax.set(ylabel="H^2(K2 P || K2 Q) = sum(sqrt p - sqrt q)^2")
         ax.set(xlabel="TV(P, Q)", title=title + ", eps = log(10/3)")
-        ax.legend(fontsize=7)
-    fig.suptitle("Dobrushin paper, Figure 1")
-    fig.tight_layout()
+        ax.legend(fontsize=7, loc="lower left" if what == "KL" else "best")
+    fig.suptitle("Dobrushin paper, Figure 1: divergence bounds on sampled pairs P, Q in Q_X(c)")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.text(0.01, 0.01, "Note: " + ZAMANLOOY_ASOODEH_NOTE + ".", fontsize=7, color="0.25", va="bottom", wrap=True)
     fig.savefig(out / "dobrushin_fig1_divergence_bounds.png", dpi=120)
     plt.close(fig)
 

@@ -12,7 +12,12 @@ requirement, whichever prior of 𝒫 is the true one, and the theorem that justi
 
 "strict" in the answer means the guarantee holds for every ε below the value, not at it. Exit 0; 1 when
 no ε ≥ 0 is guaranteed by the theorems (a strict bound of 0, e.g. --no-singling-out over all priors); 2 on
-bad input. (A spec form ``epsilon: {protect: …}`` is not offered here: see the README.)
+bad input.
+
+The spec form ``epsilon: {protect: {min_entropy: H | no_disclosure: true | no_singling_out: true}}`` takes the
+same requirements (one meaning each); ``spec_epsilon`` in the answer is the exact ε such a spec enforces
+(:mod:`mechdesign.theory.epsilon_requirement`: h itself, or the largest 16-digit decimal provably below a
+strict threshold). An h at or above −log(min_{P∈𝒫} min_x P(x)) protects nothing and is refused (exit 2).
 """
 
 from __future__ import annotations
@@ -90,7 +95,24 @@ def run_epsilon(
     choice = epsilon_for_requirement(
         ps, n, protect_min_entropy=h, no_disclosure=no_disclosure, no_singling_out=no_singling_out
     )
-    return {"alphabet": n, "prior_set": ps.model_dump(mode="json"), **choice.to_json()}
+    spec_eps = _spec_epsilon(ps, n, protect, no_disclosure, no_singling_out)
+    return {"alphabet": n, "prior_set": ps.model_dump(mode="json"), **choice.to_json(), "spec_epsilon": spec_eps}
+
+
+def _spec_epsilon(ps, n: int, protect: str | None, no_disclosure: bool, no_singling_out: bool) -> str | None:
+    """The exact ε a spec ``epsilon: {protect: ...}`` with these requirements enforces (None when no ε > 0 does)."""
+    from mechdesign.spec.errors import SpecError
+    from mechdesign.spec.models import ProtectRequirement
+    from mechdesign.theory.epsilon_requirement import resolve_requirement
+
+    req = ProtectRequirement(min_entropy=protect, no_disclosure=no_disclosure, no_singling_out=no_singling_out)
+    try:
+        return resolve_requirement(req, ps, n).epsilon_text
+    except SpecError as exc:
+        field, rule = exc.pairs[0]
+        if field.endswith("min_entropy"):
+            raise InputError(f"--protect-min-entropy: {rule}") from None
+        return None  # a zero threshold: reported below as 'no eps >= 0 meets this bound' (exit 1)
 
 
 def _cmd_epsilon(args) -> int:
@@ -101,6 +123,8 @@ def _cmd_epsilon(args) -> int:
     else:
         rel = "<" if out["strict"] else "<="
         sys.stdout.write(f"eps {rel} {out['epsilon']:.12g} nats  ({out['theorem']})\n  {out['explanation']}\n")
+        if out["spec_epsilon"] is not None:
+            sys.stdout.write(f"  a spec with epsilon: {{protect: ...}} enforces eps = {out['spec_epsilon']} (exact)\n")
         if out["strict"] and out["epsilon"] <= 0:
             sys.stdout.write(
                 "  no eps >= 0 meets this bound: the prior set contains a prior with a zero mass "

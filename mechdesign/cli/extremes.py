@@ -17,7 +17,9 @@ def _cmd_extremes(args) -> int:
     from mechdesign.spec.models import load_spec
     from pathlib import Path
 
-    spec = load_spec(Path(args.spec))
+    from mechdesign.theory.epsilon_requirement import resolve_spec
+
+    spec, _ = resolve_spec(load_spec(Path(args.spec)))  # epsilon: {protect: ...} → the eps design() enforces
     n, eps = spec.n, spec.epsilon.value
     if args.rays:
         P = extreme_rays(spec.prior_set, n, eps)

@@ -43,7 +43,9 @@ def _cmd_solve(args) -> int:
         from mechdesign.objectives.registry import compile_problem
         from mechdesign.lp.solve import write_lp
 
-        compiled = compile_problem(load_with_overrides(args.spec, args.set or []))
+        from mechdesign.theory.epsilon_requirement import resolve_spec
+
+        compiled = compile_problem(resolve_spec(load_with_overrides(args.spec, args.set or []))[0])
         write_lp(compiled.lps[0], args.write_lp)
         print(
             f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"

@@ -64,7 +64,9 @@ def _problem(kernel: ExactKernel, spec, prior_set, epsilon):
     if spec is not None:
         if prior_set is not None or epsilon is not None:
             raise InputError("verify: give either --spec or --prior-set with --epsilon, not both")
-        s = load_spec(Path(spec))
+        from mechdesign.theory.epsilon_requirement import resolve_spec
+
+        s, _ = resolve_spec(load_spec(Path(spec)))  # epsilon: {protect: ...} → the eps design() enforces
         if s.n != n:
             raise InputError(f"verify: the kernel has {n} rows but the spec's alphabet has N = {s.n} symbols")
         return s.prior_set, s.epsilon
@@ -113,7 +115,9 @@ def _extra_guarantees(kernel: ExactKernel, spec) -> list:
     from mechdesign.certify.guarantees import check_guarantees
     from mechdesign.spec.models import load_spec
 
-    s = load_spec(Path(spec))
+    from mechdesign.theory.epsilon_requirement import resolve_spec
+
+    s, _ = resolve_spec(load_spec(Path(spec)))
     return check_guarantees(kernel, s) if s.privacy is not None else []
 
 

@@ -54,6 +54,8 @@ from mechdesign.spec.shorthand import expand_prior_set_shorthand
 
 __all__ = [
     "Spec",
+    "EpsilonRequirement",
+    "ProtectRequirement",
     "MinMass",
     "Simplex",
     "Point",
@@ -626,15 +628,74 @@ def metric_diameter_text(metric, n: int) -> str:
     return f"({metric.spacing})*sqrt({(rows - 1) ** 2 + (cols - 1) ** 2})"
 
 
+# ------------------------------------------------- ε chosen from a requirement (issue 17)
+# ``epsilon: {protect: {...}}`` instead of a number: the largest ε for which the disclosure paper's theorems
+# guarantee the requirement for every prior of the prior set (the same three requirements as
+# ``mechdesign epsilon``'s flags, one meaning each). The spec only checks the form; the value needs the
+# prior set's extreme masses and is resolved above this layer, at the start of design()
+# (:mod:`mechdesign.theory.epsilon_requirement`), to an exact decimal that the rest of the pipeline treats
+# like a number the user wrote.
+
+
+class ProtectRequirement(_Model):
+    """What the chosen ε must guarantee, for every prior of the prior set (disclosure paper, §3.3)."""
+
+    min_entropy: EpsilonField | None = None
+    """h in nats (>= 0, a number or an expression): no attribute U of X with H∞(P_U) > h is disclosed, to any
+    adversary (Theorem 4; ``--protect-min-entropy h``)."""
+    no_disclosure: bool = False
+    """true: no attribute of X at all is disclosed (Proposition 7 + Theorem 6; ``--no-disclosure``)."""
+    no_singling_out: bool = False
+    """true: the value of X is never singled out (Corollary 8; ``--no-singling-out``)."""
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> "ProtectRequirement":
+        if self.min_entropy is None and not self.no_disclosure and not self.no_singling_out:
+            raise ValueError(
+                "give at least one requirement: min_entropy: H (nats), no_disclosure: true or no_singling_out: true"
+            )
+        return self
+
+    def as_written(self) -> dict:
+        """The requirement with only the keys that ask for something (min_entropy as its text)."""
+        out: dict = {}
+        if self.min_entropy is not None:
+            out["min_entropy"] = self.min_entropy.text
+        if self.no_disclosure:
+            out["no_disclosure"] = True
+        if self.no_singling_out:
+            out["no_singling_out"] = True
+        return out
+
+
+class EpsilonRequirement(_Model):
+    """ε chosen from a requirement: ``epsilon: {protect: {min_entropy: 2.0}}``. Several requirements: the
+    smallest of their ε. Resolved by :func:`mechdesign.theory.epsilon_requirement.resolve_spec`."""
+
+    protect: ProtectRequirement
+
+
+def _epsilon_tag(value: Any) -> str:
+    return "epsilon_requirement" if isinstance(value, (dict, EpsilonRequirement)) else "epsilon_number"
+
+
+EpsilonOrRequirement = Annotated[
+    Union[Annotated[EpsilonField, Tag("epsilon_number")], Annotated[EpsilonRequirement, Tag("epsilon_requirement")]],
+    Discriminator(_epsilon_tag),
+]
+
+
 # ------------------------------------------------------------------------ spec
 class Spec(_Model):
     """A mechanism-design problem (DESIGN.md §3)."""
 
     alphabet: Union[Annotated[int, Field(ge=2)], list[Union[str, int]]]
     """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""
-    epsilon: EpsilonField | None = None
-    """Privacy level in nats (>= 0): a number or an expression such as log(10/3). With ``privacy``: the
-    ε of its first prior-set entry (or, with metric entries only, the ε·max d-LDP they imply)."""
+    epsilon: EpsilonOrRequirement | None = None
+    """Privacy level in nats (>= 0): a number or an expression such as log(10/3), or a requirement
+    ``{protect: {min_entropy: H | no_disclosure: true | no_singling_out: true}}`` from which design()
+    chooses the largest ε the disclosure paper guarantees it for. With ``privacy``: the ε of its first
+    prior-set entry (or, with metric entries only, the ε·max d-LDP they imply)."""
     prior_set: Optional[Annotated[PriorSet, BeforeValidator(expand_prior_set_shorthand)]] = None
     """The set of priors the (ε, 𝒫)-PML guarantee holds for: a mapping, or the shorthand ``simplex``,
     ``min_mass:0.05``, ``point:0.2,0.3,0.5`` (with ``privacy``: its first prior-set entry)."""
@@ -728,6 +789,11 @@ class Spec(_Model):
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "prior_set", prior_set)
         return self
+
+    @property
+    def epsilon_requirement(self) -> "EpsilonRequirement | None":
+        """The requirement when ``epsilon`` was given as ``{protect: ...}`` (not yet resolved to a number)."""
+        return self.epsilon if isinstance(self.epsilon, EpsilonRequirement) else None
 
     @property
     def extra_guarantees(self) -> list:
@@ -863,6 +929,8 @@ def _format_location(loc: tuple) -> str:
             "int",
             "prior_set_guarantee",
             "metric_guarantee",
+            "epsilon_number",
+            "epsilon_requirement",
             "absolute",
             "discrete",
             "matrix",
