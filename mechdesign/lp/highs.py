@@ -5,6 +5,11 @@ before any option can be set; in ``mechdesign solve --json`` that line would pre
 first construction therefore runs with file descriptor 1 pointed at /dev/null (C's buffers flushed before
 it is restored); later constructions print nothing, and every model starts with ``output_flag`` off
 (``solver.verbose`` turns it back on where the caller wants HiGHS's log).
+
+HiGHS's log goes to standard *error*, never to standard output (issue 12, item 6): standard output
+carries the report (``solve --json`` must stay one JSON object). Every model has ``log_to_console``
+off and a logging callback (highspy's ``cbLogging``) that writes each message to ``sys.stderr``, so
+turning ``output_flag`` on anywhere sends the log there.
 """
 
 from __future__ import annotations
@@ -55,4 +60,14 @@ def new_highs():
                 _banner_silenced = True
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("log_to_console", False)
+    h.cbLogging.subscribe(_log_to_stderr)
     return h
+
+
+def _log_to_stderr(event) -> None:
+    """HiGHS's logging callback (called from its solver thread): the message, to standard error."""
+    try:
+        sys.stderr.write(event.message)
+    except Exception:  # noqa: BLE001 - a closed stderr must not break a solve
+        pass
