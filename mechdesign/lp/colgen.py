@@ -348,6 +348,7 @@ def solve_output_generation(
             row_dual=partial(full_row_dual, layout, lp.num_rows, C, pi.copy()),
             estimate=lp.sense * (lagrangian + lp.offset),
             source=f"output generation, round {rounds}",
+            feasible=True,  # the restricted LP is optimal: its point satisfies every row of the full LP
         )
         scale = max(1.0, abs(value))
         report(

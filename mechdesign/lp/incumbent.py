@@ -225,9 +225,19 @@ def design_problem(lp, bound_lp=None):
         inc._design_lps.remove(entry)
 
 
-def offer_lp(lp, x=None, row_dual=None, *, estimate: float | None = None, bound: float | None = None, source=""):
+def offer_lp(
+    lp,
+    x=None,
+    row_dual=None,
+    *,
+    estimate: float | None = None,
+    bound: float | None = None,
+    source: str = "",
+    feasible: bool = False,
+):
     """Offer what a solved (or interrupted) LP holds: the kernel block of ``x`` when ``x`` satisfies
-    the LP, and, when ``lp`` is declared the design problem (:func:`design_problem`), the bound of
+    the LP to :data:`PRIMAL_TOLERANCE` (checked unless the caller says ``feasible``: an optimal point
+    whose rows the solver's ladder has checked already, a restricted master's point), and, when ``lp`` is declared the design problem (:func:`design_problem`), the bound of
     ``row_dual`` (weak duality, computed lazily; ``row_dual`` may itself be a callable returning the
     multipliers; ``estimate`` is the bound's float value, in the user's sense) or a ready ``bound``
     (a MIP's dual bound, already moved outwards by its tolerances). No-op outside a design."""
@@ -237,7 +247,7 @@ def offer_lp(lp, x=None, row_dual=None, *, estimate: float | None = None, bound:
     blocks = getattr(lp, "blocks", None) or {}
     if x is not None and "K" in blocks:
         x = np.asarray(x, float)
-        if x.shape == (lp.num_cols,) and _violation(lp, x) <= PRIMAL_TOLERANCE:
+        if x.shape == (lp.num_cols,) and (feasible or _violation(lp, x) <= PRIMAL_TOLERANCE):
             inc.offer_kernel(x[blocks["K"]], source)
     bound_lp = inc.bound_lp_of(lp)
     if bound_lp is None:

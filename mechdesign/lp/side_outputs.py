@@ -143,7 +143,7 @@ def solve_side_output_generation(
         y_full = full_row_dual(layout, lp.num_rows, W, pi)
         y_full[side_rows] = y_side
         bound = dual_bound(lp, y_full)
-        offer_lp(lp, x_full, bound=bound, source=f"output generation (side rows), round {rounds}")  # for Ctrl-C
+        offer_lp(lp, x_full, bound=bound, source=f"output generation (side rows), round {rounds}", feasible=True)
         if lp.sense * bound > lp.sense * best[0] or best[1] is None:
             best = (bound, y_full)
         scale = max(1.0, abs(value))

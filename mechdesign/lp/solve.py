@@ -34,6 +34,7 @@ rounds at N = 100), so it was dropped.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -44,7 +45,7 @@ from mechdesign.lp.program import LinearProgram
 from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.highs import new_highs
+from mechdesign.lp.highs import new_highs, stdout_to_stderr
 from mechdesign.lp.incumbent import offer_lp
 
 __all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
@@ -560,7 +561,8 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         highs_opts["time_limit"] = float(limit)
     start = time.perf_counter()
     try:
-        problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
+        with stdout_to_stderr() if options.verbose else nullcontext():  # the log never mixes into the report
+            problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
     except (cp.error.SolverError, ValueError) as exc:
         # cvxpy raises ValueError ("Cannot unpack invalid solution") when HiGHS stops without a point,
         # e.g. at the time limit
