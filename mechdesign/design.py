@@ -379,19 +379,19 @@ def _interrupted_result(spec: Spec, incumbent, t0: float, stopped: float) -> tup
     """The design's answer after Ctrl-C: the incumbent's best kernel through :func:`certify_design`
     against its best bound, status ``interrupted``. A second Ctrl-C during this certification gives up
     at once (no kernel). Returns the result and whether the certification was interrupted."""
-    best = incumbent.best
     t2 = time.perf_counter()
-    kernel = exact = cert = objective = None
+    kernel = exact = cert = objective = best = None
     given_up = False
-    if best is not None:
-        try:
+    try:
+        best = incumbent.best_kernel()  # the objective of each pending candidate, then the best one certified
+        if best is not None:
             bound = incumbent.settled_bound()
             exact, kernel, objective, cert, _ = certify_design(
                 spec, best.kernel, lp_objective=best.value, dual=bound, sense=incumbent.sense
             )
-        except KeyboardInterrupt:
-            kernel = exact = cert = objective = None
-            given_up = True
+    except KeyboardInterrupt:
+        kernel = exact = cert = objective = None
+        given_up = True
     t3 = time.perf_counter()
     found = "no kernel found yet" if best is None else f"best kernel from {best.source or 'the program'}"
     report = SolveReport(

@@ -233,16 +233,29 @@ def test_second_interrupt_during_certification_gives_up(monkeypatch):
 
 # ------------------------------------------------------------------ the incumbent itself
 def test_incumbent_keeps_the_best_kernel_and_bound_and_settles_lazily():
-    value = lambda K: float(K[:, 0].sum())  # noqa: E731 - a loss: smaller is better
-    inc = incumbent.Incumbent(+1, value, columns=2)
-    assert inc.offer_kernel(np.array([[0.5, 0.5], [0.5, 0.5]]), "a")
-    assert not inc.offer_kernel(np.array([[1.0, 0.0], [1.0, 0.0]]), "worse")
-    assert not inc.offer_kernel(np.array([[0.1, 0.2], [0.5, 0.5]]), "rows do not sum to 1")
-    assert not inc.offer_kernel(np.array([[np.nan, 1.0], [0.5, 0.5]]), "nan")
+    evaluated = []
+
+    def loss(K):  # a loss: smaller is better
+        evaluated.append(K.copy())
+        return float(K[:, 0].sum())
+
+    inc = incumbent.Incumbent(+1, loss, columns=2)
+    inc.offer_kernel(np.array([[0.5, 0.5], [0.5, 0.5]]), "a")
+    inc.offer_kernel(np.array([[1.0, 0.0], [1.0, 0.0]]), "worse")
+    inc.offer_kernel(np.array([[0.1, 0.2], [0.5, 0.5]]), "rows do not sum to 1")
+    inc.offer_kernel(np.array([[np.nan, 1.0], [0.5, 0.5]]), "nan")
+    assert evaluated == []  # nothing evaluated while at most MAX_PENDING candidates wait
     # three columns: the lightest merges into the heaviest (post-processing), rows still sum to 1
-    assert inc.offer_kernel(np.array([[0.0, 0.9, 0.1], [0.2, 0.7, 0.1]]), "wide")
-    assert inc.best.kernel.shape == (2, 2) and np.allclose(inc.best.kernel.sum(axis=1), 1.0)
-    assert inc.best.source == "wide" and inc.best.value == pytest.approx(0.2)
+    inc.offer_kernel(np.array([[0.0, 0.9, 0.1], [0.2, 0.7, 0.1]]), "wide")
+    assert len(evaluated) == 3  # five pending: the three valid ones evaluated, the best kept
+    best = inc.best_kernel()
+    assert best.kernel.shape == (2, 2) and np.allclose(best.kernel.sum(axis=1), 1.0)
+    assert best.source == "wide" and best.value == pytest.approx(0.2)
+    # a stream: each offer replaces the stream's previous one unevaluated (its kernels only improve)
+    for i in range(10):
+        inc.offer_kernel(lambda i=i: np.array([[0.1 / (i + 1), 1 - 0.1 / (i + 1)]] * 2), f"round {i}", stream="s")
+    assert len(evaluated) == 3
+    assert inc.best_kernel().source == "round 9" and len(evaluated) == 4
     calls = []
     assert inc.offer_bound(0.1)
     assert inc.offer_bound(lambda: calls.append(1) or 0.15, estimate=0.15)

@@ -12,19 +12,24 @@ handed in, one mechanism for all of them.
 
     from mechdesign.lp import incumbent
 
-    incumbent.offer(kernel, bound)          # after each round / master solve
+    incumbent.offer(kernel, bound, stream=master)   # after each round / master solve
 
 ``kernel`` is a feasible N × M' kernel of the design problem (floats as the solver returns them: rows
 are renormalised, and a kernel wider than the spec's M has its lightest columns merged into its
-heaviest one, which is post-processing and keeps every privacy constraint); ``bound`` is a *true*
-bound on the optimum of the design problem as the user wrote it (lower when minimising, upper when
-maximising), or a zero-argument callable returning one (evaluated only if that bound is reported,
-so an exact recomputation costs nothing while the design runs) together with ``estimate=`` its
-float value, used to rank bounds. Either may be None. The call is a no-op when no design is
-collecting (a program run on its own), never raises for a bad kernel (it is ignored), and keeps
-only the best kernel (by the objective's own value of the normalised kernel) and the best bound.
-Offers are plain assignments of immutable records, so a KeyboardInterrupt that lands in the middle
-of one leaves the previous best in place.
+heaviest one, which is post-processing and keeps every privacy constraint), or a zero-argument
+callable returning one. ``bound`` is a *true* bound on the optimum of the design problem as the user
+wrote it (lower when minimising, upper when maximising), or a zero-argument callable returning one
+(evaluated only if that bound is reported, so an exact recomputation costs nothing while the design
+runs) together with ``estimate=`` its float value, used to rank bounds. Either may be None.
+``stream`` (optional: any object, compared by identity, or a string) says that this kernel is no
+worse than the previous one offered with the same stream, as a generation loop's restricted masters
+are: it then replaces that one without evaluating either. Kernels are evaluated (the objective's own
+value of the normalised kernel) only when more than :data:`MAX_PENDING` streams wait, or when the
+design asks for the best one after Ctrl-C; so an offer costs next to nothing even at N = M = 3000.
+The call is a no-op when no design is collecting (a program run on its own), never raises for a bad
+kernel (it is ignored when evaluated), and the design keeps the best kernel and the best bound.
+Offers end in plain assignments of immutable records, so a KeyboardInterrupt that lands in the middle
+of one leaves the candidates held before it in place.
 
 A program that solves LPs through :func:`mechdesign.lp.solve.solve_lp` need not offer their kernels:
 every solved LP that has a kernel block (``lp.blocks["K"]``, made by
@@ -35,9 +40,12 @@ LP, which is the design problem only when the program says so, with :func:`desig
 generation offer the weak-duality bound of its multipliers (:func:`mechdesign.lp.program.dual_bound`
 on ``bound_lp``, lazily) and a MIP's dual bound.
 
-A new engine (say a Dantzig–Wolfe master for expected loss) calls ``incumbent.offer(K, bound)`` once
-per master solve with the master's kernel and its Lagrangian bound (or ``bound=lambda: dual_bound(lp,
-y), estimate=...`` when the rigorous bound is costly); nothing else is needed for Ctrl-C to report it.
+A new engine (say a Dantzig–Wolfe master for expected loss) calls
+``incumbent.offer(K, bound, stream=master)`` once per master solve with the master's kernel and its
+Lagrangian bound (or ``bound=lambda: dual_bound(lp, y), estimate=...`` when the rigorous bound is
+costly); nothing else is needed for Ctrl-C to report it. Tests can interrupt it without signals by
+replacing its module's ``run_interruptible`` with one that raises KeyboardInterrupt at round k
+(``tests/test_interrupt_incumbent.py``).
 """
 
 from __future__ import annotations
@@ -69,6 +77,15 @@ class Offer:
 
 
 @dataclass(frozen=True)
+class _Pending:
+    """A kernel offered but not yet evaluated: an array, or a callable that makes it."""
+
+    kernel: object
+    source: str
+    stream: object
+
+
+@dataclass(frozen=True)
 class _Bound:
     estimate: float
     """The bound's float value (the bound itself when ``settle`` is None)."""
@@ -76,30 +93,41 @@ class _Bound:
     source: str
 
 
+MAX_PENDING = 4
+"""Kernels held unevaluated (one per stream) before they are evaluated and the best kept."""
+
+
 class Incumbent:
     """The best feasible kernel and the best valid bound offered during one design.
 
     ``sense`` is +1 when minimising, −1 when maximising; ``value`` the objective of a kernel
     (N × ``columns`` floats); ``columns`` the M of the spec (kernels are padded or merged to it).
+
+    Kernels are not evaluated when offered (the objective of an N = M = 3000 kernel costs 0.2–0.6 s,
+    more than a round of output generation): an offer with a ``stream`` replaces the pending offer of
+    the same stream (a program whose successive kernels are no worse, such as the restricted masters
+    of one generation loop, whose optimum can only improve as outputs join), and only when more than
+    :data:`MAX_PENDING` streams are pending, or when the best kernel is asked for
+    (:meth:`best_kernel`), are they evaluated and the best kept.
     """
 
     def __init__(self, sense: int, value: Callable[[np.ndarray], float], columns: int):
         self.sense = sense
         self._value = value
         self.columns = columns
-        self.best: Offer | None = None
+        self._best: Offer | None = None
+        self._pending: tuple[_Pending, ...] = ()
         self._bound: _Bound | None = None
         self._design_lps: list[tuple[object, object]] = []
-        self.offers = 0
 
     # ------------------------------------------------------------ kernels
     def _shape(self, kernel) -> np.ndarray | None:
-        K = np.array(kernel, dtype=float, copy=True)
+        K = np.array(kernel() if callable(kernel) else kernel, dtype=float, copy=True)
         if K.ndim != 2 or K.shape[1] == 0 or not np.all(np.isfinite(K)):
             return None
         if K.min() < -ROW_SUM_TOLERANCE or np.any(np.abs(K.sum(axis=1) - 1.0) > ROW_SUM_TOLERANCE):
             return None
-        K = np.clip(K, 0.0, None)
+        np.clip(K, 0.0, None, out=K)
         m = self.columns
         if K.shape[1] > m:  # merge the lightest columns into the heaviest (post-processing)
             order = np.argsort(-K.sum(axis=0), kind="stable")
@@ -109,27 +137,42 @@ class Incumbent:
             K = merged
         elif K.shape[1] < m:  # zero columns leak nothing and add nothing
             K = np.hstack([K, np.zeros((K.shape[0], m - K.shape[1]))])
-        return K / K.sum(axis=1, keepdims=True)
+        K /= K.sum(axis=1, keepdims=True)
+        return K
 
-    def offer_kernel(self, kernel, source: str = "") -> bool:
-        """Keep ``kernel`` when it beats the best so far; True when kept."""
-        if kernel is None:
-            return False
-        K = self._shape(kernel)
+    def _evaluated(self, pending: _Pending) -> Offer | None:
+        K = self._shape(pending.kernel)
         if K is None:
-            return False
+            return None
         try:
             v = float(self._value(K))
         except Exception:  # noqa: BLE001 - a kernel the objective cannot evaluate is not kept
-            return False
-        if not math.isfinite(v):
-            return False
-        self.offers += 1
-        best = self.best
-        if best is None or self.sense * v < self.sense * best.value:
-            self.best = Offer(K, v, source)  # one assignment: an interrupt keeps the old or the new
-            return True
-        return False
+            return None
+        return Offer(K, v, pending.source) if math.isfinite(v) else None
+
+    def _settle(self, pending) -> Offer | None:
+        best = self._best
+        for p in pending:
+            o = self._evaluated(p)
+            if o is not None and (best is None or self.sense * o.value < self.sense * best.value):
+                best = o
+        return best
+
+    def offer_kernel(self, kernel, source: str = "", stream=None) -> None:
+        """Hold ``kernel`` (an array, or a callable returning one) as a candidate (class docstring)."""
+        if kernel is None:
+            return
+        entry = _Pending(kernel, source, stream)
+        pending = tuple(p for p in self._pending if stream is None or not _same_stream(p.stream, stream)) + (entry,)
+        if len(pending) > MAX_PENDING:
+            self._best = self._settle(pending)  # an interrupt between these two assignments evaluates
+            pending = ()  # the same candidates again later: nothing is lost
+        self._pending = pending
+
+    def best_kernel(self) -> Offer | None:
+        """The best kernel offered so far (evaluating the pending ones), or None."""
+        self._best, self._pending = self._settle(self._pending), ()
+        return self._best
 
     # ------------------------------------------------------------ bounds
     def offer_bound(self, bound, estimate: float | None = None, source: str = "") -> bool:
@@ -150,9 +193,9 @@ class Incumbent:
             return True
         return False
 
-    def offer(self, kernel=None, bound=None, *, estimate: float | None = None, source: str = "") -> None:
+    def offer(self, kernel=None, bound=None, *, estimate: float | None = None, source: str = "", stream=None) -> None:
         """Offer a feasible kernel and/or a valid bound (module docstring)."""
-        self.offer_kernel(kernel, source)
+        self.offer_kernel(kernel, source, stream)
         self.offer_bound(bound, estimate, source)
 
     @property
@@ -183,6 +226,11 @@ class Incumbent:
         return None
 
 
+def _same_stream(a, b) -> bool:
+    """Streams are objects compared by identity (an LP), or strings compared by value."""
+    return a is b or (isinstance(a, str) and isinstance(b, str) and a == b)
+
+
 _current: contextvars.ContextVar[Incumbent | None] = contextvars.ContextVar("mechdesign_incumbent", default=None)
 
 
@@ -201,11 +249,12 @@ def collecting(incumbent: Incumbent):
         _current.reset(token)
 
 
-def offer(kernel=None, bound=None, *, estimate: float | None = None, source: str = "") -> None:
-    """Offer a feasible kernel and/or a valid bound to the running design (no-op outside one)."""
+def offer(kernel=None, bound=None, *, estimate: float | None = None, source: str = "", stream=None) -> None:
+    """Offer a feasible kernel and/or a valid bound to the running design (no-op outside one);
+    ``stream`` names a sequence of kernels each no worse than the one before (class :class:`Incumbent`)."""
     inc = _current.get()
     if inc is not None:
-        inc.offer(kernel, bound, estimate=estimate, source=source)
+        inc.offer(kernel, bound, estimate=estimate, source=source, stream=stream)
 
 
 @contextmanager
@@ -248,7 +297,8 @@ def offer_lp(
     if x is not None and "K" in blocks:
         x = np.asarray(x, float)
         if x.shape == (lp.num_cols,) and (feasible or _violation(lp, x) <= PRIMAL_TOLERANCE):
-            inc.offer_kernel(x[blocks["K"]], source)
+            index = blocks["K"]
+            inc.offer_kernel(lambda: x[index], source, stream=lp)  # one LP's later points are no worse
     bound_lp = inc.bound_lp_of(lp)
     if bound_lp is None:
         return

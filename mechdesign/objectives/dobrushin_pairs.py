@@ -225,6 +225,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
                 np.stack([best_p, 1.0 - best_p], axis=1),
                 float(bounds.bound[representative].max()),
                 source=f"pair LPs, {lps} solved",
+                stream="dobrushin pairs",  # the best pair so far: never worse than before
             )
     seconds = time.perf_counter() - start
     kernel = None

@@ -221,7 +221,7 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
             break
         theta, lam, value, rlp = th, lm, val, rl
         used = theta > 1e-12
-        offer((pool[used] * theta[used, None]).T, source=f"tangent/secant LPs, round {rounds}")
+        offer((pool[used] * theta[used, None]).T, source=f"tangent/secant LPs, round {rounds}", stream="ray LP")
         if (
             best_bound - value <= max(tol * abs(value), 1e-12)
             or time.perf_counter() - t0 > limit

@@ -281,7 +281,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
                     break  # some ray improves the LP (else: a misprice, price at the LP's duals)
         report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
         used = theta > 1e-12  # the master's kernel is feasible, its bound valid: held for Ctrl-C (lp/incumbent.py)
-        offer((R[used] * theta[used, None]).T, best_bound, source=f"column generation, round {it}")
+        offer((R[used] * theta[used, None]).T, best_bound, source=f"column generation, round {it}", stream=live)
         if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         Rn = np.unique(np.array(fresh), axis=0)
