@@ -518,6 +518,8 @@ def _offer_interrupted(lp: LinearProgram, h, mip: bool) -> None:
     """After Ctrl-C cancelled HiGHS: offer what it holds to the running design (a MIP's incumbent and
     dual bound; a feasible point of an interrupted LP), read from the cancelled model."""
     try:
+        if h.is_solver_running():  # a second Ctrl-C stopped the wait: reading now would race HiGHS's thread
+            return
         info = h.getInfo()
         x = None
         if info.primal_solution_status == 2:  # kSolutionStatusFeasible
