@@ -7,7 +7,7 @@
 0.462117
 """
 
-from mechdesign.design import Certificate, ClosedForm, DesignResult, SolveReport, design
+from mechdesign.design import Certificate, ClosedForm, DesignInterrupted, DesignResult, SolveReport, design
 from mechdesign.spec.errors import InputError, MechdesignError, SolveFailure, SpecError
 from mechdesign.release.mechanism import Mechanism
 from mechdesign.lp.solve import Status
@@ -21,6 +21,7 @@ __all__ = [
     "load_spec",
     "Spec",
     "DesignResult",
+    "DesignInterrupted",
     "Certificate",
     "ClosedForm",
     "SolveReport",

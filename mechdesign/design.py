@@ -23,7 +23,7 @@ from mechdesign.objectives.plan import ClosedForm
 from mechdesign.objectives.registry import objective_rules
 from mechdesign.spec.models import Spec, load_spec
 
-__all__ = ["design", "DesignResult", "Certificate", "ClosedForm", "SolveReport", "GAP_TOLERANCE"]
+__all__ = ["design", "DesignResult", "DesignInterrupted", "Certificate", "ClosedForm", "SolveReport", "GAP_TOLERANCE"]
 
 GAP_TOLERANCE = 1e-6
 """Relative optimality gap (|objective − dual bound| / max(|objective|, |dual bound|)) above which a
@@ -118,6 +118,8 @@ class DesignResult:
     epsilon_requirement: Any = None
     """When the spec gave ``epsilon: {protect: ...}``: the
     :class:`~mechdesign.theory.epsilon_requirement.EpsilonResolution` (requirement, theorem, the ε enforced)."""
+    interrupted_after: float | None = None
+    """Status ``interrupted``: seconds from the start of the design to the Ctrl-C (None otherwise)."""
 
     @property
     def is_ok(self) -> bool:
@@ -183,6 +185,7 @@ class DesignResult:
                     "nonzeros": self.solve.nonzeros,
                     "message": self.solve.message,
                 },
+                **({} if self.interrupted_after is None else {"interrupted_after": self.interrupted_after}),
             }
         )
 
@@ -350,6 +353,87 @@ def _constant_fallback(spec: Spec, outcome, status: Status):
     return new_status, kernel, exact, cert, objective
 
 
+class DesignInterrupted(KeyboardInterrupt):
+    """Ctrl-C (KeyboardInterrupt) during :func:`design`, carrying what the design had found.
+
+    ``result`` is a :class:`DesignResult` with status ``interrupted``: the best feasible kernel found
+    before the interrupt, certified by the same certify stage as any design (exact privacy check,
+    rounding and repair, gap to the best valid bound found so far), or no kernel (``result.kernel``
+    is None) when none had been found or when the certification itself was interrupted.
+    ``str(exc)`` is the one line the command line prints. A subclass of KeyboardInterrupt, so code
+    that stops on Ctrl-C (notebooks, loops, sweeps) still stops.
+    """
+
+    def __init__(self, result: DesignResult, certification_interrupted: bool = False):
+        super().__init__(result, certification_interrupted)
+        self.result = result
+        self.certification_interrupted = certification_interrupted
+
+    def __str__(self) -> str:
+        r = self.result
+        head = f"interrupted after {r.interrupted_after or 0.0:.1f} s: "
+        if r.kernel is None or r.certificate is None:
+            if self.certification_interrupted:
+                return head + "a kernel was found, but its exact certification was interrupted too; none reported"
+            return head + "no kernel found yet"
+        cert = r.certificate
+        if not cert.feasible:
+            return head + "the best kernel so far FAILED the exact privacy check"
+        gap = "no bound yet" if cert.gap is None else f"gap {cert.gap:.3g}"
+        return head + f"best certified kernel so far, objective {r.objective:.10g}, {gap}"
+
+
+def _interrupted_result(
+    spec: Spec, incumbent, t0: float, stopped: float, epsilon_requirement=None
+) -> tuple[DesignResult, bool]:
+    """The design's answer after Ctrl-C: the incumbent's best kernel through :func:`certify_design`
+    against its best bound, status ``interrupted``. A second Ctrl-C during this certification gives up
+    at once (no kernel). Returns the result and whether the certification was interrupted."""
+    t2 = time.perf_counter()
+    kernel = exact = cert = objective = best = None
+    given_up = False
+    try:
+        best = incumbent.best_kernel()  # the objective of each pending candidate, then the best one certified
+        if best is not None:
+            bound = incumbent.settled_bound()
+            exact, kernel, objective, cert, _ = certify_design(
+                spec, best.kernel, lp_objective=best.value, dual=bound, sense=incumbent.sense
+            )
+    except KeyboardInterrupt:
+        kernel = exact = cert = objective = None
+        given_up = True
+    t3 = time.perf_counter()
+    found = "no kernel found yet" if best is None else f"best kernel from {best.source or 'the program'}"
+    report = SolveReport(
+        solver="HiGHS",
+        backend=spec.solver.backend,
+        method="interrupted",
+        seconds=stopped,
+        compile_seconds=0.0,
+        certify_seconds=t3 - t2,
+        total_seconds=t3 - t0,
+        iterations=0,
+        lps=0,
+        rows=0,
+        columns=0,
+        nonzeros=0,
+        message=f"interrupted after {stopped:.1f} s; {found}" + ("; certification interrupted" if given_up else ""),
+    )
+    result = DesignResult(
+        status=Status.INTERRUPTED,
+        objective=objective,
+        kernel=kernel,
+        exact_kernel=exact,
+        epsilon=spec.epsilon.value,
+        certificate=cert,
+        solve=report,
+        spec=spec,
+        interrupted_after=stopped,
+        epsilon_requirement=epsilon_requirement,
+    )
+    return result, given_up
+
+
 def design(source: Any) -> DesignResult:
     """Design an optimal (ε,𝒫)-PML mechanism and certify it: spec → program → solve → certify.
 
@@ -358,15 +442,44 @@ def design(source: Any) -> DesignResult:
     disclosure paper guarantees it for (:mod:`mechdesign.theory.epsilon_requirement`; ``result.epsilon_requirement``).
     Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
     reported in ``result.status``, never as an empty kernel.
+
+    **Ctrl-C** (KeyboardInterrupt, issue 12 item 4): HiGHS stops at once
+    (:mod:`mechdesign.lp.interrupt`), and the best feasible kernel the program had found
+    (:mod:`mechdesign.lp.incumbent`: each round of output or column generation, a MIP's incumbent,
+    the greedy fixed-output kernel, ...) is certified like any design, against the best valid bound
+    found so far. ``design`` then *raises* :class:`DesignInterrupted`, a KeyboardInterrupt whose
+    ``result`` is that :class:`DesignResult` (status ``interrupted``; ``result.kernel`` None when no
+    kernel had been found). It re-raises rather than returns because Ctrl-C means "stop": a loop
+    ``for eps in ...: design(...)``, a notebook cell or a sweep must stop too, not carry on with a
+    half-finished point mistaken for a finished one; the work done is not lost, it is ``exc.result``.
+    A second Ctrl-C during that certification gives up at once (no kernel in the result).
     """
-    from mechdesign.lp.progress import report
+    from mechdesign.lp.incumbent import Incumbent, collecting
 
     from mechdesign.theory.epsilon_requirement import resolve_spec
 
     t0 = time.perf_counter()
     spec, epsilon_requirement = resolve_spec(load_spec(source))  # epsilon: {protect: ...} → an exact number
+    rules = objective_rules(spec)
+    incumbent = Incumbent(rules.sense, rules.value, spec.m)
+    try:
+        with collecting(incumbent):
+            return _design(spec, t0, incumbent, epsilon_requirement)
+    except DesignInterrupted:
+        raise
+    except KeyboardInterrupt as exc:
+        stopped = time.perf_counter() - t0
+        result, given_up = _interrupted_result(spec, incumbent, t0, stopped, epsilon_requirement)
+        raise DesignInterrupted(result, given_up) from exc
+
+
+def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> DesignResult:
+    from mechdesign.lp.progress import report
+
     report(phase=f"solving {spec.objective.kind}, N = {spec.n}, M = {spec.m}")
     outcome = objective_rules(spec).solve()
+    # held for Ctrl-C during the certification and the exact re-solve below (lp/incumbent.py)
+    incumbent.offer(outcome.kernel, outcome.bound if outcome.status is Status.OPTIMAL else None, source=outcome.method)
     report(phase="certifying (exact arithmetic)", round=None, gap=None, detail="")
     t2 = time.perf_counter()
     status, kernel, exact, cert, objective = _certified(spec, outcome)

@@ -35,7 +35,7 @@ def _write(text: str, out: str | None) -> None:
 
 
 def _cmd_solve(args) -> int:
-    from mechdesign.design import design
+    from mechdesign.design import DesignInterrupted, design
     from mechdesign.cli.report import render_result
     from mechdesign.cli.overrides import load_with_overrides
 
@@ -62,8 +62,16 @@ def _cmd_solve(args) -> int:
     warning = size_warning(spec)
     if warning and not args.quiet:
         print(warning, file=sys.stderr)
+    interrupted = None
     with live_status(quiet=args.quiet):
-        result = design(spec)
+        try:
+            result = design(spec)
+        except DesignInterrupted as exc:  # Ctrl-C: one line, then the best certified kernel so far, exit 130
+            interrupted, result = exc, exc.result
+    if interrupted is not None:
+        print(f"mechdesign: {interrupted}", file=sys.stderr, flush=True)
+        if result.kernel is None:
+            return EXIT_INTERRUPTED
     accuracy = design_accuracy(result, n_reports)
     suffix = Path(args.output).suffix.lower() if args.output else ""
     if suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
@@ -81,6 +89,8 @@ def _cmd_solve(args) -> int:
         _write(json.dumps({**result.to_json(), "inversion_accuracy": accuracy}, indent=2) + "\n", args.output)
     else:
         _write(render_result(result, accuracy=accuracy), args.output)
+    if interrupted is not None:
+        return EXIT_INTERRUPTED
     return EXIT_OK if result.is_ok else EXIT_NOT_CERTIFIED
 
 

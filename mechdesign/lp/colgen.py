@@ -41,8 +41,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
+from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
@@ -336,7 +338,18 @@ def solve_output_generation(
         value = float(h.getInfo().objective_function_value)
         x_full = kernel_columns(np.asarray(sol.col_value, float))
         p = price(C - pi[:, None], c, E).value
-        bound = max(bound, float(pi.sum() + np.minimum(p, 0.0).sum()))
+        lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
+        bound = max(bound, lagrangian)
+        # for Ctrl-C: the restricted solution is a feasible kernel of the full LP, and π a bound on it
+        # (weak duality on the whole lifted LP, recomputed only if reported; lp/incumbent.py)
+        offer_lp(
+            lp,
+            x_full,
+            row_dual=partial(full_row_dual, layout, lp.num_rows, C, pi.copy()),
+            estimate=lp.sense * (lagrangian + lp.offset),
+            source=f"output generation, round {rounds}",
+            feasible=True,  # the restricted LP is optimal: its point satisfies every row of the full LP
+        )
         scale = max(1.0, abs(value))
         report(
             phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{chosen.size} of {m} outputs"

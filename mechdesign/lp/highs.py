@@ -5,6 +5,12 @@ before any option can be set; in ``mechdesign solve --json`` that line would pre
 first construction therefore runs with file descriptor 1 pointed at /dev/null (C's buffers flushed before
 it is restored); later constructions print nothing, and every model starts with ``output_flag`` off
 (``solver.verbose`` turns it back on where the caller wants HiGHS's log).
+
+HiGHS's log goes to standard *error*, never to standard output (issue 12, item 6): standard output
+carries the report (``solve --json`` must stay one JSON object). Every model has ``log_to_console``
+off and a logging callback (highspy's ``cbLogging``) that writes each message to ``sys.stderr``, so
+turning ``output_flag`` on anywhere sends the log there. Solvers whose models are not made here (cvxpy's
+verbose log and its own HiGHS) run inside :func:`stdout_to_stderr`.
 """
 
 from __future__ import annotations
@@ -13,8 +19,9 @@ import ctypes
 import os
 import sys
 import threading
+from contextlib import contextmanager
 
-__all__ = ["new_highs"]
+__all__ = ["new_highs", "stdout_to_stderr"]
 
 _lock = threading.Lock()
 _banner_silenced = False
@@ -55,4 +62,37 @@ def new_highs():
                 _banner_silenced = True
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("log_to_console", False)
+    h.cbLogging.subscribe(_log_to_stderr)
     return h
+
+
+@contextmanager
+def stdout_to_stderr():
+    """File descriptor 1 (and ``sys.stdout``) pointed at standard error while the body runs: for solver
+    logs printed by code that does not take a callback (cvxpy's ``verbose``, its own HiGHS model)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no usable stdout: nothing to protect
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+            ctypes.CDLL(None).fflush(None)
+        except (OSError, ValueError, AttributeError):
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _log_to_stderr(event) -> None:
+    """HiGHS's logging callback (called from its solver thread): the message, to standard error."""
+    try:
+        sys.stderr.write(event.message)
+    except Exception:  # noqa: BLE001 - a closed stderr must not break a solve
+        pass

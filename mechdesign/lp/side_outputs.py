@@ -31,6 +31,8 @@ from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.colgen import KernelLayout, full_row_dual, price
 from mechdesign.lp.program import LinearProgram, dual_bound
 from mechdesign.lp.highs import new_highs
+from mechdesign.lp.incumbent import offer_lp
+from mechdesign.lp.interrupt import run_interruptible
 
 __all__ = ["solve_side_output_generation", "SideResult"]
 
@@ -124,7 +126,7 @@ def solve_side_output_generation(
                 break
             h.setOptionValue("time_limit", max(left, 1e-3))
         h.passModel(_highs_model(sub))
-        h.run()
+        run_interruptible(h)
         rounds += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -141,6 +143,7 @@ def solve_side_output_generation(
         y_full = full_row_dual(layout, lp.num_rows, W, pi)
         y_full[side_rows] = y_side
         bound = dual_bound(lp, y_full)
+        offer_lp(lp, x_full, bound=bound, source=f"output generation (side rows), round {rounds}", feasible=True)
         if lp.sense * bound > lp.sense * best[0] or best[1] is None:
             best = (bound, y_full)
         scale = max(1.0, abs(value))

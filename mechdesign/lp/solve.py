@@ -34,6 +34,7 @@ rounds at N = 100), so it was dropped.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -44,7 +45,8 @@ from mechdesign.lp.program import LinearProgram
 from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.highs import new_highs
+from mechdesign.lp.highs import new_highs, stdout_to_stderr
+from mechdesign.lp.incumbent import offer_lp
 
 __all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
 
@@ -235,7 +237,24 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     """Solve ``lp`` with the back end and method of ``options``.
 
     ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget).
+    The solution is offered to the running design (:func:`mechdesign.lp.incumbent.offer_lp`): its
+    kernel block, and its bound when the caller declared ``lp`` the design problem.
     """
+    solution = _solve_lp(lp, options, time_limit)
+    if solution.x is not None:
+        optimal = solution.status is Status.OPTIMAL and solution.row_dual is not None
+        offer_lp(
+            lp,
+            solution.x,
+            solution.row_dual if optimal else None,
+            estimate=solution.objective if optimal else None,
+            bound=solution.mip_dual_bound,
+            source=f"{solution.backend} {solution.method}",
+        )
+    return solution
+
+
+def _solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None) -> LPSolution:
     limit = options.time_limit if time_limit is None else time_limit
     if lp.integrality is not None:  # MIP: HiGHS directly, no fallback ladder (cvxpy would drop integrality)
         return _solve_highs(
@@ -444,18 +463,22 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     model = _highs_model(lp, scales)
     start = time.perf_counter()
     h.passModel(model)
-    run_interruptible(h)
-    raw = h.getModelStatus()
-    if layout is not None and method == "ipm":
-        polished = None
-        if _highs_status_map().get(raw) is Status.OPTIMAL:
-            polished = polish_kernel(lp, layout, np.asarray(h.getSolution().col_value, float))
-        if polished is None:  # not clean enough to certify: finish with crossover as usual
-            h.setOptionValue("run_crossover", "on")
-            run_interruptible(h)
-            raw = h.getModelStatus()
-    else:
-        polished = None
+    try:
+        run_interruptible(h)
+        raw = h.getModelStatus()
+        if layout is not None and method == "ipm":
+            polished = None
+            if _highs_status_map().get(raw) is Status.OPTIMAL:
+                polished = polish_kernel(lp, layout, np.asarray(h.getSolution().col_value, float))
+            if polished is None:  # not clean enough to certify: finish with crossover as usual
+                h.setOptionValue("run_crossover", "on")
+                run_interruptible(h)
+                raw = h.getModelStatus()
+        else:
+            polished = None
+    except KeyboardInterrupt:
+        _offer_interrupted(lp, h, mip)
+        raise
     seconds = time.perf_counter() - start + generation_seconds
     status = _highs_status_map().get(raw, Status.UNKNOWN)
     info = h.getInfo()
@@ -491,6 +514,24 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     )
 
 
+def _offer_interrupted(lp: LinearProgram, h, mip: bool) -> None:
+    """After Ctrl-C cancelled HiGHS: offer what it holds to the running design (a MIP's incumbent and
+    dual bound; a feasible point of an interrupted LP), read from the cancelled model."""
+    try:
+        if h.is_solver_running():  # a second Ctrl-C stopped the wait: reading now would race HiGHS's thread
+            return
+        info = h.getInfo()
+        x = None
+        if info.primal_solution_status == 2:  # kSolutionStatusFeasible
+            x = np.asarray(h.getSolution().col_value, float)
+        bound = None
+        if mip and np.isfinite(info.mip_dual_bound):
+            bound = lp.sense * float(info.mip_dual_bound) - lp.sense * mip_bound_slack(lp)
+        offer_lp(lp, x, bound=bound, source="HiGHS, interrupted")
+    except Exception:  # noqa: BLE001 - nothing to read from the cancelled model: nothing offered
+        pass
+
+
 def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
     """The same LP through cvxpy: minimise cᵀx s.t. A x ≥ L, A x ≤ U, l ≤ x ≤ u (finite parts)."""
     import cvxpy as cp
@@ -522,7 +563,8 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         highs_opts["time_limit"] = float(limit)
     start = time.perf_counter()
     try:
-        problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
+        with stdout_to_stderr() if options.verbose else nullcontext():  # the log never mixes into the report
+            problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
     except (cp.error.SolverError, ValueError) as exc:
         # cvxpy raises ValueError ("Cannot unpack invalid solution") when HiGHS stops without a point,
         # e.g. at the time limit

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,7 @@ from mechdesign.lp.program import LinearProgram, LPBuilder
 from mechdesign.privacy.constraints import add_guarantee_rows
 from mechdesign.privacy.priors import constrain_min_expectation, rules
 from mechdesign.lp.program import dual_bound
+from mechdesign.lp.incumbent import design_problem
 from mechdesign.lp.solve import LPSolution, Status, solve_lp
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
@@ -184,9 +186,13 @@ def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: flo
         # loose dual bounds (gap ~1e-5 at N = 60, eps = 0.5) or fail; dual simplex certifies them
         options = options.model_copy(update={"method": "simplex"})
     t1 = time.perf_counter()
-    for lp in compiled.lps:
+    for i, lp in enumerate(compiled.lps):
         remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
-        solutions.append(solve_lp(lp, options, time_limit=remaining))
+        # one LP is the design problem: its multipliers (output generation's rounds too) bound the design,
+        # which Ctrl-C reports (lp/incumbent.py); one of several (Dobrushin pairs) bounds only its pair
+        single = len(compiled.lps) == 1
+        with design_problem(lp, (compiled.bound_lps or compiled.lps)[i]) if single else nullcontext():
+            solutions.append(solve_lp(lp, options, time_limit=remaining))
         if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
             break
     statuses = [s.status for s in solutions]

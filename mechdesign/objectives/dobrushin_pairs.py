@@ -49,6 +49,8 @@ from mechdesign.objectives.compile import add_pml_kernel
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 from mechdesign.lp.highs import new_highs
+from mechdesign.lp.incumbent import offer
+from mechdesign.lp.interrupt import run_interruptible
 
 __all__ = ["solve_dobrushin_pairs", "PairBounds"]
 
@@ -188,7 +190,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         h.changeColsCost(2, np.array(prev, np.int32), np.array([-1.0, 1.0]))
         if budget is not None:
             h.setOptionValue("time_limit", max(budget - (time.perf_counter() - start), 1e-3))
-        h.run()
+        run_interruptible(h)
         lps += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)
         x = y = None
@@ -218,6 +220,13 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         if y is None:
             break
         bounds.add(y)
+        if best_p is not None:  # for Ctrl-C (lp/incumbent.py): every pair's bound holds at every step
+            offer(
+                np.stack([best_p, 1.0 - best_p], axis=1),
+                float(bounds.bound[representative].max()),
+                source=f"pair LPs, {lps} solved",
+                stream="dobrushin pairs",  # the best pair so far: never worse than before
+            )
     seconds = time.perf_counter() - start
     kernel = None
     if best_p is not None:

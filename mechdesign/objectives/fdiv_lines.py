@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import nullcontext
 
 import numpy as np
 
 from mechdesign.objectives.compile import add_pml_kernel
+from mechdesign.lp.incumbent import design_problem, offer
 from mechdesign.lp.program import LPBuilder, dual_bound
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
@@ -202,7 +204,8 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
         lp_l, K_l = _kernel_lp(spec, tangent_gains(obj.f, tangents, P0, P1))
         sol_l = solve_lp(lp_l, spec.solver, time_limit=remaining())
         lp_s, K_s = _kernel_lp(spec, secant_gains(obj.f, grid, tail, P0, P1))
-        sol_s = solve_lp(lp_s, spec.solver, time_limit=remaining())
+        with design_problem(lp_s):  # (S)'s value bounds the design: its bound serves Ctrl-C (lp/incumbent.py)
+            sol_s = solve_lp(lp_s, spec.solver, time_limit=remaining())
         if sol_l.x is None or sol_l.status is not Status.OPTIMAL:
             break
         cols = {
@@ -217,6 +220,8 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
         if th is None:
             break
         theta, lam, value, rlp = th, lm, val, rl
+        used = theta > 1e-12
+        offer((pool[used] * theta[used, None]).T, source=f"tangent/secant LPs, round {rounds}", stream="ray LP")
         if (
             best_bound - value <= max(tol * abs(value), 1e-12)
             or time.perf_counter() - t0 > limit
@@ -267,7 +272,8 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
             (True, secant_gains(obj.f, grid, tail, P0, P1)),
         ):
             lp, K = _kernel_lp(spec, gains, m)
-            sol = solve_lp(lp, spec.solver, time_limit=remaining)
+            with design_problem(lp) if secant else nullcontext():  # the secant MIP bounds the M-output design
+                sol = solve_lp(lp, spec.solver, time_limit=remaining)
             if sol.x is None:
                 continue
             Kx = normalise_rows(compact_columns(np.clip(np.asarray(sol.x, float)[K], 0.0, None), m))

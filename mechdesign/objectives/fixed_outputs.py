@@ -95,6 +95,7 @@ import numpy as np
 
 from mechdesign.objectives.compile import add_pml_kernel
 from mechdesign.privacy.extremes import cone_inequalities
+from mechdesign.lp.incumbent import design_problem
 from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import Spec
@@ -186,7 +187,8 @@ def bayes_mip(spec: Spec, m: int, time_limit: float | None = None):
     lp = b.build((np.diag(K), P), sense=-1)
     options = spec.solver
     limit = time_limit if time_limit is not None else (options.time_limit or MIP_TIME_LIMIT)
-    sol = solve_lp(lp, options, time_limit=limit)
+    with design_problem(lp):  # the MIP is the M-output design: its incumbent and dual bound serve Ctrl-C
+        sol = solve_lp(lp, options, time_limit=limit)
     kernel = None if sol.x is None else normalise_rows(sol.x[K])
     if kernel is not None:
         kernel = normalise_rows(compact_columns(kernel, m))

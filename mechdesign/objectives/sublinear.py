@@ -75,6 +75,7 @@ from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
+from mechdesign.lp.incumbent import offer
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 from mechdesign.lp.highs import new_highs
@@ -279,6 +280,8 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
                 if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
                     break  # some ray improves the LP (else: a misprice, price at the LP's duals)
         report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
+        used = theta > 1e-12  # the master's kernel is feasible, its bound valid: held for Ctrl-C (lp/incumbent.py)
+        offer((R[used] * theta[used, None]).T, best_bound, source=f"column generation, round {it}", stream=live)
         if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         Rn = np.unique(np.array(fresh), axis=0)
@@ -330,6 +333,7 @@ def solve_sublinear(
         m = None if spec.output_size == "auto" else spec.output_size
         K, rays = rays_to_kernel(rd, column_utility(spec), m)
         value, bound = rd.value, rd.bound
+        offer(K, bound, source=rd.method)  # the auto bound holds for every M (fixed_outputs.py)
         if m is not None and m < int(np.count_nonzero(rd.theta > 1e-12)):  # fewer outputs than rays used
             fixed = design_fixed_outputs(spec, rd, m, K, fixed_hooks or FixedHooks())
             K, rays, value, bound = fixed.kernel, columns_as_rays(fixed.kernel), fixed.value, fixed.bound

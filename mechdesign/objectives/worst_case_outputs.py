@@ -5,6 +5,7 @@ the multipliers of the worst-case vertices, and the bound is weak duality on the
 from __future__ import annotations
 
 from mechdesign.lp.colgen import KernelLayout
+from mechdesign.lp.incumbent import design_problem
 from mechdesign.lp.side_outputs import solve_side_output_generation
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.compile import CompiledProblem
@@ -24,7 +25,8 @@ def solve_worst_case_outputs(spec: Spec, compiled: CompiledProblem, compile_seco
     options = spec.solver
     if not isinstance(layout, KernelLayout) or options.method != "auto" or options.backend != "highs":
         return None
-    res = solve_side_output_generation(lp, layout, time_limit=options.time_limit)
+    with design_problem(lp):  # its rounds' kernels and bounds are the design's (Ctrl-C, lp/incumbent.py)
+        res = solve_side_output_generation(lp, layout, time_limit=options.time_limit)
     if res.status == "time_limit":  # the budget is spent: report it rather than start the whole LP
         return PlanOutcome(
             status=Status.TIME_LIMIT,

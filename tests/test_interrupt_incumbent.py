@@ -1,0 +1,279 @@
+"""Issue 12 item 4: on Ctrl-C, design() reports the best certified kernel found so far.
+
+Interrupts here are simulated without signals: a module's ``run_interruptible`` (the one call through
+which each program runs HiGHS) is replaced by one that solves normally k − 1 times and raises
+KeyboardInterrupt at its k-th call, as Ctrl-C does (lp/interrupt.py re-raises after HiGHS stops).
+Every reported kernel is checked by the exact oracle of tests/exact_oracle.py (independent of
+mechdesign: Fractions, the spec as written), and every reported bound against the true optimum,
+computed by an uninterrupted design of the same spec: a lower bound ≤ optimum ≤ the kernel's
+utility when minimising (the other way round when maximising).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+from exact_oracle import check_kernel, utility
+
+import mechdesign
+from mechdesign.design import DesignInterrupted, design
+from mechdesign.lp import colgen, incumbent, side_outputs
+from mechdesign.lp import solve as lp_solve
+from mechdesign.lp.solve import Status
+from mechdesign.objectives import dobrushin_pairs, sublinear
+
+HAMMING = {
+    "alphabet": 40,
+    "epsilon": 1,
+    "prior_set": {"kind": "min_mass", "c": 0.005},
+    "objective": {"kind": "expected_loss", "loss": "hamming"},
+}
+
+
+def interrupt_at(monkeypatch, module, k: int, when=None) -> list[int]:
+    """Replace ``module.run_interruptible``: calls 1..k−1 solve; call k (among those where ``when(h)``
+    holds) raises KeyboardInterrupt after, or instead of, solving."""
+    real = module.run_interruptible
+    calls = [0]
+
+    def fake(h):
+        if when is not None and not when(h):
+            return real(h)
+        calls[0] += 1
+        if calls[0] >= k:
+            raise KeyboardInterrupt
+        return real(h)
+
+    monkeypatch.setattr(module, "run_interruptible", fake)
+    return calls
+
+
+def interrupted(spec) -> mechdesign.DesignResult:
+    with pytest.raises(DesignInterrupted) as info:
+        design(spec)
+    exc = info.value
+    assert isinstance(exc, KeyboardInterrupt)  # notebooks, loops and sweeps still stop
+    assert exc.result.status is Status.INTERRUPTED and not exc.result.is_ok
+    return exc.result
+
+
+def assert_certified_and_bracketed(result, spec, optimum: float, sense: int) -> None:
+    """The kernel is exactly private (oracle), its utility is result.objective, and the reported bound
+    sits on the right side of the true optimum (sense +1: minimise)."""
+    exact = result.exact_kernel.strings()
+    verdict = check_kernel(exact, spec)
+    assert verdict.private, verdict.reason
+    value = float(utility(exact, spec))
+    assert math.isclose(value, result.objective, rel_tol=1e-9, abs_tol=1e-12)
+    assert sense * value >= sense * optimum - 1e-12  # no kernel beats the optimum
+    cert = result.certificate
+    assert cert.feasible
+    if cert.dual_bound is not None:
+        assert sense * cert.dual_bound <= sense * optimum + 1e-12, (cert.dual_bound, optimum)
+        assert math.isclose(cert.gap, abs(value - cert.dual_bound), rel_tol=1e-6, abs_tol=1e-12)
+
+
+# ------------------------------------------------------------------ output generation (lp/colgen.py)
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_output_generation_interrupted_at_round_k(monkeypatch, k):
+    optimum = design(HAMMING).objective
+    interrupt_at(monkeypatch, colgen, k)
+    result = interrupted(HAMMING)
+    assert f"round {k - 1}" in result.solve.message  # the last finished round's kernel
+    assert result.certificate.dual_bound is not None  # its Lagrangian bound, recomputed by weak duality
+    assert_certified_and_bracketed(result, HAMMING, optimum, +1)
+    assert result.certificate.gap > 1e-6  # stopped early: a true, open gap
+    assert result.interrupted_after is not None and result.interrupted_after >= 0
+
+
+def test_later_rounds_give_no_worse_kernels_and_bounds(monkeypatch):
+    gaps = []
+    for k in (2, 5, 9):
+        monkeypatch.undo()
+        interrupt_at(monkeypatch, colgen, k)
+        gaps.append(interrupted(HAMMING).certificate.gap)
+    assert gaps[0] >= gaps[1] >= gaps[2]
+
+
+def test_interrupt_before_any_kernel_says_so(monkeypatch):
+    interrupt_at(monkeypatch, colgen, 1)
+    with pytest.raises(DesignInterrupted) as info:
+        design(HAMMING)
+    result = info.value.result
+    assert result.kernel is None and result.certificate is None and result.objective is None
+    assert str(info.value).endswith("no kernel found yet")  # the constant kernel is not "found"
+    assert result.to_json()["status"] == "interrupted"
+
+
+# ------------------------------------------------------------------ column generation (mutual information)
+def test_mi_column_generation_interrupted(monkeypatch):
+    spec = {
+        "alphabet": 16,  # past the exact threshold (13): column generation over ray families
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": 0.01},
+        "objective": {"kind": "mutual_information", "prior": [f"{i + 1}/136" for i in range(16)]},  # P ∝ 1..16
+    }
+    full = design(spec)
+    assert "column generation" in full.solve.method
+    interrupt_at(monkeypatch, sublinear, 3)
+    result = interrupted(spec)
+    assert "column generation, round" in result.solve.message  # round 1 or 2 (2 may tie with 1)
+    assert result.certificate.dual_bound is not None
+    assert_certified_and_bracketed(result, spec, full.objective, -1)
+
+
+# ------------------------------------------------------------------ output generation with side rows
+def test_worst_case_output_generation_interrupted(monkeypatch):
+    spec = {
+        "alphabet": 30,
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": 0.01},
+        "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"},
+    }
+    full = design(spec)
+    assert "epigraph" in full.solve.method
+    interrupt_at(monkeypatch, side_outputs, 2)
+    result = interrupted(spec)
+    assert "side rows), round 1" in result.solve.message
+    assert_certified_and_bracketed(result, spec, full.objective, +1)
+
+
+# ------------------------------------------------------------------ lazy pair LPs (Dobrushin)
+def test_dobrushin_pairs_interrupted(monkeypatch):
+    spec = {
+        "alphabet": 6,
+        "epsilon": 0.5,
+        "prior_set": {"kind": "point", "prior": ["1/21", "2/21", "3/21", "4/21", "5/21", "6/21"]},
+        "objective": {"kind": "dobrushin"},
+    }
+    full = design(spec)
+    assert full.solve.method == "lazy pair LPs" and full.solve.lps >= 3
+    interrupt_at(monkeypatch, dobrushin_pairs, 3)
+    result = interrupted(spec)
+    assert "pair LPs, " in result.solve.message  # the best of the pairs solved before the interrupt
+    assert result.certificate.dual_bound is not None  # every pair's bound from the duals held so far
+    assert_certified_and_bracketed(result, spec, full.objective, -1)
+
+
+# ------------------------------------------------------------------ the MIP's incumbent, read after cancel
+def test_bayes_mip_incumbent_read_after_cancel(monkeypatch):
+    spec = {
+        "alphabet": 16,
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": 0.01},
+        "objective": {"kind": "bayes_vulnerability", "prior": [f"{i + 1}/136" for i in range(16)]},
+        "output_size": 4,
+    }
+    full = design(spec)
+    assert "MIP" in full.solve.method
+
+    def is_mip(h) -> bool:
+        return len(h.getLp().integrality_) > 0
+
+    real = lp_solve.run_interruptible
+
+    def fake(h):  # the MIP runs, then "Ctrl-C": _solve_highs must read its incumbent and dual bound
+        status = real(h)
+        if is_mip(h):
+            raise KeyboardInterrupt
+        return status
+
+    monkeypatch.setattr(lp_solve, "run_interruptible", fake)
+    offered = []
+    real_offer = lp_solve.offer_lp
+
+    def recording(lp, x=None, row_dual=None, **kw):
+        offered.append((kw.get("source"), x is not None, kw.get("bound")))
+        return real_offer(lp, x, row_dual, **kw)
+
+    monkeypatch.setattr(lp_solve, "offer_lp", recording)
+    result = interrupted(spec)
+    from_mip = [o for o in offered if o[0] == "HiGHS, interrupted"]
+    assert from_mip and from_mip[0][1] and from_mip[0][2] is not None  # its incumbent and its dual bound
+    assert from_mip[0][2] >= full.objective - 1e-12  # an upper bound on the M-output optimum
+    assert_certified_and_bracketed(result, spec, full.objective, -1)
+    assert result.certificate.gap < 1e-6  # the MIP had finished: its bound closes the gap
+
+
+# ------------------------------------------------------------------ the exact re-solve
+def test_interrupt_during_the_exact_resolve_keeps_the_first_kernel(monkeypatch):
+    design_module = importlib.import_module("mechdesign.design")  # the package's `design` is the function
+    import mechdesign.lp.exact as exact
+
+    spec = {**HAMMING, "alphabet": 3}  # small enough for the exact rational simplex (lp/exact.py)
+    optimum = design(spec).objective
+    monkeypatch.setattr(design_module, "EXACT_FALLBACK_REPAIR", -1)  # force the exact re-solve
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(exact, "solve_exact", stopped)
+    result = interrupted(spec)
+    assert_certified_and_bracketed(result, spec, optimum, +1)
+    assert result.certificate.gap <= 1e-9  # the first design was finished and its bound is kept
+
+
+def test_second_interrupt_during_certification_gives_up(monkeypatch):
+    design_module = importlib.import_module("mechdesign.design")  # the package's `design` is the function
+
+    interrupt_at(monkeypatch, colgen, 4)
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(design_module, "certify_design", stopped)
+    with pytest.raises(DesignInterrupted) as info:
+        design(HAMMING)
+    assert info.value.result.kernel is None and info.value.certification_interrupted
+    assert "certification was interrupted" in str(info.value)
+
+
+# ------------------------------------------------------------------ the incumbent itself
+def test_incumbent_keeps_the_best_kernel_and_bound_and_settles_lazily():
+    evaluated = []
+
+    def loss(K):  # a loss: smaller is better
+        evaluated.append(K.copy())
+        return float(K[:, 0].sum())
+
+    inc = incumbent.Incumbent(+1, loss, columns=2)
+    inc.offer_kernel(np.array([[0.5, 0.5], [0.5, 0.5]]), "a")
+    inc.offer_kernel(np.array([[1.0, 0.0], [1.0, 0.0]]), "worse")
+    inc.offer_kernel(np.array([[0.1, 0.2], [0.5, 0.5]]), "rows do not sum to 1")
+    inc.offer_kernel(np.array([[np.nan, 1.0], [0.5, 0.5]]), "nan")
+    assert evaluated == []  # nothing evaluated while at most MAX_PENDING candidates wait
+    # three columns: the lightest merges into the heaviest (post-processing), rows still sum to 1
+    inc.offer_kernel(np.array([[0.0, 0.9, 0.1], [0.2, 0.7, 0.1]]), "wide")
+    assert len(evaluated) == 3  # five pending: the three valid ones evaluated, the best kept
+    best = inc.best_kernel()
+    assert best.kernel.shape == (2, 2) and np.allclose(best.kernel.sum(axis=1), 1.0)
+    assert best.source == "wide" and best.value == pytest.approx(0.2)
+    # a stream: each offer replaces the stream's previous one unevaluated (its kernels only improve)
+    for i in range(10):
+        inc.offer_kernel(lambda i=i: np.array([[0.1 / (i + 1), 1 - 0.1 / (i + 1)]] * 2), f"round {i}", stream="s")
+    assert len(evaluated) == 3
+    assert inc.best_kernel().source == "round 9" and len(evaluated) == 4
+    calls = []
+    assert inc.offer_bound(0.1)
+    assert inc.offer_bound(lambda: calls.append(1) or 0.15, estimate=0.15)
+    assert not inc.offer_bound(0.12)  # a lower bound: the larger one is kept
+    assert calls == [] and inc.bound_estimate == 0.15
+    assert inc.settled_bound() == 0.15 and calls == [1]
+
+
+def test_offers_outside_a_design_do_nothing_and_design_problem_scopes_bounds():
+    incumbent.offer(np.eye(2), 0.5)  # no design running: a no-op
+    inc = incumbent.Incumbent(-1, lambda K: 0.0, columns=2)
+    lp, other = object(), object()
+    with incumbent.collecting(inc):
+        with incumbent.design_problem(lp):
+            assert inc.bound_lp_of(lp) is lp and inc.bound_lp_of(other) is None
+            incumbent.offer_lp(other, bound=0.3)  # not declared: its bound is not the design's
+            assert inc.bound_estimate is None
+            incumbent.offer_lp(lp, bound=0.3)
+            assert inc.bound_estimate == 0.3
+        assert inc.bound_lp_of(lp) is None
+    assert incumbent.current() is None
