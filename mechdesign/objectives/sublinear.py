@@ -266,7 +266,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
         fresh = []
         for lam_p in points:
-            new, g_cert, note = pricer.price(lam_p, floor, out_of_time)
+            new, g_cert, note = pricer.price(lam_p, floor, out_of_time, seen)
             b = _pricing_bound(lam_p, g_cert, n)
             if b < best_bound:
                 best_bound, center = b, lam_p
