@@ -29,7 +29,8 @@ from mechdesign.lp.threads import highs_threads
 __all__ = ["PooledRayLP", "ACTIVE_CAP_PER_ROW"]
 
 ACTIVE_CAP_PER_ROW = 50
-"""Active columns allowed per row of (P_S) before pruning (to half of it)."""
+"""Active columns allowed per row of (P_S) before pruning (to 3/4 of it). Measured at N = 100 (Dirichlet prior, 60 s):
+12 or 25 per row stall the LP value (gap 0.2–0.5), 50 reaches 3e-6, no pruning 5e-2 (the LP then takes 55 of the 60 s)."""
 
 
 class PooledRayLP:
@@ -91,7 +92,7 @@ class PooledRayLP:
 
     def prune(self, lam: np.ndarray) -> None:
         """Past ``cap`` active rays, move the nonbasic ones of least reduced value at λ to the pool until
-        ``cap // 2`` remain."""
+        3/4 of ``cap`` remain; a ray with a nonnegative reduced value stays."""
         import highspy
 
         if len(self.mu) <= self.cap:
@@ -104,7 +105,7 @@ class PooledRayLP:
         red = (self.mu - self.R @ lam) / self.R.sum(axis=1)
         red[basic] = np.inf
         drop = np.argsort(red, kind="stable")[: len(self.mu) - (3 * self.cap) // 4]
-        drop = drop[~basic[drop]]
+        drop = drop[~basic[drop] & (red[drop] < 0)]  # a ray that would improve the LP at λ stays
         if len(drop) == 0:
             return
         drop = np.sort(drop).astype(np.int32)
