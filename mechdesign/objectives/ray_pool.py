@@ -129,8 +129,7 @@ class PooledRayLP:
             return 0
         R, mu = self.pool_R[back], self.pool_mu[back]
         self.pool_R, self.pool_mu, self.pool_sums = self.pool_R[~back], self.pool_mu[~back], self.pool_sums[~back]
-        self.add(R, mu)
-        return int(back.sum())
+        return self.take(R, mu)  # a pooled ray that pricing already brought back is not added twice
 
     def take(self, R: np.ndarray, mu: np.ndarray) -> int:
         """Add the rays of R not active now (new, or back from the pool); how many were added."""
