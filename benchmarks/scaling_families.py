@@ -138,7 +138,7 @@ FAMILIES = {
             "objective": {"kind": "mutual_information", "prior": dirichlet(n)},
             "output_size": n,
         },
-        [20, 50, 100],
+        [20, 50, 100, 200],
     ),
 }
 

@@ -337,8 +337,13 @@ class MIPricer:
     def __init__(self, P: np.ndarray, fams):
         self.P, self.fams, self.n = P, fams, len(P)
 
-    def price(self, lam: np.ndarray, floor: float, out_of_time: bool):
-        """(new rays as a list of arrays, certified g, note)."""
+    def price(self, lam: np.ndarray, floor: float, out_of_time: bool, known: set | None = None):
+        """(new rays as a list of arrays, certified g, note).
+
+        ``known`` holds the bytes of the rays already in the LP: they cannot improve it (their reduced
+        value is within the LP's dual feasibility tolerance, which can exceed the floor), so the quick pass
+        returns early only on a ray not in it; otherwise the full search runs and certifies g.
+        """
         n = self.n
         deadline = time.perf_counter() + PRICE_ROUND_SECONDS
         items = [
@@ -353,7 +358,7 @@ class MIPricer:
             done.append(nodes < QUICK_NODES)  # the search finished: cert is exact (up to the floor)
             if len(vals):
                 quick.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
-        if quick or out_of_time:
+        if _has_unknown(quick, known) or out_of_time:
             return quick, max(certs), ""
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished
         todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
@@ -380,9 +385,14 @@ class MIPricer:
                     open_bounds.append(certs[f])
                 else:
                     g_cert = max(g_cert, certs[f])
-            if new or not left or time.perf_counter() > deadline:
+            if _has_unknown(new, known) or not left or time.perf_counter() > deadline:
                 break
             todo, limit = left, 10 * limit
         g_cert = max([g_cert] + open_bounds)
         note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
         return new, g_cert, note
+
+
+def _has_unknown(batches, known: set | None) -> bool:
+    """Whether some ray of the batches is not among ``known`` (bytes of the rays already in the LP)."""
+    return any(known is None or r.tobytes() not in known for R in batches for r in R)

@@ -46,7 +46,8 @@ Past :data:`PRICE_NODE_LIMIT` nodes a family keeps the bounds of its open nodes
 (the relaxation at worst): the bound stays valid, only looser. For a uniform P the
 root relaxation is already exact. For a non-uniform P the pricing is NP-hard in
 general (subset sum). The ray LP is kept live in HiGHS (columns added, warm
-started) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`); measured
+started; past 50·N columns the nonbasic ones of least reduced value wait in a pool,
+:mod:`mechdesign.objectives.ray_pool`) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`); measured
 at N = 50 (benchmarks/mi_colgen_n50.py, results/mi_colgen_n50.md) the gap closes
 to 1e-7 relative in 2–40 s for Dirichlet priors, but priors with small integer weights
 (many ties) can stop at 1e-6–1e-4 when the branch and bound cannot finish: the gap is
@@ -71,14 +72,12 @@ from mechdesign.spec.errors import InputError
 from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays, extreme_rays
 from mechdesign.privacy.ray_families import families, start_rays
 from mechdesign.lp.solve import Status
-from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.lp.incumbent import offer
-from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
-from mechdesign.lp.highs import new_highs
+from mechdesign.objectives.ray_pool import PooledRayLP
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT,
     RayDesign,
@@ -111,57 +110,6 @@ CG_MAX_ITERATIONS = 1000
 CG_SMOOTHING = 0.5
 """Wentges dual smoothing: each round prices at CG_SMOOTHING·(duals of the best bound) + (1 − CG_SMOOTHING)·(LP duals);
 when no ray found there improves the LP by more than the floor, it prices at the LP duals too."""
-
-
-class _LiveRayLP:
-    """(P) kept in one highspy model for column generation: new rays are appended as columns
-    (addCols) and the LP is re-solved from the previous basis, which stays primal feasible, instead
-    of being rebuilt each round. ``solve`` returns (θ, λ, objective) or None (then the caller
-    solves from scratch with :func:`ray_lp`). Only the value depends on it: the bound
-    Σλ + N·max(g, 0) is valid for any λ."""
-
-    def __init__(self, n: int):
-
-        self.h = h = new_highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", highs_threads())
-        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-        h.setOptionValue("presolve", "off")
-        h.setOptionValue("simplex_strategy", 4)  # primal: the basis stays primal feasible as columns are added
-        h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-        self.n = n
-
-    def add(self, R: np.ndarray, mu: np.ndarray) -> None:
-        import highspy
-
-        r, n = R.shape
-        idx = np.tile(np.arange(n, dtype=np.int32), r)
-        self.h.addCols(
-            r,
-            -np.asarray(mu, float),
-            np.zeros(r),
-            np.full(r, highspy.kHighsInf),
-            r * n,
-            np.arange(0, r * n, n, dtype=np.int32),
-            idx,
-            np.ascontiguousarray(R, float).ravel(),
-        )
-
-    def solve(self, time_limit: float | None):
-        import highspy
-
-        h = self.h
-        if time_limit is not None:
-            h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-        run_interruptible(h)
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
-        sol = h.getSolution()
-        if not sol.dual_valid:
-            return None
-        x = np.asarray(sol.col_value, float)
-        return x, -np.asarray(sol.row_dual, float), -float(h.getInfo().objective_function_value)
 
 
 def ray_epsilon(spec: Spec) -> float:
@@ -245,9 +193,10 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
     mu = mu_fn(R)
     seen = {r.tobytes() for r in R}
     limit = spec.solver.time_limit or CG_TIME_LIMIT
-    live = _LiveRayLP(n) if spec.solver.backend == "highs" else None
-    if live is not None:
+    live = PooledRayLP(n) if spec.solver.backend == "highs" else None
+    if live is not None:  # the live model holds the active rays; pruned ones wait in its pool
         live.add(R, mu)
+        seen = live.active
     it = 0
     best_bound = math.inf
     center = None  # the duals of the best bound so far: pricing is at a point between them and the LP's
@@ -267,7 +216,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
         fresh = []
         for lam_p in points:
-            new, g_cert, note = pricer.price(lam_p, floor, out_of_time)
+            new, g_cert, note = pricer.price(lam_p, floor, out_of_time, seen)
             b = _pricing_bound(lam_p, g_cert, n)
             if b < best_bound:
                 best_bound, center = b, lam_p
@@ -285,11 +234,15 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
         Rn = np.unique(np.array(fresh), axis=0)
-        seen.update(r.tobytes() for r in Rn)
         mun = mu_fn(Rn)
-        R, mu = np.vstack([R, Rn]), np.concatenate([mu, mun])
         if live is not None:
-            live.add(Rn, mun)
+            live.take(Rn, mun)
+            live.restore_from_pool(lam, floor)  # pooled rays that improve at the LP's duals
+            live.prune(lam)
+            R, mu = live.R, live.mu
+            continue
+        seen.update(r.tobytes() for r in Rn)
+        R, mu = np.vstack([R, Rn]), np.concatenate([mu, mun])
     method = f"column generation ({pricer.method})" + (f"; {note}" if note else "")
     return RayDesign(
         R, theta, lam, value, best_bound, method, it, time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R)))

@@ -48,8 +48,8 @@ def families(spec: Spec):
 
 
 def family_rays(sets: np.ndarray, kind: str, level: float, j=None) -> np.ndarray:
-    if kind == "two":
-        return level + (1 - level) * sets
+    if kind == "two":  # entries exactly 1.0 on A (as in start_rays), so a ray found twice has the same bytes
+        return np.where(sets > 0, 1.0, level)
     R = sets.copy()
     R[:, j] = level
     return R / R.max(axis=1, keepdims=True)

@@ -1,0 +1,143 @@
+"""The restricted ray LP of column generation, kept light: a live HiGHS model over the *active* rays and a
+pool of the rays set aside (issue 13: mutual information at N = 100).
+
+The restricted master of :func:`mechdesign.objectives.sublinear.design_column_generation` is
+
+    (P_S)  maximise Σ_{r ∈ S} θ_r μ(r)   s.t.  Σ_{r ∈ S} θ_r r = 1 (N rows),  θ ≥ 0,
+
+over the rays S found so far (Kairouz, Oh, Viswanath's staircase LP for LDP; Grosse et al. for PML). Pricing
+adds hundreds of rays a round and only N of them are basic, so without pruning the model grows to tens of
+thousands of dense columns and each simplex iteration prices all of them: at N = 100 a warm re-solve took
+1–2 s (3 ms an iteration) and the LP was 70 % of the time. Here, when S exceeds ``cap`` columns, the nonbasic
+rays of least reduced value (μ(r) − λ·r)/(1·r) are deleted from the model (``deleteCols``: the basis of the
+others stays valid, so the next solve is still warm) and kept in a pool; every round the pool is scanned at
+the LP's duals (one matrix product) and the rays that would improve the LP return to it.
+
+Nothing here changes a bound: the certificate Σλ + N·max(g, 0) holds for any λ, and g comes from pricing over
+all rays of the cone, not from S. Removing a nonbasic column keeps the optimal basis optimal, so the LP's value
+never decreases from one round to the next.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mechdesign.lp.highs import new_highs
+from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.threads import highs_threads
+
+__all__ = ["PooledRayLP", "ACTIVE_CAP_PER_ROW"]
+
+ACTIVE_CAP_PER_ROW = 50
+"""Active columns allowed per row of (P_S) before pruning (to 3/4 of it). Measured at N = 100 (Dirichlet prior, 60 s):
+12 or 25 per row stall the LP value (gap 0.2–0.5), 50 reaches 3e-6, no pruning 5e-2 (the LP then takes 55 of the 60 s)."""
+
+
+class PooledRayLP:
+    """(P_S) in one highspy model (columns appended with addCols and re-solved from the previous basis by
+    primal simplex, which stays primal feasible), its rays ``R``/``mu`` in model order, and a pool of pruned
+    rays. ``solve`` returns (θ, λ, objective) over the active rays, or None when HiGHS does not reach an
+    optimum (the caller then solves (P_S) from scratch over ``R``, ``mu``)."""
+
+    def __init__(self, n: int, cap: int | None = None):
+        self.h = h = new_highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", highs_threads())
+        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("simplex_strategy", 4)  # primal: the basis stays primal feasible as columns are added
+        h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.n = n
+        self.cap = max(cap if cap is not None else ACTIVE_CAP_PER_ROW * n, 4 * n)
+        self.R, self.mu = np.zeros((0, n)), np.zeros(0)
+        self.pool_R, self.pool_mu, self.pool_sums = np.zeros((0, n)), np.zeros(0), np.zeros(0)
+        self.active: set[bytes] = set()
+        self.pruned = 0
+
+    def add(self, R: np.ndarray, mu: np.ndarray) -> None:
+        import highspy
+
+        R = np.ascontiguousarray(R, float)
+        r, n = R.shape
+        if r == 0:
+            return
+        self.h.addCols(
+            r,
+            -np.asarray(mu, float),
+            np.zeros(r),
+            np.full(r, highspy.kHighsInf),
+            r * n,
+            np.arange(0, r * n, n, dtype=np.int32),
+            np.tile(np.arange(n, dtype=np.int32), r),
+            R.ravel(),
+        )
+        self.R, self.mu = np.vstack([self.R, R]), np.concatenate([self.mu, mu])
+        self.active.update(x.tobytes() for x in R)
+
+    def solve(self, time_limit: float | None):
+        import highspy
+
+        h = self.h
+        if time_limit is not None:  # HiGHS's clock runs over all solves of the model: the limit is set past it
+            h.setOptionValue("time_limit", h.getRunTime() + max(float(time_limit), 1e-3))
+        run_interruptible(h)
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        sol = h.getSolution()
+        if not sol.dual_valid:
+            return None
+        x = np.asarray(sol.col_value, float)
+        return x, -np.asarray(sol.row_dual, float), -float(h.getInfo().objective_function_value)
+
+    def prune(self, lam: np.ndarray) -> None:
+        """Past ``cap`` active rays, move the nonbasic ones of least reduced value at λ to the pool until
+        3/4 of ``cap`` remain; a ray with a nonnegative reduced value stays."""
+        import highspy
+
+        if len(self.mu) <= self.cap:
+            return
+        basis = self.h.getBasis()
+        if not basis.valid:
+            return
+        status = basis.col_status
+        basic = np.array([s == highspy.HighsBasisStatus.kBasic for s in status], bool)
+        red = (self.mu - self.R @ lam) / self.R.sum(axis=1)
+        red[basic] = np.inf
+        drop = np.argsort(red, kind="stable")[: len(self.mu) - (3 * self.cap) // 4]
+        drop = drop[~basic[drop] & (red[drop] < 0)]  # a ray that would improve the LP at λ stays
+        if len(drop) == 0:
+            return
+        drop = np.sort(drop).astype(np.int32)
+        self.h.deleteCols(len(drop), drop)
+        keep = np.ones(len(self.mu), bool)
+        keep[drop] = False
+        self.pool_R = np.vstack([self.pool_R, self.R[drop]])
+        self.pool_mu = np.concatenate([self.pool_mu, self.mu[drop]])
+        self.pool_sums = np.concatenate([self.pool_sums, self.R[drop].sum(axis=1)])
+        self.active.difference_update(x.tobytes() for x in self.R[drop])
+        self.R, self.mu = self.R[keep], self.mu[keep]
+        self.pruned += len(drop)
+
+    def restore_from_pool(self, lam: np.ndarray, floor: float) -> int:
+        """Return to the LP the pooled rays whose reduced value at λ exceeds ``floor`` (how many)."""
+        if len(self.pool_mu) == 0:
+            return 0
+        red = (self.pool_mu - self.pool_R @ lam) / self.pool_sums
+        back = red > floor
+        if not back.any():
+            return 0
+        R, mu = self.pool_R[back], self.pool_mu[back]
+        self.pool_R, self.pool_mu, self.pool_sums = self.pool_R[~back], self.pool_mu[~back], self.pool_sums[~back]
+        return self.take(R, mu)  # a pooled ray that pricing already brought back is not added twice
+
+    def take(self, R: np.ndarray, mu: np.ndarray) -> int:
+        """Add the rays of R not active now (new, or back from the pool); how many were added."""
+        fresh = np.array([x.tobytes() not in self.active for x in R], bool) if len(R) else np.zeros(0, bool)
+        if not fresh.any():
+            return 0
+        Rf, muf = R[fresh], mu[fresh]
+        _, first = np.unique(Rf, axis=0, return_index=True)
+        first = np.sort(first)
+        self.add(Rf[first], muf[first])
+        return len(first)
