@@ -49,7 +49,7 @@ from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
 from mechdesign.lp.threads import highs_threads
-from mechdesign.lp.highs import new_highs
+from mechdesign.lp.highs import new_highs, set_seconds_left
 
 __all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
 
@@ -325,7 +325,7 @@ def solve_output_generation(
     pi = np.zeros(n)
     while True:
         if time_limit is not None:
-            h.setOptionValue("time_limit", max(time_limit - (time.perf_counter() - start), 1e-3))
+            set_seconds_left(h, time_limit - (time.perf_counter() - start))
         run_interruptible(h)
         rounds += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)

@@ -21,7 +21,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
-__all__ = ["new_highs", "stdout_to_stderr"]
+__all__ = ["new_highs", "set_seconds_left", "stdout_to_stderr"]
 
 _lock = threading.Lock()
 _banner_silenced = False
@@ -96,3 +96,15 @@ def _log_to_stderr(event) -> None:
         sys.stderr.write(event.message)
     except Exception:  # noqa: BLE001 - a closed stderr must not break a solve
         pass
+
+
+def set_seconds_left(h, seconds: float) -> None:
+    """Let the next ``run`` of ``h`` take at most ``seconds`` more (at least 1 ms).
+
+    HiGHS's ``time_limit`` is measured on the model's own run clock, which keeps counting over every
+    ``run`` of the same ``Highs`` object (``getRunTime()`` grows from solve to solve, also across
+    ``passModel``). A loop that re-solves one warm model and sets ``time_limit`` to the seconds left
+    would, once the earlier solves add up past that, stop every later solve at 0 iterations; the limit is
+    therefore set past the clock's current reading.
+    """
+    h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(seconds), 1e-3))

@@ -30,7 +30,7 @@ import numpy as np
 from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.colgen import KernelLayout, full_row_dual, price
 from mechdesign.lp.program import LinearProgram, dual_bound
-from mechdesign.lp.highs import new_highs
+from mechdesign.lp.highs import new_highs, set_seconds_left
 from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
 
@@ -124,7 +124,7 @@ def solve_side_output_generation(
             if left <= 0:
                 status = "time_limit"
                 break
-            h.setOptionValue("time_limit", max(left, 1e-3))
+            set_seconds_left(h, left)
         h.passModel(_highs_model(sub))
         run_interruptible(h)
         rounds += 1

@@ -48,7 +48,7 @@ from mechdesign.lp.solve import Status, _highs_model, solve_lp
 from mechdesign.objectives.compile import add_pml_kernel
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
-from mechdesign.lp.highs import new_highs
+from mechdesign.lp.highs import new_highs, set_seconds_left
 from mechdesign.lp.incumbent import offer
 from mechdesign.lp.interrupt import run_interruptible
 
@@ -189,7 +189,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         prev = [int(p[a]), int(p[c])]
         h.changeColsCost(2, np.array(prev, np.int32), np.array([-1.0, 1.0]))
         if budget is not None:
-            h.setOptionValue("time_limit", max(budget - (time.perf_counter() - start), 1e-3))
+            set_seconds_left(h, budget - (time.perf_counter() - start))
         run_interruptible(h)
         lps += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)

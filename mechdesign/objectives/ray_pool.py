@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechdesign.lp.highs import new_highs
+from mechdesign.lp.highs import new_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.threads import highs_threads
 
@@ -80,7 +80,7 @@ class PooledRayLP:
 
         h = self.h
         if time_limit is not None:  # HiGHS's clock runs over all solves of the model: the limit is set past it
-            h.setOptionValue("time_limit", h.getRunTime() + max(float(time_limit), 1e-3))
+            set_seconds_left(h, time_limit)
         run_interruptible(h)
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
