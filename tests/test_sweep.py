@@ -356,3 +356,42 @@ def test_killed_worker_sweep_completes_once_per_point(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("*/*.json"))) == 20
     late = df[df["finished_at"] > killed["at"]]
     assert not late["worker"].str.endswith(f":{killed['pid']}").any()  # nothing finished on the dead worker
+
+
+def test_a_batch_run_again_after_its_worker_died_designs_nothing_stored(tmp_path, monkeypatch):
+    """design_batch (several designs per Dask task) writes each design to the store as it finishes;
+    run again with the same run token (Dask reruns a dead worker's task) it reads those back."""
+    from mechdesign.sweeps.api import plan_sweep
+    from mechdesign.sweeps.run import design_batch
+    from mechdesign.sweeps.store import DirectoryStore
+
+    tasks = plan_sweep(dict(DOB, epsilon=1.0), {"alphabet": [2, 3, 4]}).unique_tasks()
+    marker = tmp_path / ".run-abc"
+    marker.write_text("driver")
+    design_module = sys.modules["mechdesign.design"]
+    real, calls = design_module.design, []
+
+    def counted(spec):
+        calls.append(spec["alphabet"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # stands in for the worker dying during the third design
+        return real(spec)
+
+    monkeypatch.setattr(design_module, "design", counted)
+    with pytest.raises(KeyboardInterrupt):
+        design_batch(tasks, 1, str(tmp_path), str(marker), "abc")
+    assert len(list(tmp_path.glob("*/*.json"))) == 2  # the two finished designs are stored already
+    calls.clear()
+    monkeypatch.setattr(design_module, "design", lambda spec: (calls.append(spec["alphabet"]), real(spec))[1])
+    out = design_batch(tasks, 1, str(tmp_path), str(marker), "abc")
+    assert calls == [4] and [r["_stored"] for r, _ in out] == [True] * 3
+    store = DirectoryStore(tmp_path)
+    for (key, spec), (record, kernel) in zip(tasks, out):
+        assert kernel is None and store.get(key)["status"] == "optimal"
+        n = spec["alphabet"]  # N-ary LDP Dobrushin optimum (e^ε − 1)/(e^ε + 1) (Kairouz et al.; Theorem 1, c = 0)
+        assert record["row"]["objective"] == pytest.approx(xi_theorem1(1.0, 0.0, n), abs=1e-9)
+    # without the marker (a worker that cannot see the store) nothing is written there and kernels come back
+    other = tmp_path / "other"
+    other.mkdir()
+    out = design_batch(tasks[:1], 1, str(other), str(other / ".run-missing"), "abc")
+    assert out[0][1] is not None and "_stored" not in out[0][0] and not list(other.glob("*/*.json"))

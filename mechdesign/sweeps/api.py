@@ -197,6 +197,7 @@ def sweep(
     retry_failed: bool = False,
     progress: bool | None = None,
     on_record: Callable[[dict], None] | None = None,
+    batch_size: int | None = None,
 ):
     """Design every point of ``base`` × ``axes`` and return one row per point (a pandas DataFrame).
 
@@ -210,6 +211,8 @@ def sweep(
     else a local cluster of ``workers`` processes (default: one per core).
     ``progress``: show a progress bar (default: when stderr is a terminal).
     ``on_record``: called with each record as it is stored (used by tests).
+    ``batch_size``: designs per Dask task (default: a few per task on a local cluster, whose workers
+    write each design to the store as it finishes; one per task on an existing cluster).
 
     Raises :class:`~mechdesign.InputError` naming every bad point before anything runs.
     """
@@ -223,6 +226,7 @@ def sweep(
         retry_failed=retry_failed,
         progress=progress,
         on_record=on_record,
+        batch_size=batch_size,
     )
 
 
@@ -236,6 +240,7 @@ def run_plan(
     retry_failed: bool = False,
     progress: bool | None = None,
     on_record: Callable[[dict], None] | None = None,
+    batch_size: int | None = None,
 ):
     from mechdesign.sweeps.run import SCHEDULER_ENV, run_dask, run_serial
     from mechdesign.sweeps.table import to_frame
@@ -248,7 +253,8 @@ def run_plan(
     with _Progress(len(tasks), progress) as bar:
 
         def record_done(record: dict, kernel) -> None:
-            st.put(record, kernel)
+            if not record.pop("_stored", False):  # a worker that sees the store has written it already
+                st.put(record, kernel)
             computed.add(record["key"])
             bar.done(record.get("status") != "optimal")
             if on_record is not None:
@@ -258,7 +264,16 @@ def run_plan(
             if serial:
                 run_serial(tasks, record_done, bar.status)
             else:
-                run_dask(tasks, record_done, bar.status, scheduler=scheduler, workers=workers)
+                root = str(st.root) if hasattr(st, "root") else None
+                run_dask(
+                    tasks,
+                    record_done,
+                    bar.status,
+                    scheduler=scheduler,
+                    workers=workers,
+                    store_root=root,
+                    batch_size=batch_size,
+                )
     rows = []
     for point, spec, key in zip(plan.points, plan.specs, plan.keys):
         record = st.get(key)
