@@ -198,6 +198,8 @@ def sweep(
     progress: bool | None = None,
     on_record: Callable[[dict], None] | None = None,
     batch_size: int | None = None,
+    isolate: bool = False,
+    memory_limit: int | None = None,
 ):
     """Design every point of ``base`` × ``axes`` and return one row per point (a pandas DataFrame).
 
@@ -213,6 +215,8 @@ def sweep(
     ``on_record``: called with each record as it is stored (used by tests).
     ``batch_size``: designs per Dask task (default: a few per task on a local cluster, whose workers
     write each design to the store as it finishes; one per task on an existing cluster).
+    ``isolate``: each design in a fresh child process of this one, one after another, under an
+    address-space cap of ``memory_limit`` bytes (its own peak memory; a design past the cap fails alone).
 
     Raises :class:`~mechdesign.InputError` naming every bad point before anything runs.
     """
@@ -227,6 +231,8 @@ def sweep(
         progress=progress,
         on_record=on_record,
         batch_size=batch_size,
+        isolate=isolate,
+        memory_limit=memory_limit,
     )
 
 
@@ -241,8 +247,10 @@ def run_plan(
     progress: bool | None = None,
     on_record: Callable[[dict], None] | None = None,
     batch_size: int | None = None,
+    isolate: bool = False,
+    memory_limit: int | None = None,
 ):
-    from mechdesign.sweeps.run import SCHEDULER_ENV, run_dask, run_serial
+    from mechdesign.sweeps.run import SCHEDULER_ENV, run_dask, run_isolated, run_serial
     from mechdesign.sweeps.table import to_frame
 
     st = open_store(store)
@@ -261,7 +269,9 @@ def run_plan(
                 on_record(record)
 
         if tasks:
-            if serial:
+            if isolate:
+                run_isolated(tasks, record_done, bar.status, memory_limit=memory_limit)
+            elif serial:
                 run_serial(tasks, record_done, bar.status)
             else:
                 root = str(st.root) if hasattr(st, "root") else None
@@ -286,7 +296,7 @@ def run_plan(
             "computed": len(computed),
             "seconds": time.perf_counter() - started,
             "store": str(getattr(st, "root", "memory")),
-            "mode": "serial" if serial else (scheduler or "local cluster"),
+            "mode": "isolated" if isolate else "serial" if serial else (scheduler or "local cluster"),
         }
     )
     return df

@@ -28,7 +28,16 @@ from typing import Callable, Iterable
 
 from mechdesign.lp.threads import HIGHS_THREADS_ENV, highs_threads
 
-__all__ = ["design_point", "design_batch", "run_serial", "run_dask", "error_record", "auto_batch_size", "SCHEDULER_ENV"]
+__all__ = [
+    "design_point",
+    "design_batch",
+    "run_serial",
+    "run_isolated",
+    "run_dask",
+    "error_record",
+    "auto_batch_size",
+    "SCHEDULER_ENV",
+]
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
@@ -329,3 +338,50 @@ def run_dask(
             if now - last_info > 1.0:
                 on_status(workers_now())
                 last_info = now
+
+
+def _isolated_child(key: str, spec: dict, memory_limit: int | None, queue) -> None:
+    if memory_limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    queue.put(design_point(key, spec, None))
+
+
+def run_isolated(
+    tasks: Iterable[tuple[str, dict]],
+    on_record: OnRecord,
+    on_status: Callable[[int], None],
+    *,
+    memory_limit: int | None = None,
+    timeout: float | None = None,
+) -> None:
+    """Each design in a fresh child process (forked, one after another), under an address-space cap of
+    ``memory_limit`` bytes: its peak memory is its own, and a design that needs more fails alone
+    (status ``error``, MemoryError) instead of taking the machine down. A child that crashes or
+    gives no result within ``timeout`` seconds (default: 3 × the spec's time limit + 120 s) becomes
+    a row with status ``error``."""
+    import multiprocessing as mp
+    import queue as queue_module
+
+    ctx = mp.get_context("fork")
+    on_status(1)
+    for key, spec in tasks:
+        limit = timeout
+        if limit is None:
+            spec_limit = (spec.get("solver") or {}).get("time_limit")
+            limit = 3 * float(spec_limit) + 120 if spec_limit else 3600.0
+        q = ctx.Queue()
+        child = ctx.Process(target=_isolated_child, args=(key, spec, memory_limit, q))
+        start = time.perf_counter()
+        child.start()
+        try:
+            record, kernel = q.get(timeout=limit)
+        except queue_module.Empty:
+            state = "no result within the timeout" if child.is_alive() else f"exit status {child.exitcode}"
+            record, kernel = error_record(key, "error", f"child process: {state}", time.perf_counter() - start), None
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+            child.join()
+        on_record(record, kernel)
