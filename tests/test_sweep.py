@@ -395,3 +395,22 @@ def test_a_batch_run_again_after_its_worker_died_designs_nothing_stored(tmp_path
     other.mkdir()
     out = design_batch(tasks[:1], 1, str(other), str(other / ".run-missing"), "abc")
     assert out[0][1] is not None and "_stored" not in out[0][0] and not list(other.glob("*/*.json"))
+
+
+def test_isolated_designs_run_in_child_processes_under_a_memory_cap(tmp_path):
+    """sweep(isolate=True): each design in its own child process (bench T3 uses it with a 4 GiB cap);
+    a cap the design cannot live under fails that point alone, as a row."""
+    axes = {"epsilon": [0.5, 2.0]}
+    base = dict(DOB, alphabet=4, prior_set={"kind": "min_mass", "c": 0.1})
+    df = mechdesign.sweep(base, axes, isolate=True, store=tmp_path / "a", progress=False)
+    assert (df["status"] == "optimal").all() and df.attrs["mode"] == "isolated"
+    pids = {int(w.split(":")[-1]) for w in df["worker"]}
+    assert len(pids) == 2 and os.getpid() not in pids
+    for _, r in df.iterrows():
+        assert r["objective"] == pytest.approx(xi_theorem1(r["epsilon"], 0.1, 4), abs=1e-9)
+    with open("/proc/self/status") as fh:  # this process's address space; the child starts with as much
+        vm_kib = next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+    capped = mechdesign.sweep(
+        base, {"epsilon": [0.7]}, isolate=True, memory_limit=vm_kib * 1024 + (1 << 20), store=None, progress=False
+    )
+    assert capped["status"].tolist() == ["error"] and not capped["certified"][0]
