@@ -356,3 +356,61 @@ def test_killed_worker_sweep_completes_once_per_point(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("*/*.json"))) == 20
     late = df[df["finished_at"] > killed["at"]]
     assert not late["worker"].str.endswith(f":{killed['pid']}").any()  # nothing finished on the dead worker
+
+
+def test_a_batch_run_again_after_its_worker_died_designs_nothing_stored(tmp_path, monkeypatch):
+    """design_batch (several designs per Dask task) writes each design to the store as it finishes;
+    run again with the same run token (Dask reruns a dead worker's task) it reads those back."""
+    from mechdesign.sweeps.api import plan_sweep
+    from mechdesign.sweeps.run import design_batch
+    from mechdesign.sweeps.store import DirectoryStore
+
+    tasks = plan_sweep(dict(DOB, epsilon=1.0), {"alphabet": [2, 3, 4]}).unique_tasks()
+    marker = tmp_path / ".run-abc"
+    marker.write_text("driver")
+    design_module = sys.modules["mechdesign.design"]
+    real, calls = design_module.design, []
+
+    def counted(spec):
+        calls.append(spec["alphabet"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # stands in for the worker dying during the third design
+        return real(spec)
+
+    monkeypatch.setattr(design_module, "design", counted)
+    with pytest.raises(KeyboardInterrupt):
+        design_batch(tasks, 1, str(tmp_path), str(marker), "abc")
+    assert len(list(tmp_path.glob("*/*.json"))) == 2  # the two finished designs are stored already
+    calls.clear()
+    monkeypatch.setattr(design_module, "design", lambda spec: (calls.append(spec["alphabet"]), real(spec))[1])
+    out = design_batch(tasks, 1, str(tmp_path), str(marker), "abc")
+    assert calls == [4] and [r["_stored"] for r, _ in out] == [True] * 3
+    store = DirectoryStore(tmp_path)
+    for (key, spec), (record, kernel) in zip(tasks, out):
+        assert kernel is None and store.get(key)["status"] == "optimal"
+        n = spec["alphabet"]  # N-ary LDP Dobrushin optimum (e^ε − 1)/(e^ε + 1) (Kairouz et al.; Theorem 1, c = 0)
+        assert record["row"]["objective"] == pytest.approx(xi_theorem1(1.0, 0.0, n), abs=1e-9)
+    # without the marker (a worker that cannot see the store) nothing is written there and kernels come back
+    other = tmp_path / "other"
+    other.mkdir()
+    out = design_batch(tasks[:1], 1, str(other), str(other / ".run-missing"), "abc")
+    assert out[0][1] is not None and "_stored" not in out[0][0] and not list(other.glob("*/*.json"))
+
+
+def test_isolated_designs_run_in_child_processes_under_a_memory_cap(tmp_path):
+    """sweep(isolate=True): each design in its own child process (bench T3 uses it with a 4 GiB cap);
+    a cap the design cannot live under fails that point alone, as a row."""
+    axes = {"epsilon": [0.5, 2.0]}
+    base = dict(DOB, alphabet=4, prior_set={"kind": "min_mass", "c": 0.1})
+    df = mechdesign.sweep(base, axes, isolate=True, store=tmp_path / "a", progress=False)
+    assert (df["status"] == "optimal").all() and df.attrs["mode"] == "isolated"
+    pids = {int(w.split(":")[-1]) for w in df["worker"]}
+    assert len(pids) == 2 and os.getpid() not in pids
+    for _, r in df.iterrows():
+        assert r["objective"] == pytest.approx(xi_theorem1(r["epsilon"], 0.1, 4), abs=1e-9)
+    with open("/proc/self/status") as fh:  # this process's address space; the child starts with as much
+        vm_kib = next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+    capped = mechdesign.sweep(
+        base, {"epsilon": [0.7]}, isolate=True, memory_limit=vm_kib * 1024 + (1 << 20), store=None, progress=False
+    )
+    assert capped["status"].tolist() == ["error"] and not capped["certified"][0]

@@ -197,6 +197,9 @@ def sweep(
     retry_failed: bool = False,
     progress: bool | None = None,
     on_record: Callable[[dict], None] | None = None,
+    batch_size: int | None = None,
+    isolate: bool = False,
+    memory_limit: int | None = None,
 ):
     """Design every point of ``base`` × ``axes`` and return one row per point (a pandas DataFrame).
 
@@ -210,6 +213,10 @@ def sweep(
     else a local cluster of ``workers`` processes (default: one per core).
     ``progress``: show a progress bar (default: when stderr is a terminal).
     ``on_record``: called with each record as it is stored (used by tests).
+    ``batch_size``: designs per Dask task (default: a few per task on a local cluster, whose workers
+    write each design to the store as it finishes; one per task on an existing cluster).
+    ``isolate``: each design in a fresh child process of this one, one after another, under an
+    address-space cap of ``memory_limit`` bytes (its own peak memory; a design past the cap fails alone).
 
     Raises :class:`~mechdesign.InputError` naming every bad point before anything runs.
     """
@@ -223,6 +230,9 @@ def sweep(
         retry_failed=retry_failed,
         progress=progress,
         on_record=on_record,
+        batch_size=batch_size,
+        isolate=isolate,
+        memory_limit=memory_limit,
     )
 
 
@@ -236,8 +246,11 @@ def run_plan(
     retry_failed: bool = False,
     progress: bool | None = None,
     on_record: Callable[[dict], None] | None = None,
+    batch_size: int | None = None,
+    isolate: bool = False,
+    memory_limit: int | None = None,
 ):
-    from mechdesign.sweeps.run import SCHEDULER_ENV, run_dask, run_serial
+    from mechdesign.sweeps.run import SCHEDULER_ENV, run_dask, run_isolated, run_serial
     from mechdesign.sweeps.table import to_frame
 
     st = open_store(store)
@@ -248,17 +261,29 @@ def run_plan(
     with _Progress(len(tasks), progress) as bar:
 
         def record_done(record: dict, kernel) -> None:
-            st.put(record, kernel)
+            if not record.pop("_stored", False):  # a worker that sees the store has written it already
+                st.put(record, kernel)
             computed.add(record["key"])
             bar.done(record.get("status") != "optimal")
             if on_record is not None:
                 on_record(record)
 
         if tasks:
-            if serial:
+            if isolate:
+                run_isolated(tasks, record_done, bar.status, memory_limit=memory_limit)
+            elif serial:
                 run_serial(tasks, record_done, bar.status)
             else:
-                run_dask(tasks, record_done, bar.status, scheduler=scheduler, workers=workers)
+                root = str(st.root) if hasattr(st, "root") else None
+                run_dask(
+                    tasks,
+                    record_done,
+                    bar.status,
+                    scheduler=scheduler,
+                    workers=workers,
+                    store_root=root,
+                    batch_size=batch_size,
+                )
     rows = []
     for point, spec, key in zip(plan.points, plan.specs, plan.keys):
         record = st.get(key)
@@ -271,7 +296,7 @@ def run_plan(
             "computed": len(computed),
             "seconds": time.perf_counter() - started,
             "store": str(getattr(st, "root", "memory")),
-            "mode": "serial" if serial else (scheduler or "local cluster"),
+            "mode": "isolated" if isolate else "serial" if serial else (scheduler or "local cluster"),
         }
     )
     return df

@@ -4,7 +4,9 @@
   one line per combination of the other axes. For the Dobrushin coefficient the closed forms
   are overlaid: Ξ(ε,c) = min{(e^ε − 1)/(e^ε(1 − Nc) + 1), 1} (Dobrushin paper, Theorem 1) for
   each line's N and c, and the LDP limit (e^ε − 1)/(e^ε + 1) (Kairouz et al.; eq. 4, the c → 0
-  limit), which every (ε,c)-PML curve lies on or above.
+  limit), which every (ε,c)-PML curve lies on or above. Lines are grouped by the sweep's axes
+  (from the table's metadata), never by a result column; curves that coincide are drawn once
+  and named together in the legend.
 * ``time_vs_size``: seconds per design against N, log–log, one series per objective and prior set.
 """
 
@@ -17,7 +19,7 @@ import numpy as np
 
 from mechdesign.spec.errors import InputError
 
-__all__ = ["utility_vs_epsilon", "time_vs_size", "plot_all"]
+__all__ = ["utility_vs_epsilon", "time_vs_size", "plot_all", "coinciding_curves"]
 
 Y_LABELS = {
     "dobrushin": "Dobrushin coefficient η_TV(K) (higher: more utility)",
@@ -48,8 +50,15 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
     return paths
 
 
+SHORT_NAMES = {"alphabet": "N", "prior_set.c": "c", "objective (axis)": "objective"}
+"""Legend names of common axes (Theorem 1's symbols); other axes are named by their column."""
+
+SAME_CURVE_RTOL = 1e-3
+"""Curves closer than this fraction of the panel's y range at every ε are one curve on the figure."""
+
+
 def _label(values: dict) -> str:
-    return ", ".join(f"{k}={_fmt(v)}" for k, v in values.items()) or "all points"
+    return ", ".join(f"{SHORT_NAMES.get(k, k)}={_fmt(v)}" for k, v in values.items()) or "all points"
 
 
 def _fmt(v) -> str:
@@ -58,49 +67,93 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def utility_vs_epsilon(df, out: str | Path, stem: str = "utility_vs_epsilon") -> list[Path]:
-    """Objective against ε (see the module docstring); returns the PNG and SVG paths."""
-    from mechdesign.theory.bounds import ldp_dobrushin, xi
+def _curves(part, others: list[str], kind: str, eps_all):
+    """One curve per value of the ``others`` axes: (label, points sorted by ε, Ξ(ε,c) on eps_all or None)."""
+    from mechdesign.theory.bounds import xi
 
+    groups = part.groupby(others, sort=True, dropna=False) if others else [((), part)]
+    curves = []
+    for values, g in groups:
+        values = values if isinstance(values, tuple) else (values,)
+        g = g.sort_values("epsilon_value")
+        closed = None
+        if kind == "dobrushin":
+            ns, cs = g["N"].dropna().unique(), g["c"].dropna().unique()
+            if len(ns) == 1 and len(cs) == 1 and 0 <= cs[0] <= 1 / ns[0] + 1e-15:
+                n, c = int(ns[0]), float(min(cs[0], 1 / ns[0]))
+                closed = np.array([xi(e, c, n) for e in eps_all])
+        curves.append((_label(dict(zip(others, values))), g, closed))
+    return curves
+
+
+def coinciding_curves(curves, tolerance: float) -> list[list[int]]:
+    """Classes of curves that would hide each other: the same ε values, objectives within
+    ``tolerance`` at every one of them, and (when both have one) closed forms within it too.
+    Ξ(ε,c) depends on N and c only through Nc (Theorem 1), so e.g. N=10, c=0.01 and N=20, c=0.005
+    are one curve. Returns lists of indices into ``curves``, in order."""
+    classes: list[list[int]] = []
+    for i, (_, g, closed) in enumerate(curves):
+        eps, y = g["epsilon_value"].to_numpy(float), g["objective"].to_numpy(float)
+        for cls in classes:
+            _, h, closed_h = curves[cls[0]]
+            eps_h, y_h = h["epsilon_value"].to_numpy(float), h["objective"].to_numpy(float)
+            if len(eps) != len(eps_h) or not np.allclose(eps, eps_h, rtol=1e-12, atol=0):
+                continue
+            if np.max(np.abs(y - y_h), initial=0.0) > tolerance:
+                continue
+            if closed is not None and closed_h is not None and np.max(np.abs(closed - closed_h)) > tolerance:
+                continue
+            cls.append(i)
+            break
+        else:
+            classes.append([i])
+    return classes
+
+
+def utility_vs_epsilon(
+    df, out: str | Path, stem: str = "utility_vs_epsilon", axes: list[str] | None = None
+) -> list[Path]:
+    """Objective against ε (see the module docstring); returns the PNG and SVG paths.
+
+    Lines are grouped by the sweep's axes other than ε, taken from the table's metadata (``axes``:
+    axis paths; default ``df.attrs``, see :func:`mechdesign.sweeps.table.axis_columns`), never by a
+    result column; one panel per objective kind, and within a panel only the axes that vary there.
+    Curves that coincide (to 1e-3 of the panel's range) are drawn once and named together in the
+    legend (``N=10, c=0.01 = N=20, c=0.005``), so every listed curve can be seen.
+    """
+    from mechdesign.sweeps.table import axis_columns
+    from mechdesign.theory.bounds import ldp_dobrushin
+
+    axis_cols = axis_columns(df, axes)
     plt = _pyplot()
     data = df[df["objective"].notna() & df["epsilon_value"].notna()]
     if data.empty:
         raise InputError("plot: no point has an objective to plot")
-    others = [a for a in df.attrs.get("axes", []) if a not in ("epsilon", "objective (axis)") and a in df.columns]
     kinds = [k for k in data["objective_kind"].dropna().unique()]
-    fig, axes = plt.subplots(1, len(kinds), figsize=(8.6 * len(kinds), 4.6), squeeze=False)
-    for ax, kind in zip(axes[0], kinds):
+    fig, panels = plt.subplots(1, len(kinds), figsize=(8.6 * len(kinds), 4.6), squeeze=False)
+    for ax, kind in zip(panels[0], kinds):
         part = data[data["objective_kind"] == kind]
-        groups = part.groupby(others, sort=True, dropna=False) if others else [((), part)]
+        others = [a for a in axis_cols if a != "epsilon" and part[a].nunique(dropna=False) > 1]
         eps_all = np.linspace(0.0, float(part["epsilon_value"].max()), 200)
+        curves = _curves(part, others, kind, eps_all)
+        ys = part["objective"].to_numpy(float)
+        tolerance = SAME_CURVE_RTOL * max(float(ys.max() - ys.min()), 1e-12)
         shown_xi = False
-        for i, (values, g) in enumerate(groups):
-            values = values if isinstance(values, tuple) else (values,)
-            g = g.sort_values("epsilon_value")
+        for i, cls in enumerate(coinciding_curves(curves, tolerance)):
+            label = " = ".join(curves[j][0] for j in cls)
+            _, g, closed = curves[cls[0]]
             color = f"C{i % 10}"
-            label = _label(dict(zip(others, values)))
-            closed = None
-            if kind == "dobrushin":
-                ns, cs = g["N"].dropna().unique(), g["c"].dropna().unique()
-                if len(ns) == 1 and len(cs) == 1 and 0 <= cs[0] <= 1 / ns[0] + 1e-15:
-                    n, c = int(ns[0]), float(min(cs[0], 1 / ns[0]))
-                    closed = [xi(e, c, n) for e in eps_all]
             if closed is not None:  # the certified LP optimum as dots, Theorem 1 as a line of the same colour
                 ax.plot(eps_all, closed, "-", lw=1.0, color=color, alpha=0.9)
-                ax.plot(g["epsilon_value"], g["objective"], "o", ms=3.5, color=color, label=label)
+                ax.plot(g["epsilon_value"], g["objective"], "o", ms=3.5, color=color, label=label, gid="curve")
                 shown_xi = True
             else:
-                ax.plot(g["epsilon_value"], g["objective"], "o-", ms=3, lw=1.2, color=color, label=label)
-            bad = g[g["status"] != "optimal"]
+                ax.plot(g["epsilon_value"], g["objective"], "o-", ms=3, lw=1.2, color=color, label=label, gid="curve")
+            bad = part[part.index.isin([k for j in cls for k in curves[j][1].index]) & (part["status"] != "optimal")]
             if not bad.empty:
-                ax.plot(
-                    bad["epsilon_value"],
-                    bad["objective"],
-                    "x",
-                    color="red",
-                    ms=6,
-                    label="not certified optimal" if i == 0 else None,
-                )
+                ax.plot(bad["epsilon_value"], bad["objective"], "x", color="red", ms=6, label="_not certified")
+        if (part["status"] != "optimal").any():
+            ax.plot([], [], "x", color="red", ms=6, label="not certified optimal")
         if kind == "dobrushin":
             if shown_xi:
                 ax.plot([], [], "-", color="gray", lw=1.0, label="lines: Ξ(ε,c), Theorem 1 (same colour)")
@@ -119,9 +172,11 @@ def utility_vs_epsilon(df, out: str | Path, stem: str = "utility_vs_epsilon") ->
         ax.grid(alpha=0.3)
         handles, labels = ax.get_legend_handles_labels()
         if len(handles) > MAX_LEGEND:
-            keep = handles[: MAX_LEGEND - 3] + handles[-2:]
+            more = len(handles) - MAX_LEGEND + 1
+            handles = handles[: MAX_LEGEND - 3] + handles[-2:]
             labels = labels[: MAX_LEGEND - 3] + labels[-2:]
-            handles = keep
+            handles.insert(MAX_LEGEND - 3, ax.plot([], [], " ")[0])
+            labels.insert(MAX_LEGEND - 3, f"… {more} more curves not listed")
         ax.legend(
             handles,
             labels,

@@ -28,7 +28,16 @@ from typing import Callable, Iterable
 
 from mechdesign.lp.threads import HIGHS_THREADS_ENV, highs_threads
 
-__all__ = ["design_point", "run_serial", "run_dask", "error_record", "SCHEDULER_ENV"]
+__all__ = [
+    "design_point",
+    "design_batch",
+    "run_serial",
+    "run_isolated",
+    "run_dask",
+    "error_record",
+    "auto_batch_size",
+    "SCHEDULER_ENV",
+]
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
@@ -166,12 +175,33 @@ def run_serial(tasks: Iterable[tuple[str, dict]], on_record: OnRecord, on_status
         on_record(record, kernel)
 
 
+SINGLE_THREAD_ENV = {
+    HIGHS_THREADS_ENV: "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+"""Environment of every local worker process (set before it starts, so before numpy loads its BLAS):
+one HiGHS thread and single-threaded BLAS/OpenMP, so that W workers use W cores, not W × threads."""
+
+MAX_BATCH = 8
+"""Most designs per Dask task when batching automatically (see :func:`auto_batch_size`)."""
+
+
+def auto_batch_size(tasks: int, workers: int) -> int:
+    """Designs per Dask task: enough tasks for about 10 per worker (the last ones balance the load),
+    at most :data:`MAX_BATCH` per task. Each task costs the scheduler and the driver a few ms of CPU
+    on the same cores as the workers; a design here takes 10–200 ms, so one task per design spends a
+    large share of a 2-core machine on bookkeeping."""
+    return max(1, min(MAX_BATCH, tasks // max(1, 10 * workers)))
+
+
 def local_cluster(workers: int | None):
-    """A LocalCluster of single-threaded worker processes with single-threaded HiGHS."""
+    """A LocalCluster of single-threaded worker processes with single-threaded HiGHS and BLAS;
+    each worker imports the design pipeline when it starts (``preload``), not in its first task."""
     from dask.distributed import LocalCluster
 
     n = workers or os.cpu_count() or 1
-    env = {HIGHS_THREADS_ENV: "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     import warnings
 
     with warnings.catch_warnings():  # "Port 8787 is already in use": another cluster's; a free port is taken
@@ -181,9 +211,43 @@ def local_cluster(workers: int | None):
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
-            env=env,
+            env=dict(SINGLE_THREAD_ENV),
             silence_logs=logging.ERROR,
+            preload=["mechdesign.sweeps.preload"],
         )
+
+
+def design_batch(
+    points: list[tuple[str, dict]], threads: int | None, store_root: str | None, marker: str | None, run: str
+) -> list[tuple[dict, object]]:
+    """Design several points in one Dask task, each written to the store as soon as it finishes.
+
+    The worker writes a point itself when it sees the driver's store (``marker``, a file the driver
+    made in the store for this run: a local cluster, or a shared file system); the record then says
+    ``_stored`` and comes back without its kernel. Otherwise the driver writes it when the task
+    returns. A point this run already stored (a batch run again after its worker died) is read back,
+    not designed again. Returns (record, kernel or None) per point, in order.
+    """
+    store = None
+    if store_root is not None and marker is not None and os.path.exists(marker):
+        from mechdesign.sweeps.store import DirectoryStore
+
+        store = DirectoryStore(store_root)
+    out = []
+    for key, spec in points:
+        if store is not None:
+            old = store.get(key)
+            if old is not None and old.get("run") == run:
+                old["_stored"] = True
+                out.append((old, None))
+                continue
+        record, kernel = design_point(key, spec, threads)
+        record["run"] = run
+        if store is not None:
+            store.put(record, kernel)
+            record["_stored"], kernel = True, None
+        out.append((record, kernel))
+    return out
 
 
 def run_dask(
@@ -193,8 +257,16 @@ def run_dask(
     *,
     scheduler: str | None = None,
     workers: int | None = None,
+    store_root: str | None = None,
+    batch_size: int | None = None,
 ) -> None:
-    """Submit one task per design to a Dask cluster and hand each result over as it finishes."""
+    """Submit the designs to a Dask cluster, ``batch_size`` per task, and hand each result over as it finishes.
+
+    ``batch_size`` None: :func:`auto_batch_size` on a local cluster writing to a folder store (the
+    workers write each point as it finishes, so a killed worker or driver loses nothing finished);
+    one design per task on an existing cluster (whose workers may not see the store). Records the
+    workers stored carry ``_stored`` (the caller must not write them again).
+    """
     from contextlib import ExitStack
 
     from dask.distributed import Client, as_completed
@@ -216,13 +288,12 @@ def run_dask(
             cluster = stack.enter_context(local_cluster(workers))
             client = stack.enter_context(Client(cluster))
         run_token = uuid.uuid4().hex[:8]
-        futures = {}
-        for key, spec in tasks:
-            fut = client.submit(
-                design_point, key, spec, 1, key=f"mechdesign-design-{key}-{run_token}", pure=False, retries=0
-            )
-            futures[fut] = key
-        last_info = 0.0
+        marker = None
+        if store_root is not None:
+            marker = os.path.join(store_root, f".run-{run_token}")
+            with open(marker, "w") as fh:
+                fh.write(f"{socket.gethostname()}:{os.getpid()}\n")
+            stack.callback(lambda: os.path.exists(marker) and os.unlink(marker))
 
         def workers_now() -> int:
             try:
@@ -230,18 +301,87 @@ def run_dask(
             except Exception:
                 return 0
 
+        if batch_size is None:
+            batch_size = 1 if scheduler or store_root is None else auto_batch_size(len(tasks), workers_now() or 1)
+        n_batches = max(1, -(-len(tasks) // batch_size))
+        batches = [tasks[i::n_batches] for i in range(n_batches)]  # strided: each batch mixes sizes
+        futures = {}
+        for batch in batches:
+            fut = client.submit(
+                design_batch,
+                batch,
+                1,
+                store_root,
+                marker,
+                run_token,
+                key=f"mechdesign-design-{batch[0][0]}-{len(batch)}-{run_token}",
+                pure=False,
+                retries=0,
+            )
+            futures[fut] = [key for key, _ in batch]
+        last_info = 0.0
         on_status(workers_now())
         for fut in as_completed(list(futures)):
-            key = futures.pop(fut)
+            keys = futures.pop(fut)
             try:
-                record, kernel = fut.result()
+                results = fut.result()
             except KilledWorker as exc:
-                record, kernel = error_record(key, "worker_lost", f"KilledWorker: {exc}".splitlines()[0]), None
+                status, message = "worker_lost", f"KilledWorker: {exc}".splitlines()[0]
+                results = [(error_record(k, status, message), None) for k in keys]
             except Exception as exc:
-                record, kernel = error_record(key, "error", f"{type(exc).__name__}: {exc}".splitlines()[0]), None
+                status, message = "error", f"{type(exc).__name__}: {exc}".splitlines()[0]
+                results = [(error_record(k, status, message), None) for k in keys]
             fut.release()
-            on_record(record, kernel)
+            for record, kernel in results:
+                on_record(record, kernel)
             now = time.monotonic()
             if now - last_info > 1.0:
                 on_status(workers_now())
                 last_info = now
+
+
+def _isolated_child(key: str, spec: dict, memory_limit: int | None, queue) -> None:
+    if memory_limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    queue.put(design_point(key, spec, None))
+
+
+def run_isolated(
+    tasks: Iterable[tuple[str, dict]],
+    on_record: OnRecord,
+    on_status: Callable[[int], None],
+    *,
+    memory_limit: int | None = None,
+    timeout: float | None = None,
+) -> None:
+    """Each design in a fresh child process (forked, one after another), under an address-space cap of
+    ``memory_limit`` bytes: its peak memory is its own, and a design that needs more fails alone
+    (status ``error``, MemoryError) instead of taking the machine down. A child that crashes or
+    gives no result within ``timeout`` seconds (default: 3 × the spec's time limit + 120 s) becomes
+    a row with status ``error``."""
+    import multiprocessing as mp
+    import queue as queue_module
+
+    ctx = mp.get_context("fork")
+    on_status(1)
+    for key, spec in tasks:
+        limit = timeout
+        if limit is None:
+            spec_limit = (spec.get("solver") or {}).get("time_limit")
+            limit = 3 * float(spec_limit) + 120 if spec_limit else 3600.0
+        q = ctx.Queue()
+        child = ctx.Process(target=_isolated_child, args=(key, spec, memory_limit, q))
+        start = time.perf_counter()
+        child.start()
+        try:
+            record, kernel = q.get(timeout=limit)
+        except queue_module.Empty:
+            state = "no result within the timeout" if child.is_alive() else f"exit status {child.exitcode}"
+            record, kernel = error_record(key, "error", f"child process: {state}", time.perf_counter() - start), None
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+            child.join()
+        on_record(record, kernel)

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["to_frame", "write_table", "read_table", "RESULT_COLUMNS"]
+__all__ = ["to_frame", "write_table", "read_table", "axis_columns", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = [
     "point",
@@ -107,7 +107,31 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
     for c in ("status", "objective_kind", "prior_set_kind", "closed_form", "method", "worker", "message", "key"):
         df[c] = df[c].astype("string")
     df.attrs["axes"] = axis_cols
+    df.attrs["axis_paths"] = list(axis_paths)
     return df
+
+
+def axis_columns(df, axis_paths: Sequence[str] | None = None) -> list[str]:
+    """The table's axis columns, from its metadata: ``axis_paths`` (given, or ``df.attrs['axis_paths']``,
+    each mapped by :func:`axis_column`), else ``df.attrs['axes']`` (the columns as :func:`to_frame`
+    and :func:`read_table` record them). Never a result column: a plot grouped by one (e.g. by the
+    ``objective`` values) would draw one line per design."""
+    from mechdesign.spec.errors import InputError
+
+    if axis_paths is None:
+        axis_paths = df.attrs.get("axis_paths")
+    if axis_paths is not None:
+        cols = [axis_column(p) for p in axis_paths]
+    elif "axes" in df.attrs:
+        cols = list(df.attrs["axes"])
+    else:
+        raise InputError("plot: the table has no axis metadata (attrs 'axis_paths' or 'axes'); pass the axes")
+    for c in cols:
+        if c in RESULT_COLUMNS:
+            raise InputError(f"plot: axis {c!r} is a result column's name; axis columns are {axis_column(c)!r}")
+        if c not in df.columns:
+            raise InputError(f"plot: axis column {c!r} is not in the table (columns: {', '.join(df.columns[:8])}, ...)")
+    return cols
 
 
 def write_table(df, out: str | Path, *, meta: dict | None = None) -> list[Path]:
@@ -117,7 +141,7 @@ def write_table(df, out: str | Path, *, meta: dict | None = None) -> list[Path]:
     paths = [out / "results.csv", out / "results.parquet", out / "sweep.json"]
     df.to_csv(paths[0], index=False)
     df.to_parquet(paths[1], engine="pyarrow", index=False)
-    info = {"axes": list(df.attrs.get("axes", [])), **(meta or {})}
+    info = {"axes": list(df.attrs.get("axes", [])), "axis_paths": list(df.attrs.get("axis_paths", [])), **(meta or {})}
     paths[2].write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
     return paths
 
@@ -148,13 +172,16 @@ def read_table(path: str | Path):
     if "point" not in df.columns or "objective" not in df.columns:
         raise InputError(f"RESULTS: {path} is not a sweep table (no 'point' and 'objective' columns)")
     meta = path.parent / "sweep.json"
-    axes = None
+    axes = paths = None
     if meta.exists():
         try:
-            axes = json.loads(meta.read_text(encoding="utf-8")).get("axes")
+            info = json.loads(meta.read_text(encoding="utf-8"))
+            axes, paths = info.get("axes"), info.get("axis_paths")
         except ValueError:
             axes = None
-    if not axes:
+    if not axes:  # to_frame writes the axis columns first, then 'point'
         axes = list(df.columns[: list(df.columns).index("point")])
     df.attrs["axes"] = [a for a in axes if a in df.columns]
+    if paths and [axis_column(p) for p in paths] == df.attrs["axes"]:
+        df.attrs["axis_paths"] = list(paths)
     return df
