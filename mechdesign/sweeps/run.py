@@ -340,12 +340,14 @@ def run_dask(
                 last_info = now
 
 
-def _isolated_child(key: str, spec: dict, memory_limit: int | None, queue) -> None:
+def _isolated_child(key: str, spec: dict, memory_limit: int | None, conn) -> None:
     if memory_limit is not None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    queue.put(design_point(key, spec, None))
+    # a Pipe, not a Queue: send() runs in this thread (a Queue's feeder thread may fail to start under
+    # the cap, and the child then hangs without a result)
+    conn.send(design_point(key, spec, None))
 
 
 def run_isolated(
@@ -362,7 +364,6 @@ def run_isolated(
     gives no result within ``timeout`` seconds (default: 3 × the spec's time limit + 120 s) becomes
     a row with status ``error``."""
     import multiprocessing as mp
-    import queue as queue_module
 
     ctx = mp.get_context("fork")
     on_status(1)
@@ -371,13 +372,24 @@ def run_isolated(
         if limit is None:
             spec_limit = (spec.get("solver") or {}).get("time_limit")
             limit = 3 * float(spec_limit) + 120 if spec_limit else 3600.0
-        q = ctx.Queue()
-        child = ctx.Process(target=_isolated_child, args=(key, spec, memory_limit, q))
+        receive, send = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_isolated_child, args=(key, spec, memory_limit, send))
         start = time.perf_counter()
         child.start()
-        try:
-            record, kernel = q.get(timeout=limit)
-        except queue_module.Empty:
+        send.close()
+        got = None
+        while got is None and time.perf_counter() - start < limit:
+            if receive.poll(0.2):
+                try:
+                    got = receive.recv()
+                except (EOFError, OSError):
+                    break
+            elif not child.is_alive() and not receive.poll(0):
+                break
+        receive.close()
+        if got is not None:
+            record, kernel = got
+        else:
             state = "no result within the timeout" if child.is_alive() else f"exit status {child.exitcode}"
             record, kernel = error_record(key, "error", f"child process: {state}", time.perf_counter() - start), None
         child.join(5)
