@@ -358,14 +358,16 @@ def run_isolated(
     memory_limit: int | None = None,
     timeout: float | None = None,
 ) -> None:
-    """Each design in a fresh child process (forked, one after another), under an address-space cap of
+    """Each design in a fresh child process (spawned, one after another), under an address-space cap of
     ``memory_limit`` bytes: its peak memory is its own, and a design that needs more fails alone
     (status ``error``, MemoryError) instead of taking the machine down. A child that crashes or
     gives no result within ``timeout`` seconds (default: 3 × the spec's time limit + 120 s) becomes
     a row with status ``error``."""
     import multiprocessing as mp
 
-    ctx = mp.get_context("fork")
+    # spawn, not fork: a fork of a process with running threads (a Dask client, HiGHS's scheduler)
+    # can deadlock in the child (observed here); a fresh interpreter also makes the peak memory its own
+    ctx = mp.get_context("spawn")
     on_status(1)
     for key, spec in tasks:
         limit = timeout
