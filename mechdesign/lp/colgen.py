@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from functools import partial
 
+import highspy
 import numpy as np
 from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
@@ -51,10 +52,10 @@ from mechdesign.lp.progress import report
 from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.highs import new_highs, set_seconds_left
 
-__all__ = ["KernelLayout", "price", "solve_output_generation", "full_row_dual"]
+__all__ = ["KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
 
-GROW_AFTER = 16
-"""Rounds of one (mirrored: two) new output each before the restricted output set doubles per round."""
+GROW_EVERY = 4
+"""Round r adds up to 1 + r // GROW_EVERY outputs (mirrored: twice that), each with a different priced ray."""
 
 
 @dataclass(frozen=True)
@@ -104,32 +105,55 @@ class Priced:
 
 
 def price(W: np.ndarray, c: float, E: float) -> Priced:
-    """min_{r∈𝒦} w·r for every column w of W (N × M), with its minimiser (see module doc)."""
+    """min_{r∈𝒦} w·r for every column w of W (N × M), with its minimiser (see module doc).
+
+    One sort per column (done on Wᵀ, whose rows are contiguous), prefix sums S_q of the sorted w, then
+    per kind the best q: two-level S_q + u_q (S_N − S_q) for cq ≤ e^{−ε}, zero-one S_q for cq ≥ e^{−ε},
+    three-level S_q + f w_(q+1) at the one q with cq < e^{−ε} < c(q + 1), and all ones S_N. Ties go to
+    the first kind in that order, then to the smallest q.
+    """
     n, m = W.shape
-    order = np.argsort(W, axis=0, kind="stable")
-    Ws = np.take_along_axis(W, order, axis=0)
-    S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])  # S[q] = sum of the q smallest
-    total = S[n]
-    q = np.arange(n)[:, None].astype(float)  # q = 0 .. N-1 entries at 1
+    Wt = np.ascontiguousarray(W.T)
+    order_t = np.argsort(Wt, axis=1, kind="stable")
+    Ws = np.take_along_axis(Wt, order_t, axis=1)
+    S = np.empty((m, n + 1))
+    S[:, 0] = 0.0
+    np.cumsum(Ws, axis=1, out=S[:, 1:])  # S[:, q] = sum of the q smallest
+    total = S[:, n]
+    q = np.arange(n, dtype=float)
     cq = c * q
+    rows = np.arange(m)
+    kinds_value = np.full((4, m), np.inf)
+    kinds_q = np.zeros((4, m), dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.where(cq <= E, (E - cq) / (1.0 - cq), np.nan)  # two-level low value
-        f = (E - cq) / c if c > 0 else np.full_like(cq, np.nan)
-    two = np.where(np.isfinite(u), S[:n] + u * (total - S[:n]), np.inf)
-    zero_one = np.where(cq >= E, S[:n], np.inf)
-    three_ok = (cq < E) & (E < c * (q + 1))
-    three = np.where(three_ok, S[:n] + np.where(three_ok, f, 0.0) * Ws, np.inf)
-    # candidates: rows [two(q), zero_one(q), three(q)] for q < N, then all-ones
-    cand = np.vstack([two, zero_one, three, total[None, :]])
-    best = np.argmin(cand, axis=0)
-    value = cand[best, np.arange(m)]
-    kind, qq = np.divmod(best, n)
-    qq = np.where(kind == 3, n, qq)
-    uu = np.broadcast_to(np.nan_to_num(u, nan=0.0), (n, m))[np.minimum(qq, n - 1), np.arange(m)]
-    ff = np.broadcast_to(np.nan_to_num(f, nan=0.0), (n, m))[np.minimum(qq, n - 1), np.arange(m)]
-    base = np.where(kind == 0, uu, 0.0)
-    frac = np.where(kind == 2, ff, base)
-    return Priced(value=value, order=order, q=qq, base=base, frac=frac)
+        two_ok = cq <= E  # a prefix of q (c ≥ 0)
+        k2 = int(two_ok.sum())
+        if k2:
+            u = (E - cq[:k2]) / (1.0 - cq[:k2])
+            two = S[:, :k2] + u[None, :] * (total[:, None] - S[:, :k2])
+            kinds_q[0] = np.argmin(two, axis=1)
+            kinds_value[0] = two[rows, kinds_q[0]]
+        k0 = int(np.argmax(cq >= E)) if np.any(cq >= E) else n  # zero-one: a suffix q ≥ k0
+        if k0 < n:
+            kinds_q[1] = k0 + np.argmin(S[:, k0:n], axis=1)
+            kinds_value[1] = S[rows, kinds_q[1]]
+        three_ok = np.flatnonzero((cq < E) & (E < c * (q + 1))) if c > 0 else np.zeros(0, dtype=int)
+        f3 = 0.0
+        if three_ok.size:
+            q3 = int(three_ok[0])
+            f3 = (E - cq[q3]) / c
+            kinds_q[2] = q3
+            kinds_value[2] = S[:, q3] + f3 * Ws[:, q3]
+    kinds_q[3] = n
+    kinds_value[3] = total
+    kind = np.argmin(kinds_value, axis=0)
+    value = kinds_value[kind, rows]
+    qq = kinds_q[kind, rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u_at = np.where(kind == 0, (E - c * qq) / (1.0 - c * qq), 0.0)
+    base = np.where(kind == 0, u_at, 0.0)
+    frac = np.where(kind == 2, f3, base)
+    return Priced(value=value, order=order_t.T, q=qq, base=base, frac=frac)
 
 
 def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
@@ -207,19 +231,49 @@ class ColgenResult:
     status: str
 
 
-def solve_output_generation(
-    lp,
-    layout: KernelLayout,
+@dataclass(frozen=True)
+class RestrictedOutputs:
+    """The last restricted LP of :func:`generate_outputs`: its kernel columns and row-sum duals."""
+
+    outputs: np.ndarray
+    """The restricted output set Y' (sorted)."""
+    columns: np.ndarray
+    """N × |Y'|: K(:,y) for y in ``outputs``."""
+    pi: np.ndarray
+    """Row-sum multipliers of the last restricted LP solved."""
+    value: float
+    """Σ C K of the restricted solution (inf when none was solved)."""
+    bound: float
+    """The best Lagrangian bound Σπ + Σ min(0, p_y) met (floating point; not rigorous)."""
+    rounds: int
+    iterations: int
+    rows: int
+    cols: int
+    seconds: float
+    status: str
+    """optimal | time_limit | iteration_limit | solver_error."""
+
+    def kernel(self, m: int) -> np.ndarray:
+        K = np.zeros((self.columns.shape[0], m))
+        K[:, self.outputs] = self.columns
+        return K
+
+
+def generate_outputs(
+    C: np.ndarray,
+    c: float,
+    E: float,
     *,
     time_limit: float | None = None,
     tolerance: float = 1e-9,
-    initial: int = 2,
+    initial: np.ndarray | int = 2,
     per_round: int = 1,
     max_rounds: int = 1000,
     threads: int | None = None,
     verbose: bool = False,
-) -> ColgenResult:
-    """Solve the lifted kernel LP by generating *outputs* instead of rays.
+    on_round=None,
+) -> RestrictedOutputs:
+    """Minimise Σ C_xy K_xy over (ε,Q_X(c))-PML kernels (c = 0: ε-LDP) by generating *outputs*.
 
     The restricted LP is the lifted LP with only the outputs Y' ⊆ {0..M−1}
     (an unused output is K(:,y) = 0, t_y = u_y = 0, which satisfies all its rows):
@@ -232,23 +286,22 @@ def solve_output_generation(
         a_xy − d_y ≤ 0,    e^{−ε} d_y − (1 − e^{−ε}) u_y − c Σ_x a_xy ≤ 0
 
     (the PML row e^{−ε} t ≤ c Σ K + (1 − Nc) u after substitution; for c = 0 it
-    reads e^{−ε} t_y ≤ u_y ≤ min K, the LDP rows).
+    reads e^{−ε} t_y ≤ u_y ≤ min K, the LDP rows). ``E`` is e^{−ε} (a float ≤ it), ``c`` a float.
 
     With its row-sum duals π, every output is priced exactly (:func:`price`):
     p_y = min_{r∈𝒦} (C(:,y) − π)·r, and Σ_x π_x + Σ_y min(0, p_y) bounds the full
     optimum from below. Outputs with p_y < 0 join Y' (the most negative first,
-    ``per_round`` at a time) until the bound meets the restricted value. Optimal
-    kernels use few outputs (two for |x − y| at ε = 1, N ≤ 200), so the restricted
-    LPs stay small and are solved by simplex to a vertex. The returned row
-    multipliers are for the full lifted LP (:func:`full_row_dual`). With ``verbose`` (the spec's
-    ``solver: {verbose: true}``) HiGHS logs each restricted LP and every round prints its bound,
-    value and outputs to stderr.
+    ``per_round`` at a time; past :data:`GROW_AFTER` rounds the set doubles) until the bound
+    meets the restricted value. **A new output enters at its priced ray** (:func:`_seat_rays`): its
+    block of the basis is set to the two-/three-level ray pricing chose, so one pivot brings the ray
+    in; left to HiGHS, the new block starts with every slack basic and primal simplex pivots its N
+    entries in one by one (1,000–5,000 degenerate pivots per round at N = 1000; 7 with the seat).
+    ``initial``: the first outputs (an array), or how many to spread evenly over 0..M−1.
+    ``on_round(result)`` is called after each round with the current :class:`RestrictedOutputs`.
     """
 
     start = time.perf_counter()
-    n, m = layout.K.shape
-    C = lp.c[layout.K]
-    E, c = layout.scale, layout.c
+    n, m = C.shape
 
     h = new_highs()
     h.setOptionValue("output_flag", bool(verbose))
@@ -262,11 +315,12 @@ def solve_output_generation(
     h.setOptionValue("dual_feasibility_tolerance", 1e-9)
     h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     offsets: dict[int, int] = {}  # output y -> its first restricted column (a_0y)
+    row_offsets: dict[int, int] = {}  # output y -> its first row (a_0y − d_y ≤ 0); its PML row is N after
     width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
 
     def add_outputs(ys):
         """Columns of the new outputs (entries in the row sums), then their rows: the basis stays valid."""
-        k, first = ys.size, h.getNumCol()
+        k, first, first_row = ys.size, h.getNumCol(), h.getNumRow()
         cost = np.vstack([C[:, ys], C[:, ys].sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
         idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)  # a: row x; u: all rows
         per = np.concatenate([np.arange(n), [n, 2 * n]])  # starts within one output
@@ -285,6 +339,7 @@ def solve_output_generation(
         for j, y in enumerate(ys):
             a0 = first + j * width
             offsets[int(y)] = a0
+            row_offsets[int(y)] = first_row + j * (n + 1)
             u, d = a0 + n, a0 + n + 1
             # a_xy − d_y ≤ 0  (K ≤ t)
             rows_idx.append(np.stack([np.arange(a0, a0 + n), np.full(n, d)], 1).ravel())
@@ -306,23 +361,25 @@ def solve_output_generation(
             np.concatenate(rows_val),
         )
 
-    def kernel_columns(xs):
-        """K(:,y), t_y, u_y of the restricted solution, written into a full-LP vector."""
-        out = np.zeros(lp.num_cols)
-        for y, a0 in offsets.items():
-            a, u, d = xs[a0 : a0 + n], xs[a0 + n], xs[a0 + n + 1]
-            out[layout.K[:, y]] = u + a
-            out[layout.t[y]] = u + d
-            if layout.u is not None:
-                out[layout.u[y]] = u
-        return out
+    def restricted_columns(xs):
+        ys = np.array(sorted(offsets), dtype=int)
+        cols = np.empty((n, ys.size))
+        for j, y in enumerate(ys):
+            a0 = offsets[int(y)]
+            cols[:, j] = xs[a0 + n] + xs[a0 : a0 + n]
+        return ys, cols
 
+    if isinstance(initial, (int, np.integer)):
+        chosen = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
+    else:
+        chosen = np.unique(np.asarray(initial, dtype=int))
     mirrored = bool(np.array_equal(C, C[::-1, ::-1]))
-    chosen = np.unique(np.linspace(0, m - 1, min(initial, m)).round().astype(int))
+    if mirrored:
+        chosen = np.union1d(chosen, m - 1 - chosen)
     add_outputs(chosen)
     bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
-    x_full = np.zeros(lp.num_cols)
     pi = np.zeros(n)
+    ys, cols = chosen, np.zeros((n, chosen.size))
     while True:
         if time_limit is not None:
             set_seconds_left(h, time_limit - (time.perf_counter() - start))
@@ -336,20 +393,13 @@ def solve_output_generation(
         sol = h.getSolution()
         pi = np.asarray(sol.row_dual[:n], float)
         value = float(h.getInfo().objective_function_value)
-        x_full = kernel_columns(np.asarray(sol.col_value, float))
-        p = price(C - pi[:, None], c, E).value
+        ys, cols = restricted_columns(np.asarray(sol.col_value, float))
+        priced = price(C - pi[:, None], c, E)
+        p = priced.value
         lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
         bound = max(bound, lagrangian)
-        # for Ctrl-C: the restricted solution is a feasible kernel of the full LP, and π a bound on it
-        # (weak duality on the whole lifted LP, recomputed only if reported; lp/incumbent.py)
-        offer_lp(
-            lp,
-            x_full,
-            row_dual=partial(full_row_dual, layout, lp.num_rows, C, pi.copy()),
-            estimate=lp.sense * (lagrangian + lp.offset),
-            source=f"output generation, round {rounds}",
-            feasible=True,  # the restricted LP is optimal: its point satisfies every row of the full LP
-        )
+        if on_round is not None:
+            on_round(_result(ys, cols, pi, value, bound, rounds, iterations, h, start, status))
         scale = max(1.0, abs(value))
         report(
             phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{chosen.size} of {m} outputs"
@@ -359,7 +409,7 @@ def solve_output_generation(
 
             print(
                 f"output generation: round {rounds}, {chosen.size} of {m} outputs, restricted value "
-                f"{value + lp.offset:.12g}, bound {bound + lp.offset:.12g}, {time.perf_counter() - start:.2f} s",
+                f"{value:.12g}, bound {bound:.12g}, {time.perf_counter() - start:.2f} s",
                 file=sys.stderr,
             )
         if value - bound <= tolerance * scale:
@@ -369,23 +419,152 @@ def solve_output_generation(
         if candidates.size == 0 or rounds >= max_rounds:
             status = "optimal" if candidates.size == 0 else "iteration_limit"
             break
-        # optima that use most outputs (Hamming) would take M/2 rounds: past GROW_AFTER rounds the
-        # restricted set doubles each round (issue 13); early rounds add one output, as before
-        how_many = per_round if rounds < GROW_AFTER else max(per_round, int(chosen.size))
-        take = candidates[np.argsort(p[candidates])][:how_many]
+        # one output per round at first; later rounds take more (optima that use many outputs, as at
+        # large ε, would otherwise take M/2 rounds), but only outputs whose priced rays differ:
+        # neighbouring outputs of an ordered loss price the same ray, and two copies add nothing
+        how_many = per_round * (1 + rounds // GROW_EVERY)
+        take = _distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
         if mirrored:  # reflection-invariant costs: an optimum symmetric under y -> M-1-y exists
             take = np.setdiff1d(np.union1d(take, m - 1 - take), chosen)
         chosen = np.union1d(chosen, take)
         add_outputs(take)
-    y_full = full_row_dual(layout, lp.num_rows, C, pi)
+        _seat_rays(h, take, priced, offsets, row_offsets, n)
+    return _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status)
+
+
+def _distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
+    """The first ``limit`` outputs of ``order`` whose priced rays (ones, fractional entry, level) differ."""
+    seen, out = set(), []
+    for y in order[: 8 * limit].tolist():
+        q = int(priced.q[y])
+        key = (q, float(priced.frac[y]), float(priced.base[y]), np.sort(priced.order[: q + 1, y]).tobytes())
+        if key not in seen:
+            seen.add(key)
+            out.append(y)
+            if len(out) >= limit:
+                break
+    return np.array(out, dtype=int)
+
+
+def _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
+    return RestrictedOutputs(
+        outputs=ys,
+        columns=cols,
+        pi=pi,
+        value=value,
+        bound=bound,
+        rounds=rounds,
+        iterations=iterations,
+        rows=int(h.getNumRow()),
+        cols=int(h.getNumCol()),
+        seconds=time.perf_counter() - start,
+        status=status,
+    )
+
+
+def _seat_rays(h, ys: np.ndarray, priced: Priced, offsets: dict, row_offsets: dict, n: int) -> None:
+    """Make the new outputs ``ys`` (just added, all at 0) basic as the ray their pricing chose.
+
+    Block of output y (columns a_0y..a_{N−1}y, u_y, d_y; rows a_xy − d_y ≤ 0 then the PML row):
+    the ones of the ray (the q smallest entries of w = C(:,y) − π) get a_xy basic and their row
+    nonbasic (tight); the other rows keep their slack basic and a_xy at 0; a two-level ray
+    (level u_q > 0) makes u_y basic with the PML row tight, a three-level ray its fractional entry
+    a_jy basic with the PML row tight, a zero-one ray leaves the PML slack basic; d_y stays at 0.
+    That is N + 1 basic variables for N + 1 new rows, block triangular below the old basis (the new
+    rows have a_xy or u_y on their diagonal), so the basis is nonsingular, the old duals π are
+    unchanged and every value is still 0 (primal feasible). d_y entering moves K(:,y) along the ray.
+    """
+    if ys.size == 0:
+        return
+    basis = h.getBasis()
+    cs, rs = basis.col_status, basis.row_status
+    B, L, U = highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kUpper
+    for y in ys:
+        y = int(y)
+        a0, r0 = offsets[y], row_offsets[y]
+        q = int(priced.q[y])
+        cs[a0 : a0 + n + 2] = [L] * (n + 2)
+        rs[r0 : r0 + n + 1] = [B] * (n + 1)
+        for x in priced.order[:q, y].tolist():
+            cs[a0 + x] = B
+            rs[r0 + x] = U
+        if q < n and priced.frac[y] != priced.base[y]:  # three-level: the fractional entry
+            cs[a0 + int(priced.order[q, y])] = B
+            rs[r0 + n] = U
+        elif q < n and priced.base[y] > 0:  # two-level: the low level u_y
+            cs[a0 + n] = B
+            rs[r0 + n] = U
+    basis.col_status, basis.row_status = cs, rs
+    h.setBasis(basis)
+
+
+def solve_output_generation(
+    lp,
+    layout: KernelLayout,
+    *,
+    time_limit: float | None = None,
+    tolerance: float = 1e-9,
+    initial: int = 2,
+    per_round: int = 1,
+    max_rounds: int = 1000,
+    threads: int | None = None,
+    verbose: bool = False,
+) -> ColgenResult:
+    """Solve the compiled lifted kernel LP ``lp`` by :func:`generate_outputs`.
+
+    Each round's restricted solution is a feasible point of ``lp`` and is offered (Ctrl-C,
+    :mod:`mechdesign.lp.incumbent`). The returned row multipliers are for the full lifted LP
+    (:func:`full_row_dual`), so :func:`mechdesign.lp.program.dual_bound` re-derives the bound from
+    ``lp`` itself without trusting this module.
+    """
+    n, m = layout.K.shape
+    C = lp.c[layout.K]
+
+    def kernel_x(ys, cols):
+        """K(:,y), t_y, u_y of the restricted solution, written into a full-LP vector."""
+        out = np.zeros(lp.num_cols)
+        for j, y in enumerate(ys):
+            col = cols[:, j]
+            out[layout.K[:, y]] = col
+            out[layout.t[y]] = col.max()
+            if layout.u is not None:
+                out[layout.u[y]] = col.min()
+        return out
+
+    def offer_round(res: RestrictedOutputs):
+        lagrangian = res.bound
+        offer_lp(
+            lp,
+            kernel_x(res.outputs, res.columns),
+            row_dual=partial(full_row_dual, layout, lp.num_rows, C, res.pi.copy()),
+            estimate=lp.sense * (lagrangian + lp.offset),
+            source=f"output generation, round {res.rounds}",
+            feasible=True,  # the restricted LP is optimal: its point satisfies every row of the full LP
+        )
+
+    res = generate_outputs(
+        C,
+        layout.c,
+        layout.scale,
+        time_limit=time_limit,
+        tolerance=tolerance,
+        initial=initial,
+        per_round=per_round,
+        max_rounds=max_rounds,
+        threads=threads,
+        verbose=verbose,
+        on_round=offer_round,
+    )
+    x_full = kernel_x(res.outputs, res.columns)
+    y_full = full_row_dual(layout, lp.num_rows, C, res.pi)
     return ColgenResult(
         x=x_full,
         row_dual=y_full,
-        value=value + lp.offset,
-        bound=bound + lp.offset,
-        rounds=rounds,
-        iterations=iterations,
-        columns=int(chosen.size),
-        seconds=time.perf_counter() - start,
-        status=status,
+        value=res.value + lp.offset,
+        bound=res.bound + lp.offset,
+        rounds=res.rounds,
+        iterations=res.iterations,
+        columns=int(res.outputs.size),
+        seconds=res.seconds,
+        status=res.status,
     )
