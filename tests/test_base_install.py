@@ -87,14 +87,14 @@ def test_design_never_imports_cvxpy():
     assert r.stdout.strip() == "False"
 
 
-def test_hull_without_cdd_names_the_extra():
+def test_hull_without_cdd_names_the_extra(tmp_path):
     spec = (
         "alphabet: 3\nepsilon: 1\nprior_set: {kind: box, lower: [0.1, 0.1, 0.1], upper: [0.6, 0.6, 0.6]}\n"
         "objective: {kind: mutual_information}\n"
     )
     r = _python(
         "import sys\nfrom pathlib import Path\nfrom mechdesign.cli.main import main\n"
-        f"Path('s.yaml').write_text({spec!r})\nsys.exit(main(['solve', 's.yaml']))"
+        f"path = Path({str(tmp_path / 's.yaml')!r})\npath.write_text({spec!r})\nsys.exit(main(['solve', str(path)]))"
     )
     assert r.returncode == 2
     assert "mechdesign[cdd]" in r.stderr and "pycddlib" in r.stderr and len(r.stderr.strip().splitlines()) == 1
