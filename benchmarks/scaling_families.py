@@ -103,10 +103,15 @@ def _l1(n):
 FAMILIES = {
     "el_abs_uniform": (_el("absolute", "uniform"), [100, 200, 500, 1000, 3000]),
     "el_sq_uniform": (_el("squared", "uniform"), [100, 500, 1000, 3000]),
-    "el_hamming_uniform": (_el("hamming", "uniform"), [100, 200, 500, 1000]),
-    "el_abs_dirichlet": (_el("absolute", "dirichlet"), [100, 200, 500, 1000]),
+    "el_hamming_uniform": (_el("hamming", "uniform"), [100, 200, 500, 1000, 3000]),
+    "el_abs_dirichlet": (_el("absolute", "dirichlet"), [100, 200, 500, 1000, 3000]),
+    "el_sq_dirichlet": (_el("squared", "dirichlet"), [100, 1000, 3000]),
+    "el_hamming_dirichlet": (_el("hamming", "dirichlet"), [100, 1000, 3000]),
     "el_abs_worst_case": (_el("absolute", "worst_case"), [50, 100, 200]),
-    "el_abs_ldp": (_el("absolute", "uniform", lambda n: {"kind": "simplex"}), [100, 200, 500, 1000]),
+    "el_abs_ldp": (_el("absolute", "uniform", lambda n: {"kind": "simplex"}), [100, 200, 500, 1000, 3000]),
+    "el_sq_ldp": (_el("squared", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
+    "el_hamming_ldp": (_el("hamming", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
+    "el_abs_dirichlet_ldp": (_el("absolute", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "bayes_uniform": (
         lambda n: {
             "alphabet": n,
@@ -115,7 +120,7 @@ FAMILIES = {
             "objective": {"kind": "bayes_vulnerability", "prior": "uniform"},
             "output_size": n,
         },
-        [100, 200, 500],
+        [100, 200, 500, 1000, 3000],
     ),
     "dobrushin_box": (_dob(_box), [50, 100, 300]),
     "dobrushin_point": (_dob(lambda n: {"kind": "point", "prior": dirichlet(n)}), [50, 100, 300]),

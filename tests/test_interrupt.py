@@ -120,13 +120,13 @@ def _check_interrupted_report(raw_spec: dict, out: str, err: list[str], sense: i
     return data
 
 
-# Output generation (lp/colgen.py, run by lp/kernel_engine.py) for |x − y| at N = M = 300 and ε = 3 (the
-# optimum uses ~25 outputs): ~30 rounds over ~2 s, a kernel after every round (every restricted LP's kernel
+# Output generation (lp/colgen.py, run by lp/kernel_engine.py) for |x − y| at N = M = 200 and ε = 3 (the
+# optimum uses ~20 outputs): ~20 rounds over ~2 s, a kernel after every round (every restricted LP's kernel
 # is feasible for the full problem).
-ABSOLUTE_300 = {
-    "alphabet": 300,
+ABSOLUTE_200 = {
+    "alphabet": 200,
     "epsilon": 3,
-    "prior_set": {"kind": "min_mass", "c": "1/600"},
+    "prior_set": {"kind": "min_mass", "c": "1/400"},
     "objective": {"kind": "expected_loss", "loss": "absolute"},
     "solver": {"verbose": True},  # one stderr line per round: the test interrupts after round 3
 }
@@ -135,11 +135,11 @@ ABSOLUTE_300 = {
 @pytest.mark.slow
 def test_sigint_during_output_generation_reports_the_best_certified_kernel(tmp_path):
     spec = tmp_path / "absolute.yaml"
-    spec.write_text(yaml.safe_dump(ABSOLUTE_300))
+    spec.write_text(yaml.safe_dump(ABSOLUTE_200))
     status, elapsed, out, err = _run_until(spec, "output generation: round 3,", [])
     assert status == 130, err[-5:]
     assert elapsed < 2.0, f"took {elapsed:.2f} s to stop"
-    data = _check_interrupted_report(ABSOLUTE_300, out, err, +1)
+    data = _check_interrupted_report(ABSOLUTE_200, out, err, +1)
     assert data["certificate"]["dual_bound"] is not None and data["certificate"]["gap"] > 0
 
 
