@@ -278,3 +278,21 @@ def test_offers_outside_a_design_do_nothing_and_design_problem_scopes_bounds():
             assert inc.bound_estimate == 0.3
         assert inc.bound_lp_of(lp) is None
     assert incumbent.current() is None
+
+
+def test_bayes_vulnerability_through_the_engine_offers_upper_bounds(monkeypatch):
+    """Bayes vulnerability (M ≥ N) is min Σ C K with C = −diag(P) in lp/kernel_engine.py; interrupted in its
+    output generation, the bound reported must be an *upper* bound on the maximum (offered negated)."""
+    weights = [(7 * i) % 11 + 1 for i in range(30)]
+    spec = {
+        "alphabet": 30,
+        "epsilon": 1,
+        "prior_set": {"kind": "min_mass", "c": "1/300"},
+        "objective": {"kind": "bayes_vulnerability", "prior": [f"{w}/{sum(weights)}" for w in weights]},
+    }
+    full = design(spec)
+    assert "output generation" in full.solve.method  # a non-uniform prior: the one-ray master is not enough
+    interrupt_at(monkeypatch, colgen, 2)
+    result = interrupted(spec)
+    assert result.certificate.dual_bound is not None
+    assert_certified_and_bracketed(result, spec, full.objective, -1)

@@ -159,3 +159,57 @@ def test_designs_through_the_engine_are_certified_at_the_reference_optimum(objec
         ref = -reference_kernel_lp(-np.diag(P), c, 0.5)
         assert r.objective == pytest.approx(ref, abs=1e-9)
         assert r.certificate.dual_bound >= ref - 1e-12
+
+
+def reference_worst_case(L: np.ndarray, c: float, eps: float) -> float:
+    """min_K max_{P ∈ Q_X(c)} Σ_x P(x) Σ_y L_xy K_xy over (ε, Q_X(c))-PML kernels: an epigraph τ ≥ V_v·(L∘K)1
+    for every vertex V_v (a linear function of P is largest at a vertex), by linprog."""
+    n, m = L.shape
+    V = vertex_priors(n, c)
+    e = math.exp(eps)
+    nv = n * m + 1  # K, then τ
+    rows = []
+    for y in range(m):
+        for v in range(n):
+            for x in range(n):
+                row = np.zeros(nv)
+                row[[xp * m + y for xp in range(n)]] -= e * V[v]
+                row[x * m + y] += 1.0
+                rows.append(row)
+    for v in range(n):
+        row = np.zeros(nv)
+        row[: n * m] = (V[v][:, None] * L).ravel()
+        row[-1] = -1.0
+        rows.append(row)
+    A_eq = np.zeros((n, nv))
+    for x in range(n):
+        A_eq[x, x * m : (x + 1) * m] = 1.0
+    cost_ = np.zeros(nv)
+    cost_[-1] = 1.0
+    res = linprog(cost_, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=A_eq, b_eq=np.ones(n), method="highs")
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("loss", ["absolute", "squared", "hamming"])
+@pytest.mark.parametrize("prior_set,c", [({"kind": "min_mass", "c": "1/14"}, 1 / 14), ({"kind": "simplex"}, 0.0)])
+def test_worst_case_prior_by_seated_output_generation_matches_the_epigraph_lp(loss, prior_set, c):
+    """The worst-case prior (lp/side_outputs.py: one live model, outputs seated at their priced rays)."""
+    n = 7
+    spec = {
+        "alphabet": n,
+        "epsilon": 1,
+        "prior_set": prior_set,
+        "objective": {"kind": "expected_loss", "loss": loss, "prior": "worst_case"},
+    }
+    r = design(spec)
+    assert r.is_ok and "epigraph" in r.solve.method
+    x = np.arange(n)
+    L = {
+        "absolute": np.abs(x[:, None] - x[None, :]),
+        "squared": (x[:, None] - x[None, :]) ** 2,
+        "hamming": (x[:, None] != x[None, :]),
+    }[loss].astype(float)
+    ref = reference_worst_case(L, c, 1.0)
+    assert r.objective == pytest.approx(ref, abs=1e-9)
+    assert r.certificate.dual_bound <= ref + 1e-12

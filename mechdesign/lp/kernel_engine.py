@@ -131,11 +131,13 @@ def solve_kernel_lp(
     tolerance: float = 1e-9,
     threads: int | None = None,
     verbose: bool = False,
+    user_sense: int = 1,
 ) -> KernelLPResult:
     """Minimise Σ C_xy K_xy over (ε,Q_X(c))-PML kernels (c = 0: ε-LDP); ``E`` a float ≤ e^{−ε}, ``c`` as
     written (a Fraction: the bound then uses a float ≥ it). Stops when the value is within
     ``tolerance``·max(1, |value|) of the rigorous bound. Each program's kernel and bound are offered to the
-    running design (Ctrl-C, :mod:`mechdesign.lp.incumbent`)."""
+    running design (Ctrl-C, :mod:`mechdesign.lp.incumbent`); ``user_sense = −1`` when the design maximises
+    −Σ C K (Bayes vulnerability with C = −diag(P)): its bounds are then offered negated, as upper bounds."""
     start = time.perf_counter()
     C = np.ascontiguousarray(C, dtype=float)
     n, m = C.shape
@@ -154,7 +156,7 @@ def solve_kernel_lp(
     if probe is not None:
         K, value, pi, iterations, size = probe
         best_bound = lagrangian_bound(C, pi, c_up, E)
-        incumbent.offer(K, best_bound, source="ray probe")  # not the rounds' stream: they need not beat it
+        incumbent.offer(K, user_sense * best_bound, source="ray probe")  # not the rounds' stream: they need not beat it
         if closed(value, best_bound):
             return KernelLPResult(
                 K, value, best_bound, "ray master (one ray per output)", 1, iterations, size[0], size[1],
@@ -164,8 +166,8 @@ def solve_kernel_lp(
     def on_round(res: RestrictedOutputs):
         incumbent.offer(
             lambda: res.kernel(m),
-            lambda: lagrangian_bound(C, res.pi, c_up, E),
-            estimate=res.bound,
+            lambda: user_sense * lagrangian_bound(C, res.pi, c_up, E),
+            estimate=user_sense * res.bound,
             source=f"output generation, round {res.rounds}",
             stream=stream,
         )

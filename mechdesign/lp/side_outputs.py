@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechdesign.lp.threads import highs_threads
-from mechdesign.lp.colgen import KernelLayout, full_row_dual, price
+from mechdesign.lp.colgen import GROW_EVERY, KernelLayout, _distinct_rays, full_row_dual, price
 from mechdesign.lp.program import LinearProgram, dual_bound
 from mechdesign.lp.highs import new_highs, set_seconds_left
 from mechdesign.lp.incumbent import offer_lp
@@ -57,14 +57,12 @@ def solve_side_output_generation(
     time_limit: float | None = None,
     tolerance: float = 1e-9,
     initial: int = 2,
-    per_round: int = 32,
+    per_round: int = 1,
     max_rounds: int = 500,
     threads: int | None = None,
 ) -> SideResult:
     """Solve ``lp`` (a kernel LP with side rows, module doc) by generating outputs."""
     import highspy
-
-    from mechdesign.lp.solve import _highs_model
 
     start = time.perf_counter()
     n, m = layout.K.shape
@@ -96,36 +94,71 @@ def solve_side_output_generation(
             rows.append(layout.rows_pml[ys])
         return np.concatenate(rows)
 
+    # one live HiGHS model: the side rows and columns, then each output's block (its K, t, u columns with
+    # their entries in the side rows, then its own rows), seated at its priced ray (colgen._seat_rays)
+    A_csc = A.tocsc()
+    h = new_highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("presolve", "off")  # keep the basis between rounds
+    h.setOptionValue("simplex_strategy", 4)  # primal: a new block at 0 keeps the basis primal feasible
+    h.setOptionValue("threads", threads or highs_threads())  # one count per process (lp/threads.py)
+    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+    model_rows: list[int] = []  # compiled row id of each model row
+    model_cols: list[int] = []  # compiled column id of each model column
+    row_pos = np.full(lp.num_rows, -1)
+
+    def add_rows(ids):
+        lo = np.where(np.isfinite(lp.row_lower[ids]), lp.row_lower[ids], -highspy.kHighsInf)
+        up = np.where(np.isfinite(lp.row_upper[ids]), lp.row_upper[ids], highspy.kHighsInf)
+        row_pos[ids] = len(model_rows) + np.arange(ids.size)
+        model_rows.extend(ids.tolist())
+        # entries on the columns already in the model
+        sub = A[ids][:, model_cols].tocsr() if model_cols else None
+        if sub is None or sub.nnz == 0:
+            h.addRows(ids.size, lo, up, 0, np.zeros(ids.size, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        else:
+            h.addRows(
+                ids.size, lo, up, sub.nnz, sub.indptr[:-1].astype(np.int32), sub.indices.astype(np.int32), sub.data
+            )
+
+    def add_cols(ids):
+        sub = A_csc[:, ids].tocoo()
+        keep = row_pos[sub.row] >= 0  # entries in rows already in the model
+        rr, cc, vv = row_pos[sub.row[keep]], sub.col[keep], sub.data[keep]
+        order_ = np.lexsort((rr, cc))
+        rr, cc, vv = rr[order_], cc[order_], vv[order_]
+        starts = np.searchsorted(cc, np.arange(ids.size)).astype(np.int32)
+        lo = np.where(np.isfinite(lp.col_lower[ids]), lp.col_lower[ids], -highspy.kHighsInf)
+        up = np.where(np.isfinite(lp.col_upper[ids]), lp.col_upper[ids], highspy.kHighsInf)
+        h.addCols(ids.size, lp.c[ids], lo, up, rr.size, starts, rr.astype(np.int32), vv)
+        model_cols.extend(ids.tolist())
+
+    block_cols: dict[int, int] = {}
+    block_rows: dict[int, int] = {}
+
+    def add_outputs(ys):
+        for y in ys.tolist():
+            block_cols[y] = len(model_cols)
+            add_cols(columns_of(np.array([y])))
+            block_rows[y] = len(model_rows)
+            add_rows(rows_of(np.array([y])))
+
+    add_rows(side_rows)
+    add_cols(side_cols)
     chosen = np.unique(np.linspace(0, m - 1, min(initial, m)).round().astype(int))
+    add_outputs(chosen)
     rounds = iterations = 0
     status, value, best = "optimal", math.inf, (-math.inf, None)
     x_full = None
     while True:
-        cols = np.concatenate([side_cols, columns_of(chosen)])
-        rows = np.concatenate([side_rows, rows_of(chosen)])
-        sub = LinearProgram(
-            c=lp.c[cols],
-            A=A[rows][:, cols],
-            row_lower=lp.row_lower[rows],
-            row_upper=lp.row_upper[rows],
-            col_lower=lp.col_lower[cols],
-            col_upper=lp.col_upper[cols],
-            offset=lp.offset,
-            sense=lp.sense,
-        )
-        h = new_highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("solver", "ipm")  # the epigraph rows make simplex slow (9 s at N = 100)
-        h.setOptionValue("threads", threads or highs_threads())  # one count per process (lp/threads.py)
-        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
         if time_limit is not None:
             left = time_limit - (time.perf_counter() - start)
             if left <= 0:
                 status = "time_limit"
                 break
             set_seconds_left(h, left)
-        h.passModel(_highs_model(sub))
         run_interruptible(h)
         rounds += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)
@@ -135,7 +168,7 @@ def solve_side_output_generation(
         sol = h.getSolution()
         xs, ys_dual = np.asarray(sol.col_value, float), np.asarray(sol.row_dual, float)
         x_full = np.zeros(lp.num_cols)
-        x_full[cols] = xs
+        x_full[np.asarray(model_cols)] = xs
         value = lp.user_objective(x_full)
         y_side = ys_dual[: side_rows.size]
         W = cK - (A_side_K.T @ y_side).reshape(n, m)
@@ -149,14 +182,17 @@ def solve_side_output_generation(
         scale = max(1.0, abs(value))
         if abs(value - best[0]) <= tolerance * scale:
             break
-        p = price(W, c, E).value
+        priced = price(W, c, E)
+        p = priced.value
         p[chosen] = 0.0
         candidates = np.flatnonzero(p < -1e-12 * scale)
         if candidates.size == 0 or rounds >= max_rounds:
             status = "optimal" if candidates.size == 0 else "iteration_limit"
             break
-        take = candidates[np.argsort(p[candidates])][:per_round]
+        take = _distinct_rays(candidates[np.argsort(p[candidates])], priced, per_round * (1 + rounds // GROW_EVERY))
         chosen = np.union1d(chosen, take)
+        add_outputs(take)
+        _seat_compiled(h, take, priced, block_cols, block_rows, n, layout.u is not None)
     return SideResult(
         x=x_full,
         row_dual=best[1],
@@ -168,3 +204,50 @@ def solve_side_output_generation(
         seconds=time.perf_counter() - start,
         status=status,
     )
+
+
+def _seat_compiled(h, ys, priced, block_cols: dict, block_rows: dict, n: int, has_u: bool) -> None:
+    """:func:`mechdesign.lp.colgen._seat_rays` for the compiled rows of one output: columns K(:,y), t_y
+    (then u_y), rows K_xy − t_y ≤ 0 (N), then the low rows (N: u_y − K_xy ≤ 0, or e^{−ε} t_y − K_xy ≤ 0 for
+    the simplex), then (Q_X(c)) the PML row e^{−ε} t_y − c Σ K − (1 − Nc) u_y ≤ 0.
+
+    t_y stays nonbasic at 0, so the block is at 0 and d t_y > 0 moves along the ray. The ones S of the
+    ray: K basic with its t-row tight; a two-level ray: every K basic, the others' low rows tight, and u
+    basic with the PML row tight (the simplex: no u, no PML row); zero-one: the others' K at 0, every low
+    row and the PML row slack; three-level: as zero-one plus the fractional K basic with the PML row
+    tight. Each case has 2N (+1) basic variables for the 2N (+1) new rows, block triangular below the
+    old basis.
+    """
+    import highspy
+
+    if ys.size == 0:
+        return
+    basis = h.getBasis()
+    cs, rs = basis.col_status, basis.row_status
+    B, L, U = highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kUpper
+    for y in ys.tolist():
+        c0, r0 = block_cols[y], block_rows[y]
+        q = int(priced.q[y])
+        ones = priced.order[:q, y].tolist()
+        in_s = np.zeros(n, bool)
+        in_s[ones] = True
+        two = q < n and priced.base[y] > 0
+        three = q < n and priced.frac[y] != priced.base[y]
+        width = n + 1 + int(has_u)
+        cs[c0 : c0 + width] = [L] * width
+        rs[r0 : r0 + 2 * n + int(has_u)] = [B] * (2 * n + int(has_u))
+        for x in range(n):
+            if in_s[x]:
+                cs[c0 + x] = B
+                rs[r0 + x] = U  # K_xy − t_y ≤ 0 tight
+            elif two:
+                cs[c0 + x] = B
+                rs[r0 + n + x] = U  # low row tight: K_xy at the low level
+        if three:
+            cs[c0 + int(priced.order[q, y])] = B
+            rs[r0 + 2 * n] = U
+        elif two and has_u:
+            cs[c0 + n + 1] = B  # u_y
+            rs[r0 + 2 * n] = U
+    basis.col_status, basis.row_status = cs, rs
+    h.setBasis(basis)
