@@ -36,7 +36,7 @@ from mechdesign.certify.grid_arith import (
     exact_sums,
     int64_numerators,
     lemma4_column_ratios,
-    rank_within_rows,
+    largest_in_rows,
 )
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
@@ -121,7 +121,9 @@ class GridKernel(ExactKernel):
     array of Python ints of the base class) is built on first use and read-only; the exact checks use
     the int64 array directly, so certifying an N × M kernel costs O(NM) machine operations."""
 
-    def __init__(self, ints: np.ndarray, denominator: int) -> None:
+    def __init__(self, ints: np.ndarray, denominator: int, stochastic: bool | None = None) -> None:
+        """``stochastic``: True only when the caller has just made every entry ≥ 0 and every row sum
+        equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks."""
         ints = np.asarray(ints)
         if ints.dtype != np.int64:
             raise TypeError(f"GridKernel needs int64 numerators, found {ints.dtype}")
@@ -130,6 +132,12 @@ class GridKernel(ExactKernel):
         ints.flags.writeable = False
         object.__setattr__(self, "_int64", ints)
         object.__setattr__(self, "denominator", int(denominator))
+        object.__setattr__(self, "_stochastic", stochastic)
+
+    def is_stochastic(self) -> bool:
+        if self._stochastic is None:
+            object.__setattr__(self, "_stochastic", ExactKernel.is_stochastic(self))
+        return self._stochastic
 
     @property
     def numerators(self) -> np.ndarray:  # type: ignore[override]
@@ -168,13 +176,11 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         K = K.to_float()
     if bits != GRID_BITS:
         return _to_coarse_grid(K, bits)
-    K = np.asarray(K, float)
-    if not np.isfinite(K).all():
-        K = np.nan_to_num(K, nan=0.0)
-    K = np.clip(K, 0.0, 1.0)
-    nums = np.rint(K * GRID).astype(np.int64)
-    if nums.shape[1] == 0:
-        return GridKernel(nums, GRID)
+    K = _clip_unit(K)
+    scaled = K * GRID
+    nums = np.rint(scaled, out=scaled).astype(np.int64)
+    if nums.size == 0:
+        return GridKernel(nums, GRID, stochastic=nums.shape[0] == 0)
     # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2, and the float row sums are within a factor 1 + M·2^−52
     row_bound = float(K.sum(axis=1).max()) * (1 + nums.shape[1] * 2.0**-52) + 1.0
     rows = exact_sums(nums, axis=1, sum_bound=int(row_bound * GRID) + nums.shape[1])
@@ -185,7 +191,13 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         row = K[x] / K[x].sum() if K[x].sum() > 0 else np.full(K.shape[1], 1.0 / K.shape[1])
         return to_grid(np.vstack([K[:x], row[None, :], K[x + 1 :]]))
     nums[at, big] = absorbed.astype(np.int64)  # 0 ≤ value ≤ 2^53: the entries are ≤ 2^52 and rows ≥ 0
-    return GridKernel(nums, GRID)
+    return GridKernel(nums, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
+
+
+def _clip_unit(K) -> np.ndarray:
+    """K as a new float array clipped to [0, 1], NaN → 0 (fmax ignores NaN; ±inf clip to 1 and 0)."""
+    out = np.fmax(np.asarray(K, float), 0.0)
+    return np.fmin(out, 1.0, out=out)
 
 
 def _coarse_parts(K: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -194,17 +206,17 @@ def _coarse_parts(K: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray, np.
     if not 1 <= bits <= GRID_BITS:
         raise ValueError(f"bits must be in [1, {GRID_BITS}], found {bits}")
     G = 1 << bits
-    K = np.asarray(K, float)
-    if not np.isfinite(K).all():
-        K = np.nan_to_num(K, nan=0.0)
-    K = np.clip(K, 0.0, 1.0)
+    K = _clip_unit(K)  # a new array: the steps below work in place
     sums = K.sum(axis=1, keepdims=True)
-    flat = np.full(K.shape[1], 1.0 / K.shape[1])
-    K = np.where(sums > 0, K / np.where(sums > 0, sums, 1.0), flat[None, :])
-    scaled = K * G  # exact: multiplication by a power of two
-    base = np.floor(scaled)
-    frac = scaled - base
+    if (sums > 0).all():
+        K /= sums
+    else:
+        flat = np.full(K.shape[1], 1.0 / K.shape[1])
+        K = np.where(sums > 0, K / np.where(sums > 0, sums, 1.0), flat[None, :])
+    K *= G  # exact: multiplication by a power of two
+    base = np.floor(K)
     out = base.astype(np.int64)
+    frac = np.subtract(K, base, out=K)
     return out, frac, G - exact_sums(out, axis=1, largest=G), G
 
 
@@ -214,41 +226,45 @@ def _to_coarse_grid(K: np.ndarray, bits: int) -> ExactKernel:
     regular = np.array([0 <= d <= m for d in deficit.tolist()], dtype=bool)
     if regular.any():
         # each row's `deficit` entries with the largest remainders (ties: lower index first) get +1
-        ranks = rank_within_rows(frac[regular])
-        out[regular] += ranks < deficit[regular].astype(np.int64)[:, None]
+        out[regular] += largest_in_rows(frac[regular], deficit[regular].astype(np.int64))
     for x in np.flatnonzero(~regular):  # float normalisation far off (cannot happen for finite rows)
         big = int(np.argmax(out[x]))
         value = int(out[x, big]) + int(deficit[x])
         if value < 0:
             raise ValueError("cannot round a row to the grid")
         out[x, big] = value
-    return GridKernel(out, G)
+    return GridKernel(out, G, stochastic=True)  # entries ≥ 0, every row sums to 2^bits (just made so)
 
 
-def _coarse_column_fails(K: np.ndarray, bits: int, y: int, prior_set: PriorSet, bound: Fraction) -> bool:
-    """True when column y of ``to_grid(K, bits)`` alone already breaks (ε, Q_X(c))-PML against ``bound``
-    (then the whole rounded kernel fails the exact check); False when it passes or cannot be decided
-    this way (𝒫 not a Q_X(c), or a row whose rounding is irregular).
+def _coarse_column_fails(K: np.ndarray, bits: int, ys, prior_set: PriorSet, bound: Fraction) -> bool:
+    """True when a column y ∈ ``ys`` of ``to_grid(K, bits)`` alone already breaks (ε, Q_X(c))-PML against
+    ``bound`` (then the whole rounded kernel fails the exact check); False when they pass or it cannot be
+    decided this way (𝒫 not a Q_X(c), or a row whose rounding is irregular).
 
     The column is computed exactly as :func:`_to_coarse_grid` computes it: entry (x, y) gets +1 when
     fewer than deficit_x entries of row x have a larger remainder or an equal one at a lower index
     (the order of the stable sort). O(NM) comparisons, no sort: a cheap test before a full rounding."""
     n, m = np.shape(K)
     c = rules(prior_set, n).equivalent_c()
-    if c is None or not 0 <= y < m:
+    ys = [y for y in ys if 0 <= y < m]
+    if c is None or not ys:
         return False
+    c = Fraction(c)
     out, frac, deficit, _ = _coarse_parts(K, bits)
     if not all(0 <= d <= m for d in deficit.tolist()):
         return False
-    f = frac[:, y : y + 1]
-    rank = (frac > f).sum(axis=1) + (frac[:, :y] == f).sum(axis=1)
-    column = out[:, y] + (rank < deficit.astype(np.int64))
-    mx, mn, total = int(column.max()), int(column.min()), int(exact_sums(column[:, None], axis=0)[0])
-    if mx == 0:
-        return False
-    c = Fraction(c)
-    low = c.numerator * total + (c.denominator - n * c.numerator) * mn  # c.denominator · min_P P·k
-    return low <= 0 or mx * c.denominator * bound.denominator > bound.numerator * low
+    deficit = deficit.astype(np.int64)
+    for y in ys:
+        f = frac[:, y : y + 1]
+        rank = (frac > f).sum(axis=1) + (frac[:, :y] == f).sum(axis=1)
+        column = out[:, y] + (rank < deficit)
+        mx, mn, total = int(column.max()), int(column.min()), int(exact_sums(column[:, None], axis=0)[0])
+        if mx == 0:
+            continue
+        low = c.numerator * total + (c.denominator - n * c.numerator) * mn  # c.denominator · min_P P·k
+        if low <= 0 or mx * c.denominator * bound.denominator > bound.numerator * low:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -386,10 +402,27 @@ def _float_or_inf(q: Fraction) -> float:
         return math.inf
 
 
-def _mix(kernel: ExactKernel, q: list[Fraction], w: Fraction) -> np.ndarray:
-    """(1−w)K + w·1qᵀ in floats (the result is re-gridded and checked exactly)."""
+def _mix(kernel: ExactKernel, q: list[Fraction], w: Fraction, floats=None) -> np.ndarray:
+    """(1−w)K + w·1qᵀ in floats (the result is re-gridded and checked exactly); ``floats`` = (K, q) in
+    floats when the caller has them already."""
     wf = float(w)
-    return (1 - wf) * kernel.to_float() + wf * np.array([float(v) for v in q])[None, :]
+    K, qf = floats if floats is not None else (kernel.to_float(), np.array([float(v) for v in q])[None, :])
+    return (1 - wf) * K + wf * qf
+
+
+SNAP_PROBES = 4
+"""Before rounding a whole kernel to a coarser grid, :func:`repair` rounds only its few tightest columns
+(this many), exactly as the full rounding would, and skips a grid on which one of them already fails."""
+
+
+def _tightest_columns(check: PMLCheck, count: int) -> list[int]:
+    """The columns with the largest ratios in ``check`` (infinite ones first), at most ``count``."""
+    inf = [y for y, r in enumerate(check.ratios) if r is None and y == check.worst_output]
+    finite = [(r, y) for y, r in enumerate(check.ratios) if r is not None]
+    if len(finite) > count:
+        approx = np.array([_float_or_inf(r) for r, _ in finite])
+        finite = [finite[i] for i in np.argsort(-approx, kind="stable")[:count]]
+    return (inf + [y for _, y in finite])[:count]
 
 
 NOISE_LEVEL = 1e-9
@@ -457,12 +490,12 @@ def repair(
     check = check_pml(start, prior_set, bound)
     if check.feasible:
         return start, Fraction(0), check
+    probe = _tightest_columns(check, SNAP_PROBES)
+    fine = kernel.to_float() if snap and probe else None
     for coarse in SNAP_BITS if snap else ():  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
-            if check.worst_output is not None and _coarse_column_fails(
-                kernel.to_float(), coarse, check.worst_output, prior_set, bound
-            ):
-                continue  # the worst column already fails on this grid: skip the full rounding
+            if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
+                continue  # a column already fails on this grid: the full rounding would fail the check
             snapped = to_grid(kernel, coarse)
             snapped_check = check_pml(snapped, prior_set, bound)
             if snapped_check.feasible:
@@ -477,17 +510,18 @@ def repair(
     extra = Fraction(1, 1 << min(50, bits))
     growth = 4 if bits >= 50 else 2
     failed = need
+    floats = kernel.to_float(), np.array([float(v) for v in q])[None, :]
     for _ in range(max_rounds):
         w = min(Fraction(1), need * (1 + extra) + extra)
         if w >= 1:
             break
-        candidate = to_grid(_mix(kernel, q, w), bits)
+        candidate = to_grid(_mix(kernel, q, w, floats), bits)
         check = check_pml(candidate, prior_set, bound)
         if check.feasible:
             if bits < 50:  # coarse grid: bisect the weight down (utility), keeping a passing kernel
                 for _ in range(8):
                     mid = (failed + w) / 2
-                    trial = to_grid(_mix(kernel, q, mid), bits)
+                    trial = to_grid(_mix(kernel, q, mid, floats), bits)
                     trial_check = check_pml(trial, prior_set, bound)
                     if trial_check.feasible:
                         w, candidate, check = mid, trial, trial_check
@@ -497,7 +531,7 @@ def repair(
         failed = w
         extra *= growth
     row = to_grid(np.array([[float(v) for v in q]]), bits)
-    constant = GridKernel(np.repeat(row.int64(), n, axis=0), row.denominator)
+    constant = GridKernel(np.repeat(row.int64(), n, axis=0), row.denominator, stochastic=True)
     return constant, Fraction(1), check_pml(constant, prior_set, bound)
 
 

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["INT64_ENTRY_LIMIT", "int64_numerators", "exact_sums", "lemma4_column_ratios", "rank_within_rows"]
+__all__ = ["INT64_ENTRY_LIMIT", "int64_numerators", "exact_sums", "lemma4_column_ratios", "largest_in_rows"]
 
 INT64_ENTRY_LIMIT = 1 << 62
 """Entries of magnitude ≤ this are handled in int64 (a kernel on any grid 2^−k, k ≤ 52, has ≤ 2^52)."""
@@ -114,11 +114,28 @@ def lemma4_column_ratios(
     return maxima, ratios, unbounded, sums
 
 
-def rank_within_rows(values: np.ndarray) -> np.ndarray:
-    """ranks[x, y] = position of entry y in row x when the row is sorted by decreasing value, ties by
-    increasing index (the order of ``np.argsort(-row, kind="stable")``)."""
+def largest_in_rows(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """mask[x, y] True for the ``counts[x]`` largest entries of row x (0 ≤ counts[x] ≤ M), ties taken
+    by increasing index: the first counts[x] positions of ``np.argsort(-row, kind="stable")``.
+
+    Without an argsort: t_x = the counts[x]-th largest value of row x (one sort of the values); every
+    entry > t_x is taken, and of the entries = t_x the first counts[x] − #{> t_x} in index order.
+    """
     n, m = values.shape
-    order = np.argsort(-values, axis=1, kind="stable")
-    ranks = np.empty((n, m), dtype=np.int64)
-    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(m, dtype=np.int64), (n, m)), axis=1)
-    return ranks
+    mask = np.zeros((n, m), dtype=bool)
+    if n == 0 or m == 0:
+        return mask
+    ascending = np.sort(values, axis=1)
+    at = np.clip(m - counts, 0, m - 1)
+    threshold = np.take_along_axis(ascending, at[:, None], axis=1)
+    np.greater(values, threshold, out=mask)
+    ties = values == threshold
+    wanted = counts - mask.sum(axis=1)  # ≥ 1 when counts ≥ 1: ties are needed to reach the count
+    n_ties = ties.sum(axis=1)
+    every = (n_ties <= wanted) & (counts > 0)  # rows that take all their ties (distinct values: every row)
+    mask |= ties & every[:, None]
+    some = np.flatnonzero(~every & (counts > 0))
+    if some.size:  # rows with more ties than wanted: the first ones in index order
+        part = ties[some]
+        mask[some] |= part & (np.cumsum(part, axis=1) <= wanted[some][:, None])
+    return mask
