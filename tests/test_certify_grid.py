@@ -113,11 +113,7 @@ def prior_set(kind: str, c: Fraction):
 @given(boundary_kernels(), st.booleans())
 def test_grid_check_agrees_with_the_definition(case, as_int64):
     ints, kind, c, bound = case
-    kernel = (
-        GridKernel(np.array(ints, dtype=np.int64), D)
-        if as_int64
-        else ExactKernel(np.array(ints, dtype=object), D)
-    )
+    kernel = GridKernel(np.array(ints, dtype=np.int64), D) if as_int64 else ExactKernel(np.array(ints, dtype=object), D)
     got = check_pml(kernel, prior_set(kind, c), bound)
     stochastic, feasible, ratios, worst_y, worst_ratio, worst_prior = reference_check(ints, D, kind, c, bound)
     assert got.stochastic == stochastic
@@ -130,7 +126,7 @@ def test_grid_check_agrees_with_the_definition(case, as_int64):
 
 def test_one_ulp_over_the_boundary_fails_and_on_it_passes():
     """Column ratios a / (c S + (1 − Nc) b) exactly at E, and with a raised by 2^−52 (DESIGN.md §2)."""
-    n, c = 3, Fraction(1, 6)
+    c = Fraction(1, 6)  # N = 3: 1 − Nc = 1/2
     # column [6t, t, t]: S = 8t, min = t, so min_P P·k = 8t/6 + t/2 = 11t/6 and the ratio is 36/11
     t = 1 << 40
     tight = [[6 * t], [t], [t]]
