@@ -250,3 +250,28 @@ def test_repair_of_a_dense_kernel_passes_the_independent_check(kind):
     assert weight > 0 and check.feasible
     ints = [[int(v) for v in row] for row in fixed.int64()]
     assert reference_check(ints, fixed.denominator, kind, c, E)[:2] == (True, True)
+
+
+@settings(max_examples=100)
+@given(boundary_kernels())
+def test_gamma_max_of_a_grid_kernel_is_the_vertex_ratio(case):
+    """Γ_max = max_y max_v v·K(:,y) / min_v v·K(:,y) over the vertices v of 𝒫 (Dobrushin paper §IV, under
+    eq. 8): outputs of zero mass under every prior skipped, ∞ when some prior gives zero mass."""
+    from mechdesign.theory.measures import gamma_extremes
+
+    ints, kind, c, _ = case
+    if any(v < 0 for row in ints for v in row):
+        return  # the measure is defined for kernels (entries ≥ 0)
+    n, m = len(ints), len(ints[0])
+    verts = vertices(kind, n, c)
+    expected = Fraction(1)
+    for y in range(m):
+        dots = [sum(v[x] * Fraction(ints[x][y], D) for x in range(n)) for v in verts]
+        if max(dots) <= 0:
+            continue
+        if min(dots) <= 0:
+            expected = float("inf")
+            break
+        expected = max(expected, max(dots) / min(dots))
+    got = gamma_extremes(GridKernel(np.array(ints, dtype=np.int64), D), prior_set(kind, c))
+    assert got[0] == float(expected)
