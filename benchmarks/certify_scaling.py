@@ -124,8 +124,13 @@ def _append(rec: dict) -> None:
         f.write(json.dumps(rec) + "\n")
 
 
-def cmd_run(args) -> None:
+def _trees(args) -> dict[str, str]:
     trees = {"base": str(Path(args.base).resolve()), "new": str(HERE.parent)}
+    return {k: v for k, v in trees.items() if k in args.labels.split(",")}
+
+
+def cmd_run(args) -> None:
+    trees = _trees(args)
     for kind in args.kinds.split(","):
         for variant in args.variants.split(","):
             for n in (int(s) for s in args.sizes.split(",")):
@@ -147,7 +152,7 @@ def cmd_design(args) -> None:
     sys.path.insert(0, str(HERE))
     from scaling_families import FAMILIES
 
-    trees = {"base": str(Path(args.base).resolve()), "new": str(HERE.parent)}
+    trees = _trees(args)
     for family, sizes in DESIGN_CASES:
         make = FAMILIES[family][0]
         for n in sizes:
@@ -248,9 +253,11 @@ def main() -> None:
     r.add_argument("--variants", default="mixture,tight")
     r.add_argument("--repeat", type=int, default=3)
     r.add_argument("--timeout", type=float, default=600)
+    r.add_argument("--labels", default="base,new", help="which trees to run: base, new or both")
     d = sub.add_parser("design")
     d.add_argument("--base", default="/work/wt-cert-base")
     d.add_argument("--timeout", type=float, default=900)
+    d.add_argument("--labels", default="base,new")
     t = sub.add_parser("table")
     t.add_argument("--out", default=str(RESULTS / "certify_scaling.md"))
     args = p.parse_args()

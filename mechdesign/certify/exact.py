@@ -122,7 +122,8 @@ class GridKernel(ExactKernel):
     the int64 array directly, so certifying an N × M kernel costs O(NM) machine operations."""
 
     def __init__(self, ints: np.ndarray, denominator: int, stochastic: bool | None = None) -> None:
-        """``stochastic``: True only when the caller has just made every entry ≥ 0 and every row sum
+        """The kernel takes ``ints`` over (and marks it read-only): pass an array nobody else edits.
+        ``stochastic``: True only when the caller has just made every entry ≥ 0 and every row sum
         equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks."""
         ints = np.asarray(ints)
         if ints.dtype != np.int64:

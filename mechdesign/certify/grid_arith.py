@@ -42,10 +42,12 @@ def int64_numerators(nums: np.ndarray) -> np.ndarray | None:
 
     An int64 array is returned as it is; an object array of Python ints is converted (O(NM), once).
     """
-    if nums.dtype == np.int64:
-        return nums
-    if nums.dtype != object and not np.issubdtype(nums.dtype, np.integer):
-        return None
+    if nums.dtype != object:
+        if not np.issubdtype(nums.dtype, np.integer):
+            return None
+        if nums.size and (nums.max() > INT64_ENTRY_LIMIT or nums.min() < -INT64_ENTRY_LIMIT):
+            return None  # (compared in the array's own dtype: a uint64 above 2^63 is not wrapped)
+        return nums if nums.dtype == np.int64 else nums.astype(np.int64)
     if nums.dtype == object and not all(isinstance(v, (int, np.integer)) for v in nums.flat):
         return None  # a Fraction or a float would be truncated by the conversion below
     try:
