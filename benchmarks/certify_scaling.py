@@ -176,7 +176,7 @@ PROFILE_NOTES = """## Where the time went (cProfile of the base code, 2026-11-23
   2^−52 rounding builds an object array; the coarse snaps 2^−48/44/40 sort each row in a Python loop, 0.3 s
   each), `is_stochastic` 0.8 s; then `check_guarantees` (the same check once more) and the objective.
 * A `mixture` kernel at N = 3000 from another seed (seed 0, where the 2^−52 rounding broke a column and the
-  repair mixed): 44 s, 1.7 GiB peak; 4.0–5.6 s with this branch (load 2–4).
+  repair mixed): 44 s, 1.7 GiB peak; 6.7 s, 0.6 GiB with this branch (load 4.4, the test-suite running beside it).
 * A whole small design (`el_abs_uniform`, N = 30, 0.34 s): `_exact_dual_bound` (Fractions per nonzero of the
   lifted LP, ≈ 0.1 s) and `bounds_for` (Γ_max over Q_X(c) with two Fraction minimisations per column, the N²
   Fraction vertices of Q_X(c)) ≈ 0.13 s; after this branch 0.10 s in all, certify 0.05 s (mostly the KL and
