@@ -31,11 +31,19 @@ from fractions import Fraction
 
 import numpy as np
 
+from mechdesign.certify.grid_arith import (
+    INT64_ENTRY_LIMIT,
+    exact_sums,
+    int64_numerators,
+    lemma4_column_ratios,
+    largest_in_rows,
+)
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
 __all__ = [
     "ExactKernel",
+    "GridKernel",
     "PMLCheck",
     "Verification",
     "to_grid",
@@ -61,11 +69,22 @@ class ExactKernel:
     def shape(self) -> tuple[int, int]:
         return self.numerators.shape
 
+    def int64(self) -> np.ndarray | None:
+        """The numerators as int64 when every one has magnitude ≤ 2^62 (any kernel on a grid 2^−k,
+        k ≤ 52), else None; the exact aggregates of :mod:`mechdesign.certify.grid_arith` run on it."""
+        cached = self.__dict__.get("_int64", False)
+        if cached is False:
+            cached = int64_numerators(self.numerators)
+            object.__setattr__(self, "_int64", cached)
+        return cached
+
     def to_float(self) -> np.ndarray:
         """The kernel as floats (exact when every entry is a double, as on any grid 2^−k, k ≤ 52)."""
         if grid_bits(self) is not None:
             # exact: integers < 2^53 convert exactly and dividing by a power of two is exact
-            return self.numerators.astype(np.float64) / float(self.denominator)
+            ints = self.int64()
+            nums = ints if ints is not None else self.numerators
+            return nums.astype(np.float64) / float(self.denominator)
         return np.array([[float(Fraction(int(v), self.denominator)) for v in row] for row in self.numerators])
 
     def fractions(self) -> list[list[Fraction]]:
@@ -75,6 +94,12 @@ class ExactKernel:
         return [[str(q) for q in row] for row in self.fractions()]
 
     def is_stochastic(self) -> bool:
+        ints = self.int64()
+        if ints is not None:
+            if ints.size and ints.min() < 0:
+                return False
+            largest = int(ints.max()) if ints.size else 0
+            return all(s == self.denominator for s in exact_sums(ints, axis=1, largest=largest).tolist())
         return bool(np.all(self.numerators >= 0)) and all(
             int(s) == self.denominator for s in self.numerators.sum(axis=1)
         )
@@ -88,6 +113,48 @@ class ExactKernel:
                 den = den * v.denominator // math.gcd(den, v.denominator)
         nums = np.array([[int(v * den) for v in row] for row in rows], dtype=object)
         return cls(nums, den)
+
+
+class GridKernel(ExactKernel):
+    """An :class:`ExactKernel` held as int64 numerators (entries of magnitude ≤ 2^62, as on every grid
+    2^−k with k ≤ 52): what :func:`to_grid` and :func:`repair` return. ``numerators`` (the object
+    array of Python ints of the base class) is built on first use and read-only; the exact checks use
+    the int64 array directly, so certifying an N × M kernel costs O(NM) machine operations."""
+
+    def __init__(self, ints: np.ndarray, denominator: int, stochastic: bool | None = None) -> None:
+        """The kernel takes ``ints`` over (and marks it read-only): pass an array nobody else edits.
+        ``stochastic``: True only when the caller has just made every entry ≥ 0 and every row sum
+        equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks."""
+        ints = np.asarray(ints)
+        if ints.dtype != np.int64:
+            raise TypeError(f"GridKernel needs int64 numerators, found {ints.dtype}")
+        if ints.size and (ints.max() > INT64_ENTRY_LIMIT or ints.min() < -INT64_ENTRY_LIMIT):
+            raise ValueError("GridKernel numerators must have magnitude <= 2^62")
+        ints.flags.writeable = False
+        object.__setattr__(self, "_int64", ints)
+        object.__setattr__(self, "denominator", int(denominator))
+        object.__setattr__(self, "_stochastic", stochastic)
+
+    def is_stochastic(self) -> bool:
+        if self._stochastic is None:
+            object.__setattr__(self, "_stochastic", ExactKernel.is_stochastic(self))
+        return self._stochastic
+
+    @property
+    def numerators(self) -> np.ndarray:  # type: ignore[override]
+        objects = self.__dict__.get("_objects")
+        if objects is None:
+            objects = self._int64.astype(object)
+            objects.flags.writeable = False  # the int64 array is the kernel: no edits behind its back
+            object.__setattr__(self, "_objects", objects)
+        return objects
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._int64.shape
+
+    def __reduce__(self):
+        return (GridKernel, (np.array(self._int64), self.denominator))
 
 
 def grid_bits(kernel: ExactKernel) -> int | None:
@@ -110,43 +177,95 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         K = K.to_float()
     if bits != GRID_BITS:
         return _to_coarse_grid(K, bits)
-    K = np.clip(np.nan_to_num(np.asarray(K, float), nan=0.0), 0.0, 1.0)
-    nums = np.rint(K * GRID).astype(np.int64)
-    rows = nums.sum(axis=1, dtype=object)
+    K = _clip_unit(K)
+    scaled = K * GRID
+    nums = np.rint(scaled, out=scaled).astype(np.int64)
+    if nums.size == 0:
+        return GridKernel(nums, GRID, stochastic=nums.shape[0] == 0)
+    # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2, and the float row sums are within a factor 1 + M·2^−52
+    row_bound = float(K.sum(axis=1).max()) * (1 + nums.shape[1] * 2.0**-52) + 1.0
+    rows = exact_sums(nums, axis=1, sum_bound=int(row_bound * GRID) + nums.shape[1])
     big = np.argmax(nums, axis=1)
-    out = nums.astype(object)
-    for x in range(out.shape[0]):
-        out[x, big[x]] += GRID - int(rows[x])
-        if out[x, big[x]] < 0:  # only for a row far from stochastic: renormalise instead
-            row = K[x] / K[x].sum() if K[x].sum() > 0 else np.full(K.shape[1], 1.0 / K.shape[1])
-            return to_grid(np.vstack([K[:x], row[None, :], K[x + 1 :]]))
-    return ExactKernel(out, GRID)
+    at = np.arange(nums.shape[0])
+    absorbed = nums[at, big].astype(object) + (GRID - rows)  # each row's largest entry absorbs the remainder
+    for x in np.flatnonzero(absorbed < 0):  # only for a row far from stochastic: renormalise instead
+        row = K[x] / K[x].sum() if K[x].sum() > 0 else np.full(K.shape[1], 1.0 / K.shape[1])
+        return to_grid(np.vstack([K[:x], row[None, :], K[x + 1 :]]))
+    nums[at, big] = absorbed.astype(np.int64)  # 0 ≤ value ≤ 2^53: the entries are ≤ 2^52 and rows ≥ 0
+    return GridKernel(nums, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
 
 
-def _to_coarse_grid(K: np.ndarray, bits: int) -> ExactKernel:
+def _clip_unit(K) -> np.ndarray:
+    """K as a new float array clipped to [0, 1], NaN → 0 (fmax ignores NaN; ±inf clip to 1 and 0)."""
+    out = np.fmax(np.asarray(K, float), 0.0)
+    return np.fmin(out, 1.0, out=out)
+
+
+def _coarse_parts(K: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The pieces of the rounding to the grid 2^−bits: (floor(2^bits·K̂) as int64, the remainders, each
+    row's deficit 2^bits − Σ floor (Python ints), 2^bits), K̂ the row-normalised, clipped kernel."""
     if not 1 <= bits <= GRID_BITS:
         raise ValueError(f"bits must be in [1, {GRID_BITS}], found {bits}")
     G = 1 << bits
-    K = np.clip(np.nan_to_num(np.asarray(K, float), nan=0.0), 0.0, 1.0)
+    K = _clip_unit(K)  # a new array: the steps below work in place
     sums = K.sum(axis=1, keepdims=True)
-    flat = np.full(K.shape[1], 1.0 / K.shape[1])
-    K = np.where(sums > 0, K / np.where(sums > 0, sums, 1.0), flat[None, :])
-    scaled = K * G  # exact: multiplication by a power of two
-    base = np.floor(scaled)
-    frac = scaled - base
-    out = base.astype(np.int64).astype(object)
-    for x in range(out.shape[0]):
-        deficit = G - int(base[x].sum())
-        order = np.argsort(-frac[x], kind="stable")
-        if 0 <= deficit <= len(order):
-            for y in order[:deficit]:
-                out[x, y] += 1
-        else:  # float normalisation far off (cannot happen for finite rows): largest entry absorbs
-            big = int(np.argmax(out[x]))
-            out[x, big] += deficit
-            if out[x, big] < 0:
-                raise ValueError("cannot round a row to the grid")
-    return ExactKernel(out, G)
+    if (sums > 0).all():
+        K /= sums
+    else:
+        flat = np.full(K.shape[1], 1.0 / K.shape[1])
+        K = np.where(sums > 0, K / np.where(sums > 0, sums, 1.0), flat[None, :])
+    K *= G  # exact: multiplication by a power of two
+    base = np.floor(K)
+    out = base.astype(np.int64)
+    frac = np.subtract(K, base, out=K)
+    return out, frac, G - exact_sums(out, axis=1, largest=G), G
+
+
+def _to_coarse_grid(K: np.ndarray, bits: int) -> ExactKernel:
+    out, frac, deficit, G = _coarse_parts(K, bits)
+    m = out.shape[1]
+    regular = np.array([0 <= d <= m for d in deficit.tolist()], dtype=bool)
+    if regular.any():
+        # each row's `deficit` entries with the largest remainders (ties: lower index first) get +1
+        out[regular] += largest_in_rows(frac[regular], deficit[regular].astype(np.int64))
+    for x in np.flatnonzero(~regular):  # float normalisation far off (cannot happen for finite rows)
+        big = int(np.argmax(out[x]))
+        value = int(out[x, big]) + int(deficit[x])
+        if value < 0:
+            raise ValueError("cannot round a row to the grid")
+        out[x, big] = value
+    return GridKernel(out, G, stochastic=True)  # entries ≥ 0, every row sums to 2^bits (just made so)
+
+
+def _coarse_column_fails(K: np.ndarray, bits: int, ys, prior_set: PriorSet, bound: Fraction) -> bool:
+    """True when a column y ∈ ``ys`` of ``to_grid(K, bits)`` alone already breaks (ε, Q_X(c))-PML against
+    ``bound`` (then the whole rounded kernel fails the exact check); False when they pass or it cannot be
+    decided this way (𝒫 not a Q_X(c), or a row whose rounding is irregular).
+
+    The column is computed exactly as :func:`_to_coarse_grid` computes it: entry (x, y) gets +1 when
+    fewer than deficit_x entries of row x have a larger remainder or an equal one at a lower index
+    (the order of the stable sort). O(NM) comparisons, no sort: a cheap test before a full rounding."""
+    n, m = np.shape(K)
+    c = rules(prior_set, n).equivalent_c()
+    ys = [y for y in ys if 0 <= y < m]
+    if c is None or not ys:
+        return False
+    c = Fraction(c)
+    out, frac, deficit, _ = _coarse_parts(K, bits)
+    if not all(0 <= d <= m for d in deficit.tolist()):
+        return False
+    deficit = deficit.astype(np.int64)
+    for y in ys:
+        f = frac[:, y : y + 1]
+        rank = (frac > f).sum(axis=1) + (frac[:, :y] == f).sum(axis=1)
+        column = out[:, y] + (rank < deficit)
+        mx, mn, total = int(column.max()), int(column.min()), int(exact_sums(column[:, None], axis=0)[0])
+        if mx == 0:
+            continue
+        low = c.numerator * total + (c.denominator - n * c.numerator) * mn  # c.denominator · min_P P·k
+        if low <= 0 or mx * c.denominator * bound.denominator > bound.numerator * low:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -185,6 +304,9 @@ def _column_minima(prior_set: PriorSet, nums: np.ndarray) -> list[tuple[Fraction
 
 def check_pml(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> PMLCheck:
     """Check exactly that ``kernel`` is row-stochastic and (ε,𝒫)-PML with e^ε replaced by ``bound``."""
+    fast = _check_pml_lemma4(kernel, prior_set, bound)
+    if fast is not None:
+        return fast
     nums = kernel.numerators
     n, m = nums.shape
     stochastic = kernel.is_stochastic()
@@ -223,10 +345,85 @@ def check_pml(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> PMLC
     )
 
 
-def _mix(kernel: ExactKernel, q: list[Fraction], w: Fraction) -> np.ndarray:
-    """(1−w)K + w·1qᵀ in floats (the result is re-gridded and checked exactly)."""
+def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> PMLCheck | None:
+    """:func:`check_pml` in O(NM) integer operations when 𝒫 = Q_X(c) for some c (min_mass, the simplex
+    with c = 0, the uniform point prior with c = 1/N) and the numerators fit in int64; None otherwise.
+
+    Lemma 4 of the Dobrushin paper: min_{P∈Q_X(c)} P·k = c Σ_x k_x + (1 − Nc) min_x k_x, so each column
+    needs its exact maximum, minimum and sum (:func:`mechdesign.certify.grid_arith.lemma4_column_ratios`)
+    and one exact rational comparison. Same verdict, ratios and worst prior as the generic check.
+    """
+    ints = kernel.int64()
+    if ints is None or ints.ndim != 2:
+        return None
+    n = ints.shape[0]
+    c = rules(prior_set, n).equivalent_c()
+    if c is None:
+        return None
+    c = Fraction(c)
+    _, ratios, unbounded, _ = lemma4_column_ratios(ints, c)
+    stochastic = kernel.is_stochastic()
+    feasible = stochastic and not any(unbounded)
+    worst_y, worst_ratio = None, None
+    if any(unbounded):  # the first column with an infinite ratio is the worst (as in the generic check)
+        worst_y, worst_ratio = unbounded.index(True), math.inf
+    else:
+        finite = [(y, r) for y, r in enumerate(ratios) if r is not None]
+        if finite:
+            # the largest ratio, first column among ties; candidates by float value, decided exactly
+            approx = np.array([_float_or_inf(r) for _, r in finite])
+            near = np.flatnonzero(approx >= approx.max() * (1 - 1e-9))
+            worst_y, worst_ratio = finite[int(near[0])]
+            for i in near[1:]:
+                if finite[i][1] > worst_ratio:
+                    worst_y, worst_ratio = finite[i]
+            feasible = feasible and worst_ratio <= bound
+    prior = None
+    if worst_y is not None:
+        # the minimising vertex of Q_X(c), c·1 + (1 − Nc)·e_j with j the first smallest entry (Lemma 4)
+        j = int(np.argmin(ints[:, worst_y]))
+        prior = [c] * n
+        prior[j] = c + (1 - n * c)
+    return PMLCheck(
+        feasible=feasible,
+        stochastic=stochastic,
+        bound=bound,
+        ratios=ratios,
+        worst_output=worst_y,
+        worst_prior=prior,
+        worst_ratio=worst_ratio,
+    )
+
+
+def _float_or_inf(q: Fraction) -> float:
+    """float(q), correctly rounded (so monotone in q), or inf past the largest double."""
+    try:
+        return float(q)
+    except OverflowError:
+        return math.inf
+
+
+def _mix(kernel: ExactKernel, q: list[Fraction], w: Fraction, floats=None) -> np.ndarray:
+    """(1−w)K + w·1qᵀ in floats (the result is re-gridded and checked exactly); ``floats`` = (K, q) in
+    floats when the caller has them already."""
     wf = float(w)
-    return (1 - wf) * kernel.to_float() + wf * np.array([float(v) for v in q])[None, :]
+    K, qf = floats if floats is not None else (kernel.to_float(), np.array([float(v) for v in q])[None, :])
+    return (1 - wf) * K + wf * qf
+
+
+SNAP_PROBES = 4
+"""Before rounding a whole kernel to a coarser grid, :func:`repair` rounds only its few tightest columns
+(this many), exactly as the full rounding would, and skips a grid on which one of them already fails."""
+
+
+def _tightest_columns(check: PMLCheck, count: int) -> list[int]:
+    """The columns with the largest ratios in ``check`` (infinite ones first), at most ``count``."""
+    inf = [y for y, r in enumerate(check.ratios) if r is None and y == check.worst_output]
+    finite = [(r, y) for y, r in enumerate(check.ratios) if r is not None]
+    if len(finite) > count:
+        approx = np.array([_float_or_inf(r) for r, _ in finite])
+        finite = [finite[i] for i in np.argsort(-approx, kind="stable")[:count]]
+    return (inf + [y for _, y in finite])[:count]
 
 
 NOISE_LEVEL = 1e-9
@@ -242,19 +439,22 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     which the mixing step then absorbs with a weight of the same order. Integer
     arithmetic on the grid keeps every row summing to exactly 1.
     """
-    nums = kernel.numerators.copy()
+    ints = kernel.int64()
+    # int64 on a grid 2^−k, k ≤ 52: the noise limit is < 2^23, so merged columns stay far inside int64
+    small = ints is not None and grid_bits(kernel) is not None and (not ints.size or int(ints.max()) <= 1 << 60)
+    nums = ints.copy() if small else kernel.numerators.copy()
     limit = int(NOISE_LEVEL * kernel.denominator)
     maxima = nums.max(axis=0)
     noisy = [y for y, r in enumerate(check.ratios) if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
     if not noisy:
         return kernel
-    heaviest = int(np.argmax(nums.sum(axis=0)))
+    heaviest = int(np.argmax(exact_sums(nums, axis=0) if small else nums.sum(axis=0)))
     for y in noisy:
         if y == heaviest:
             continue
         nums[:, heaviest] = nums[:, heaviest] + nums[:, y]
         nums[:, y] = 0
-    return ExactKernel(nums, kernel.denominator)
+    return GridKernel(nums, kernel.denominator) if small else ExactKernel(nums, kernel.denominator)
 
 
 SNAP_BITS = (48, 44, 40)
@@ -291,8 +491,12 @@ def repair(
     check = check_pml(start, prior_set, bound)
     if check.feasible:
         return start, Fraction(0), check
+    probe = _tightest_columns(check, SNAP_PROBES)
+    fine = kernel.to_float() if snap and probe else None
     for coarse in SNAP_BITS if snap else ():  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
+            if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
+                continue  # a column already fails on this grid: the full rounding would fail the check
             snapped = to_grid(kernel, coarse)
             snapped_check = check_pml(snapped, prior_set, bound)
             if snapped_check.feasible:
@@ -303,35 +507,22 @@ def repair(
     else:
         kernel = merge_noise_columns(kernel, check, bound)
     n, m = kernel.shape
-    sums = kernel.numerators.sum(axis=0)
-    q = [Fraction(int(s), n * kernel.denominator) for s in sums]
-    minima = _column_minima(prior_set, kernel.numerators)
-    maxima = kernel.numerators.max(axis=0)
-    need = Fraction(0)
-    for y in range(m):
-        if maxima[y] == 0:
-            continue
-        v = Fraction(int(maxima[y]), kernel.denominator) - bound * Fraction(minima[y][0]) / kernel.denominator
-        if v <= 0:
-            continue
-        if bound == 1:
-            need = Fraction(1)
-            break
-        need = max(need, v / (v + q[y] * (bound - 1)))
+    q, need = _mixing_need(kernel, prior_set, bound)
     extra = Fraction(1, 1 << min(50, bits))
     growth = 4 if bits >= 50 else 2
     failed = need
+    floats = kernel.to_float(), np.array([float(v) for v in q])[None, :]
     for _ in range(max_rounds):
         w = min(Fraction(1), need * (1 + extra) + extra)
         if w >= 1:
             break
-        candidate = to_grid(_mix(kernel, q, w), bits)
+        candidate = to_grid(_mix(kernel, q, w, floats), bits)
         check = check_pml(candidate, prior_set, bound)
         if check.feasible:
             if bits < 50:  # coarse grid: bisect the weight down (utility), keeping a passing kernel
                 for _ in range(8):
                     mid = (failed + w) / 2
-                    trial = to_grid(_mix(kernel, q, mid), bits)
+                    trial = to_grid(_mix(kernel, q, mid, floats), bits)
                     trial_check = check_pml(trial, prior_set, bound)
                     if trial_check.feasible:
                         w, candidate, check = mid, trial, trial_check
@@ -340,9 +531,47 @@ def repair(
             return candidate, w, check
         failed = w
         extra *= growth
-    constant = to_grid(np.array([[float(v) for v in q]] * n), bits)
-    constant = ExactKernel(np.array([list(constant.numerators[0])] * n, dtype=object), constant.denominator)
+    row = to_grid(np.array([[float(v) for v in q]]), bits)
+    constant = GridKernel(np.repeat(row.int64(), n, axis=0), row.denominator, stochastic=True)
     return constant, Fraction(1), check_pml(constant, prior_set, bound)
+
+
+def _mixing_need(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> tuple[list[Fraction], Fraction]:
+    """(q, w): the mean row q and the largest per-column weight w = v / (v + q_y(E − 1)), v = max_x K_x(y)
+    − E·min_P P·K(:,y) > 0, that :func:`repair` starts from (1 when E = 1 and some column fails).
+
+    For 𝒫 = Q_X(c) on int64 numerators the column aggregates are exact integers (Lemma 4) and v is
+    formed only for the columns that fail, decided by one integer comparison each."""
+    n, m = kernel.shape
+    den = kernel.denominator
+    ints = kernel.int64()
+    c = rules(prior_set, n).equivalent_c() if ints is not None else None
+    if c is not None and ints.size:
+        c = Fraction(c)
+        cp, cq = c.numerator, c.denominator
+        rest = cq - n * cp  # cq·(1 − Nc)
+        sums = exact_sums(ints, axis=0).tolist()
+        q = [Fraction(s, n * den) for s in sums]
+        maxima, minima = ints.max(axis=0).tolist(), ints.min(axis=0).tolist()
+        lows = [(cp * s + rest * mn, cq) for s, mn in zip(sums, minima)]  # min_P P·A(:,y) = low / cq
+        passes = [mx * cq * bound.denominator <= bound.numerator * low for mx, (low, _) in zip(maxima, lows)]
+    else:
+        sums = kernel.numerators.sum(axis=0)
+        q = [Fraction(int(s), n * den) for s in sums]
+        maxima = [int(v) for v in kernel.numerators.max(axis=0)]
+        lows = [(Fraction(low), 1) for low, _ in _column_minima(prior_set, kernel.numerators)]
+        passes = [False] * m
+    need = Fraction(0)
+    for y in range(m):
+        if maxima[y] == 0 or passes[y]:  # passes: v ≤ 0, decided in integers
+            continue
+        v = Fraction(maxima[y], den) - bound * Fraction(lows[y][0], lows[y][1]) / den
+        if v <= 0:
+            continue
+        if bound == 1:
+            return q, Fraction(1)
+        need = max(need, v / (v + q[y] * (bound - 1)))
+    return q, need
 
 
 @dataclass(frozen=True)

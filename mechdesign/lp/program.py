@@ -179,7 +179,7 @@ def dual_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
     y[(y < 0) & ~np.isfinite(lp.row_upper)] = 0.0
     y[~np.isfinite(y)] = 0.0
     if lp.A.nnz <= EXACT_BOUND_MAX_NONZEROS:
-        return _exact_dual_bound(lp, y)
+        return _dyadic_dual_bound(lp, y)
     row_terms = np.where(
         y > 0,
         y * np.where(np.isfinite(lp.row_lower), lp.row_lower, 0.0),
@@ -196,6 +196,65 @@ def dual_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
     total = float(np.sum(row_terms) + np.sum(col_terms)) + lp.offset
     slack = 1e-12 * float(np.sum(np.abs(row_terms)) + np.sum(np.abs(col_terms)) + abs(lp.offset)) + 1e-300
     return lp.sense * (total - slack)
+
+
+def _dyadic(values: np.ndarray) -> tuple[list[int], int]:
+    """Finite doubles as integers over one power of two: values[i] = ints[i] / 2^scale, exactly.
+
+    Every double is m·2^e with an integer m, |m| < 2^53 (``np.frexp``: v = f·2^k, f·2^53 an integer);
+    scale = max(0, max −e), so each m·2^(e + scale) is an integer (a Python int, of any size)."""
+    values = np.asarray(values, float)
+    if values.size == 0:
+        return [], 0
+    frac, expo = np.frexp(values)
+    mant = (frac * 2.0**53).astype(np.int64).tolist()  # exact: f has at most 53 significant bits
+    expo = (expo.astype(np.int64) - 53).tolist()
+    scale = max(0, -min(e for e, m in zip(expo, mant) if m) if any(mant) else 0)
+    return [m << (e + scale) if m else 0 for m, e in zip(mant, expo)], scale
+
+
+def _dyadic_dual_bound(lp: LinearProgram, y: np.ndarray) -> float:
+    """:func:`_exact_dual_bound` for float multipliers, in integer arithmetic: every float in the LP is a
+    dyadic rational m·2^e, so the bound  offset + Σ_r y_r b_r + Σ_j z_j d_j,  z = c − Aᵀy (b_r, d_j the
+    row and column bounds the signs pick, as in :func:`dual_bound`), is an integer over a power of two,
+    computed exactly with Python ints (no Fraction, no gcd) and rounded outwards once."""
+    from fractions import Fraction as F
+
+    from mechdesign.lp.rounding import float_down
+
+    y = np.asarray(y, float)
+    Y, sy = _dyadic(y)
+    active = np.flatnonzero(y)
+    picked = np.where(y[active] > 0, lp.row_lower[active], lp.row_upper[active])
+    B, sb = _dyadic(picked)
+    A = lp.A.tocsc()
+    data, sa = _dyadic(A.data)
+    C, sc = _dyadic(lp.c)
+    s_z = max(sc, sy + sa)  # z_j · 2^s_z is an integer
+    z_ints = []
+    indices, indptr = A.indices.tolist(), A.indptr.tolist()
+    up_c, up_ya = s_z - sc, s_z - sy - sa
+    for j in range(lp.num_cols):
+        acc = 0
+        for k in range(indptr[j], indptr[j + 1]):
+            yi = Y[indices[k]]
+            if yi:
+                acc += yi * data[k]
+        z_ints.append((C[j] << up_c) - (acc << up_ya))
+    z = np.array([(v > 0) - (v < 0) for v in z_ints], dtype=np.int64)
+    if np.any((z > 0) & ~np.isfinite(lp.col_lower)) or np.any((z < 0) & ~np.isfinite(lp.col_upper)):
+        return -lp.sense * np.inf
+    cols = np.flatnonzero(z)
+    D, sd = _dyadic(np.where(z[cols] > 0, lp.col_lower[cols], lp.col_upper[cols]))
+    O, so = _dyadic(np.array([float(lp.offset)]))
+    scale = max(s_z + sd, sy + sb, so)
+    total = O[0] << (scale - so)
+    rows = sum(Y[r] * b for r, b in zip(active.tolist(), B))
+    total += rows << (scale - sy - sb)
+    col_sum = sum(z_ints[j] * d for j, d in zip(cols.tolist(), D))
+    total += col_sum << (scale - s_z - sd)
+    exact = F(total, 1 << scale)
+    return float_down(exact) if lp.sense > 0 else -float_down(exact) if exact else 0.0
 
 
 def _exact_dual_bound(lp: LinearProgram, y: np.ndarray) -> float:

@@ -36,7 +36,8 @@ class MinMassRules(PriorSetRules):
     def min_expectation(self, k):
         n, c = self.n, self.model.c
         j = min(range(n), key=lambda i: k[i])
-        prior = [c + (1 - n * c) * (i == j) for i in range(n)]
+        prior = [c] * n  # the vertex c·1 + (1 − Nc)e_j
+        prior[j] = c + (1 - n * c)
         return c * sum(k) + (1 - n * c) * k[j], prior
 
     def column_minima(self, nums):
@@ -44,7 +45,8 @@ class MinMassRules(PriorSetRules):
 
     def vertices(self):
         n, c = self.n, self.model.c
-        return [[c + (1 - n * c) * (i == j) for i in range(n)] for j in range(n)]
+        top = c + (1 - n * c)
+        return [[top if i == j else c for i in range(n)] for j in range(n)]
 
     def contains_uniform(self):
         return True

@@ -621,7 +621,8 @@ def bounds_for(
             out.append(_entry("Lemma 1: zeros per (non-zero) column <= floor(N - e^-eps / c)", zmax, z, z <= zmax))
             if eps <= -math.log(cf):
                 g, _ = proposition2_gamma_bounds(eps, cf, n)
-                gm = measures.gamma_max(K, prior_set)
+                # the exact kernel when given: its int64 numerators take the O(NM) integer path
+                gm = measures.gamma_max(kernel if hasattr(kernel, "int64") else K, prior_set)
                 out.append(_entry("Proposition 2: Gamma_max <= (1 - Nc) e^eps + 1", g, gm, gm <= slack(g)))
         verts = vertices(prior_set, n)
         if c * n < 1 and verts is not None and n <= 40:

@@ -276,8 +276,11 @@ def gamma_extremes(K, prior_set) -> tuple[float, float]:
     mechanism P_{X|W}. Outputs of zero mass under every prior are skipped; (inf, 0)
     when an output has zero mass under some prior and positive mass under another.
     """
-    Kf = _frac_matrix(K)
     ps = _as_prior_set(prior_set)
+    fast = _lemma4_gamma_extremes(K, ps)
+    if fast is not None:
+        return fast
+    Kf = _frac_matrix(K)
     n = len(Kf)
     worst: Fraction | float = Fraction(1)
     for col in _columns(Kf):
@@ -287,6 +290,38 @@ def gamma_extremes(K, prior_set) -> tuple[float, float]:
         if low <= 0:
             return math.inf, 0.0
         worst = max(worst, high / low)
+    return float(worst), float(1 / worst)
+
+
+def _lemma4_gamma_extremes(K, prior_set) -> tuple[float, float] | None:
+    """:func:`gamma_extremes` for an exact kernel with int64 numerators and 𝒫 = Q_X(c) (min_mass, the
+    simplex, the uniform point prior), from three exact integer aggregates per column (Lemma 4 of the
+    Dobrushin paper and its mirror image: max_{P∈Q_X(c)} P·k = c Σ_x k_x + (1 − Nc) max_x k_x), or None."""
+    from mechdesign.certify.exact import ExactKernel
+    from mechdesign.certify.grid_arith import exact_sums
+    from mechdesign.privacy.priors import rules
+
+    if not isinstance(K, ExactKernel) or isinstance(prior_set, list):
+        return None
+    ints = K.int64()
+    if ints is None or ints.ndim != 2 or ints.size == 0 or ints.min() < 0:
+        return None
+    n = ints.shape[0]
+    c = rules(prior_set, n).equivalent_c()
+    if c is None:
+        return None
+    c = Fraction(c)
+    p, rest = c.numerator, c.denominator - n * c.numerator  # c·q and (1 − Nc)·q, q = c.denominator
+    worst = Fraction(1)
+    sums = exact_sums(ints, axis=0).tolist()
+    for s, top, bottom in zip(sums, ints.max(axis=0).tolist(), ints.min(axis=0).tolist()):
+        high, low = p * s + rest * top, p * s + rest * bottom  # q·max_P P·A(:,y), q·min_P P·A(:,y)
+        if high <= 0:
+            continue
+        if low <= 0:
+            return math.inf, 0.0
+        if high * worst.denominator > worst.numerator * low:
+            worst = Fraction(high, low)
     return float(worst), float(1 / worst)
 
 
