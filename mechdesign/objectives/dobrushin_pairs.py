@@ -46,6 +46,7 @@ from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.program import LinearProgram, LPBuilder
 from mechdesign.lp.solve import Status, _highs_model, solve_lp
 from mechdesign.objectives.compile import add_pml_kernel
+from mechdesign.objectives.dobrushin_shift import next_pair, pair_order_score, pair_shift_bounds
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 from mechdesign.lp.highs import new_highs, set_seconds_left
@@ -145,6 +146,8 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     p = K[:, 0]
     lp = b.build((p[:1], np.zeros(1)), sense=-1)  # costs set per pair below (minimise p_b − p_a)
     bounds = PairBounds(lp, p)
+    np.minimum(bounds.bound, pair_shift_bounds(spec), out=bounds.bound)  # closed forms, no LP (dobrushin_shift.py)
+    score = pair_order_score(spec.prior_set, n)  # among equal bounds, the pair likeliest to attain its bound first
     h = new_highs()
     h.setOptionValue("output_flag", bool(spec.solver.verbose))
     h.setOptionValue("solver", "simplex")
@@ -176,7 +179,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     status, message, prev = Status.OPTIMAL, "", None
     while True:
         open_bound = np.where(solved, -np.inf, bounds.bound)
-        flat = int(np.argmax(open_bound))
+        flat = next_pair(open_bound, score)
         if open_bound.flat[flat] <= incumbent + STOP_TOLERANCE * max(1.0, abs(incumbent)):
             break
         if budget is not None and time.perf_counter() - start > budget:

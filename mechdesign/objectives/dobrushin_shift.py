@@ -1,0 +1,134 @@
+"""Closed-form upper bounds on every pair LP of the Dobrushin coefficient, from mass shifts inside the prior set.
+
+The pair LP of :mod:`mechdesign.objectives.dobrushin_pairs` is  v(a, b) = max p_a − p_b  over binary kernels
+[p, 1 − p] that are (ε,𝒫)-PML (Dobrushin paper, Lemma 3). This module bounds all N(N − 1)/2 of them at once,
+without an LP, by the argument of the Dobrushin paper's Theorem 1 (which it reproduces for 𝒫 = Q_X(c)):
+
+**Mass-shift bound.** Let P, Q ∈ 𝒫 with Q − P = κ(e_a − e_b), κ ≥ 0 (Q is P with mass κ moved from symbol b
+to symbol a). Then every (ε,𝒫)-PML binary kernel [p, 1 − p] has
+
+    p_a − p_b ≤ B(κ) = min{1, (e^ε − 1)/(1 + κ e^ε)}.
+
+Proof. PML of output 0 under P and of output 1 under Q (both in 𝒫; DESIGN.md §2):
+max_x p_x ≤ e^ε P·p and max_x (1 − p_x) ≤ e^ε Q·(1 − p) = e^ε (1 − Q·p). Adding them,
+
+    p_a − p_b ≤ max p − min p ≤ e^ε (1 − (Q − P)·p) − 1 = e^ε (1 − κ (p_a − p_b)) − 1,
+
+so (p_a − p_b)(1 + κ e^ε) ≤ e^ε − 1; and p_a − p_b ≤ 1 as 0 ≤ p ≤ 1. ∎
+κ = 0 (P = Q, any 𝒫) gives e^ε − 1 (Remark 1). For Q_X(c), κ = 1 − Nc for every pair and B(κ) = Ξ(ε,c)
+(Theorem 1): the bound is attained there, and measured here it is attained, or within ~N of the N²/2 pairs
+exceeded, for boxes, ℓ1-balls, points and hulls (tests/test_dobrushin_shift.py). B decreases in κ, so the
+largest κ for which a witness pair (P, Q) is known gives the best bound; any smaller κ ≥ 0 is still valid.
+
+**Witnesses per kind** (each κ_ab below comes with an explicit (P, Q) in 𝒫; κ_ab = κ_ba):
+
+* ``box`` lower ≤ P ≤ upper: with s = 1 − Σ lower, S = Σ upper − 1,
+  κ_ab = min(upper_a − lower_a, upper_b − lower_b, s, S). Witness: P_a ∈ [lower_a, upper_a − κ],
+  P_b ∈ [lower_b + κ, upper_b] with P_a + P_b ∈ [1 − Σ_others upper, 1 − Σ_others lower] (the sums
+  [lower_a + lower_b + κ, upper_a + upper_b − κ] reach that interval because κ ≤ s and κ ≤ S), the other
+  symbols share the rest inside their boxes, and Q = P + κ(e_a − e_b) (Q_a ≤ upper_a, Q_b ≥ lower_b).
+* ``l1_ball`` ‖P − c‖₁ ≤ r: with m_x = min(c_x, r/2) and μ = min(m_a, m_b),
+  κ_ab = r/2 + μ when 1 − c_a − c_b ≥ r/2 − μ, else m_a + m_b. Witness of the first:
+  P = c − μ e_a + (r/2) e_b − w, Q = c + (r/2) e_a − μ e_b − w, with w ≥ 0 taking r/2 − μ from the other
+  symbols (w ≤ c there, possible by the condition); ‖P − c‖₁ = ‖Q − c‖₁ = μ + r/2 + (r/2 − μ) = r, and
+  P_a = c_a − μ ≥ 0, Q_b = c_b − μ ≥ 0. Of the second: P = c + m_a(e_b − e_a), Q = c + m_b(e_a − e_b).
+* ``point``, ``hull`` and any other kind: κ = 0 (the bound e^ε − 1 holds for every prior set).
+
+**Rounding.** κ_ab and B are computed in exact rationals from the spec's numbers, with a rational upper bound
+of e^ε (:func:`mechdesign.spec.expr.exp_upper_bound`; B increases in e^ε), and rounded up to floats. As
+κ_ab = min(k_a, k_b) (box: k_x = min(upper_x − lower_x, s, S); l1: k_x = r/2 + m_x) except for the few ℓ1
+pairs of the second case, B(a, b) = max(B(k_a), B(k_b)): N exact evaluations, not N².
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from mechdesign.lp.rounding import float_up
+from mechdesign.spec import expr
+from mechdesign.spec.models import Spec
+
+__all__ = ["mass_shifts", "shift_bound", "pair_shift_bounds", "pair_order_score", "next_pair"]
+
+
+def mass_shifts(prior_set, n: int) -> tuple[list[Fraction], dict[tuple[int, int], Fraction]]:
+    """Shifts κ_ab with a witness in 𝒫 (module doc): per-symbol values k with κ_ab = min(k_a, k_b), and the
+    pairs (a < b) where κ_ab is smaller than that (ℓ1-ball pairs of the second case)."""
+    kind = prior_set.kind
+    if kind == "box":
+        lower, upper = list(prior_set.lower), list(prior_set.upper)
+        common = min(1 - sum(lower, Fraction(0)), sum(upper, Fraction(0)) - 1)
+        return [max(Fraction(0), min(hi - lo, common)) for lo, hi in zip(lower, upper)], {}
+    if kind == "l1_ball":
+        center, half = list(prior_set.center), Fraction(prior_set.radius) / 2
+        m = [min(c, half) for c in center]
+        cf = np.array([float(c) for c in center])
+        mf = np.array([float(v) for v in m])
+        # the condition 1 − c_a − c_b ≥ r/2 − μ fails only for the heaviest symbols: screen in floats with a
+        # margin far above their rounding, then decide every candidate exactly
+        slack = 1.0 - cf[:, None] - cf[None, :] - float(half) + np.minimum(mf[:, None], mf[None, :])
+        exceptions = {}
+        for a, b in zip(*np.nonzero(np.triu(slack < 1e-9, 1))):
+            a, b = int(a), int(b)
+            if 1 - center[a] - center[b] < half - min(m[a], m[b]):
+                exceptions[(a, b)] = m[a] + m[b]
+        return [half + v for v in m], exceptions
+    return [Fraction(0)] * n, {}
+
+
+def shift_bound(kappa: Fraction, exp_up: Fraction | None) -> float:
+    """B(κ) = min{1, (e^ε − 1)/(1 + κ e^ε)} rounded up, with exp_up ≥ e^ε (None: e^ε too large, B = 1)."""
+    if exp_up is None:
+        return 1.0
+    return min(1.0, float_up((exp_up - 1) / (1 + kappa * exp_up)))
+
+
+def pair_shift_bounds(spec: Spec) -> np.ndarray:
+    """N × N floats, entry (a, b) ≥ v(a, b) for every a ≠ b (module doc); −inf on the diagonal."""
+    n = spec.n
+    try:
+        exp_up = expr.exp_upper_bound(spec.epsilon.text, cap=Fraction(2**64))
+    except Exception:  # noqa: BLE001 - an ε the interval bound cannot take: the trivial bound TV ≤ 1
+        exp_up = None
+    per_symbol, exceptions = mass_shifts(spec.prior_set, n)
+    cache = {k: shift_bound(k, exp_up) for k in set(per_symbol)}
+    sym = np.array([cache[k] for k in per_symbol])
+    bounds = np.maximum(sym[:, None], sym[None, :])
+    for (a, b), kappa in exceptions.items():
+        bounds[a, b] = bounds[b, a] = shift_bound(kappa, exp_up)
+    np.fill_diagonal(bounds, -np.inf)
+    return bounds
+
+
+def pair_order_score(prior_set, n: int) -> np.ndarray:
+    """N × N heuristic scores (smaller first) for breaking ties between pairs of equal bound: h_a + h_b with
+    h_x the largest mass symbol x has in 𝒫 or a proxy for it (upper, c + r/2, P(x), max over the vertices).
+    Only the order of the LPs depends on it, never a bound. Why this order: a heavy symbol constrains the pair
+    LP (for a point prior v(a, b) is nonincreasing in P(a) and P(b), since a lighter symbol leaves the other
+    symbols more room to make P·p what the two PML rows need); measured, the pairs of light symbols reach the
+    mass-shift bound where any pair does."""
+    kind = prior_set.kind
+    if kind == "box":
+        h = [float(v) for v in prior_set.upper]
+    elif kind == "l1_ball":
+        h = [float(v) + float(prior_set.radius) / 2 for v in prior_set.center]
+    elif kind == "point":
+        h = [float(v) for v in prior_set.prior]
+    elif kind == "hull":
+        h = np.max(np.array([[float(v) for v in prior] for prior in prior_set.priors]), axis=0)
+    else:
+        h = [0.0] * n
+    h = np.asarray(h, float)
+    return h[:, None] + h[None, :]
+
+
+def next_pair(open_bound: np.ndarray, score: np.ndarray, tolerance: float = 1e-9) -> int:
+    """The flat index of the next pair to solve: of the open pairs whose bound is within ``tolerance``
+    (relative) of the largest open bound, the one of least ``score``."""
+    top = float(open_bound.max())
+    if not np.isfinite(top):
+        return int(np.argmax(open_bound))
+    near = open_bound >= top - tolerance * max(1.0, abs(top))
+    return int(np.argmin(np.where(near, score, np.inf)))
