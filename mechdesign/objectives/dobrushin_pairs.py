@@ -11,6 +11,9 @@ one LP per symbol.) Every pair LP has the *same* feasible set; only the objectiv
 model is built once and kept: each pair changes two costs and re-solves from the previous optimal
 basis (primal simplex; the old vertex stays feasible). Pairs are solved in branch-and-bound order:
 
+* **A closed-form bound on every pair before any LP** (:mod:`mechdesign.objectives.dobrushin_shift`):
+  v(a, b) ≤ min{1, (e^ε − 1)/(1 + κ_ab e^ε)} when 𝒫 holds two priors that differ by mass κ_ab moved
+  between a and b (Theorem 1's argument). Where a pair reaches it, one LP settles every pair.
 * **A bound on every pair from every dual solution.** Written as minimisation (min p_b − p_a), weak
   duality (:func:`mechdesign.lp.program.dual_bound`) with row multipliers y gives, for *any*
   objective c', the lower bound  Σ_rows ρ_r(y) + Σ_j φ_j(c'_j − (Aᵀy)_j)  with φ_j(z) = min over
@@ -20,7 +23,8 @@ basis (primal simplex; the old vertex stays feasible). Pairs are solved in branc
   adds its y; a pair's bound is the least over the y's collected, and min(U(a, b), U(b, a), 1)
   (v is symmetric: swapping the two outputs maps feasible kernels to feasible kernels; TV ≤ 1).
 * **Incumbent.** Each solution p gives the feasible value max p − min p ≥ v(a, b).
-* **Order and stop.** The unsolved pair with the largest bound is solved next; the loop stops when no
+* **Order and stop.** The unsolved pair with the largest bound is solved next (ties: the pair of lightest
+  symbols, :func:`~mechdesign.objectives.dobrushin_shift.pair_order_score`); the loop stops when no
   unsolved pair's bound exceeds the incumbent (relative 1e-9): at once when the incumbent reaches 1.
   The bound handed to the certificate is the largest bound over *all* pairs, so it is a true upper
   bound on η_TV whatever the solver's accuracy.
@@ -252,5 +256,5 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         columns=lp.num_cols,
         nonzeros=int(lp.A.nnz),
         message=message
-        or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by their duals",
+        or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by closed forms and duals",
     )
