@@ -139,6 +139,9 @@ CASES.append(("point heavy N=4 eps=0.4", 4, 0.4, {"kind": "point", "prior": [0.0
 CASES.append(("l1 wide N=4 eps=0.3", 4, 0.3, {"kind": "l1_ball", "center": [0.05, 0.15, 0.3, 0.5], "radius": 0.9}))
 _qx = [[0.1 + 0.5 * (i == j) + 0.01 * ((i * 7 + j * 3) % 5) for i in range(5)] for j in range(5)]
 CASES.append(("hull5 N=5 eps=0.5", 5, 0.5, {"kind": "hull", "priors": [list(np.array(v) / sum(v)) for v in _qx]}))
+# 8 vertices: past the all-vertex-pairs size, the hull's witnesses come from the heaviest vertices per symbol
+_qx7 = [[0.05 + 0.6 * (i == j % 7) + 0.01 * ((i * 5 + j * 3) % 7) for i in range(7)] for j in range(8)]
+CASES.append(("hull8 N=7 eps=0.3", 7, 0.3, {"kind": "hull", "priors": [list(np.array(v) / sum(v)) for v in _qx7]}))
 
 
 def vertices_of(prior_set):
@@ -274,3 +277,31 @@ def test_random_generic_boxes(n, seed, eps):
     assert result.is_ok, (result.status, result.solve.message)
     assert result.objective == pytest.approx(expected, abs=1e-8)
     assert result.certificate.dual_bound >= expected - 1e-12
+
+
+@settings(max_examples=20)
+@given(
+    n=st.integers(3, 6),
+    extra=st.integers(0, 3),
+    noise=st.sampled_from([0.0, 0.02, 0.2, 1.0]),
+    seed=st.integers(0, 10**6),
+    eps=st.sampled_from([0.05, 0.3, 1.0]),
+)
+def test_hull_witness_bounds_hold(n, extra, noise, seed, eps):
+    """The hull's approximate witnesses (vertex pairs that differ by a shift plus a residual) bound every
+    pair LP: random hulls around the vertices of Q_X(c) (where the shift is large) with random noise."""
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(0.2, 0.9) / n
+    verts = []
+    for j in range(n + extra):
+        v = np.full(n, c)
+        v[j % n] += 1 - n * c
+        v = v * (1 + noise * rng.uniform(0, 1, n))
+        verts.append(list(np.round(v / v.sum(), 9)))
+    for v in verts:
+        v[-1] = 1 - sum(v[:-1])
+    prior_set = {"kind": "hull", "priors": verts}
+    values = pair_values(verts, eps)
+    bounds = pair_shift_bounds(load_spec(_dob(n, eps, prior_set)))
+    off = ~np.eye(n, dtype=bool)
+    assert np.all(bounds[off] >= values[off] - 1e-12)

@@ -20,6 +20,20 @@ so (p_a − p_b)(1 + κ e^ε) ≤ e^ε − 1; and p_a − p_b ≤ 1 as 0 ≤ p �
 exceeded, for boxes, ℓ1-balls, points and hulls (tests/test_dobrushin_shift.py). B decreases in κ, so the
 largest κ for which a witness pair (P, Q) is known gives the best bound; any smaller κ ≥ 0 is still valid.
 
+**Approximate witnesses.** Any P, Q ∈ 𝒫 bound every pair: with δ = Q − P, R = Σ_{x≠a,b} |δ_x|,
+
+    κ = (δ_a − δ_b − R)/2,   ρ = (|δ_a + δ_b| + R)/2,   and if e^ε ρ ≤ 1:  p_a − p_b ≤ B(max(κ, 0)).
+
+Proof. Write δ = κ₀(e_a − e_b) + δ' with κ₀ = max(δ_a, −δ_b); then Σ δ' = 0 and ‖δ'‖₁/2 = ρ, κ = κ₀ − ρ.
+With W = max p − min p, the two PML rows give W ≤ e^ε (1 − δ·p) − 1 as above, and δ'·p = Σ δ'_x (p_x − min p)
+≥ −ρ W. So (1 − e^ε ρ) W ≤ e^ε − 1 − e^ε κ₀ d with d = p_a − p_b ≤ W, hence (1 − e^ε ρ + e^ε κ₀) d ≤ e^ε − 1. ∎
+An exact witness has R = 0 and δ_a = −δ_b = κ. For a hull of many priors whose vertices nearly differ by a
+shift (a perturbed Q_X(c)) this closes nearly every pair; the vertex pairs tried are, for a pair (a, b), Q among
+the ``HULL_CANDIDATES`` vertices heaviest at a and P among those heaviest at b (all vertex pairs when there
+are few). These are computed in floats from the vertices' exact masses, and padded outwards: κ and ρ
+each carry an absolute rounding error below (N + 8)·2⁻⁵⁰ (sums of at most 2N + 4 terms of size ≤ 1 per
+prior), so κ is lowered and ρ raised by (N + 8)·2⁻⁴⁸, and B is raised by a relative 1e−13.
+
 **Witnesses per kind** (each κ_ab below comes with an explicit (P, Q) in 𝒫; κ_ab = κ_ba):
 
 * ``box`` lower ≤ P ≤ upper: with s = 1 − Σ lower, S = Σ upper − 1,
@@ -32,7 +46,8 @@ largest κ for which a witness pair (P, Q) is known gives the best bound; any sm
   P = c − μ e_a + (r/2) e_b − w, Q = c + (r/2) e_a − μ e_b − w, with w ≥ 0 taking r/2 − μ from the other
   symbols (w ≤ c there, possible by the condition); ‖P − c‖₁ = ‖Q − c‖₁ = μ + r/2 + (r/2 − μ) = r, and
   P_a = c_a − μ ≥ 0, Q_b = c_b − μ ≥ 0. Of the second: P = c + m_a(e_b − e_a), Q = c + m_b(e_a − e_b).
-* ``point``, ``hull`` and any other kind: κ = 0 (the bound e^ε − 1 holds for every prior set).
+* ``hull``: the approximate witnesses above, from vertex pairs.
+* ``point`` and any other kind: κ = 0 (the bound e^ε − 1 holds for every prior set).
 
 **Rounding.** κ_ab and B are computed in exact rationals from the spec's numbers, with a rational upper bound
 of e^ε (:func:`mechdesign.spec.expr.exp_upper_bound`; B increases in e^ε), and rounded up to floats. As
@@ -50,7 +65,7 @@ from mechdesign.lp.rounding import float_up
 from mechdesign.spec import expr
 from mechdesign.spec.models import Spec
 
-__all__ = ["mass_shifts", "shift_bound", "pair_shift_bounds", "pair_order_score", "next_pair"]
+__all__ = ["mass_shifts", "shift_bound", "pair_shift_bounds", "hull_shift_bounds", "pair_order_score", "next_pair"]
 
 
 def mass_shifts(prior_set, n: int) -> tuple[list[Fraction], dict[tuple[int, int], Fraction]]:
@@ -98,8 +113,50 @@ def pair_shift_bounds(spec: Spec) -> np.ndarray:
     bounds = np.maximum(sym[:, None], sym[None, :])
     for (a, b), kappa in exceptions.items():
         bounds[a, b] = bounds[b, a] = shift_bound(kappa, exp_up)
+    if spec.prior_set.kind == "hull" and exp_up is not None:
+        np.minimum(bounds, hull_shift_bounds(spec.prior_set.priors, exp_up), out=bounds)
     np.fill_diagonal(bounds, -np.inf)
     return bounds
+
+
+HULL_CANDIDATES = 3
+"""Vertices tried per symbol for the hull's approximate witnesses (every vertex pair when there are at most
+this many squared)."""
+
+
+def hull_shift_bounds(priors, exp_up: Fraction) -> np.ndarray:
+    """N × N upper bounds on v(a, b) from the approximate witnesses (P, Q) = (vertex i, vertex j) of a hull
+    (module doc), rounded outwards; symmetric (v(a, b) = v(b, a))."""
+    V = np.array([[float(x) for x in prior] for prior in priors])  # vertices × N
+    nv, n = V.shape
+    if nv * nv <= HULL_CANDIDATES**2 * 4:
+        top = np.broadcast_to(np.arange(nv), (n, nv))  # every vertex for every symbol
+    else:
+        top = np.argsort(-V, axis=0, kind="stable")[:HULL_CANDIDATES].T  # N × k: heaviest vertices at each symbol
+    used = np.unique(top)
+    where = np.full(nv, -1)
+    where[used] = np.arange(used.size)
+    Vu = V[used]
+    dist = np.stack([np.abs(Vu - Vu[r]).sum(axis=1) for r in range(used.size)])  # ‖v_r − v_s‖₁
+    E = float_up(Fraction(exp_up))
+    pad = (n + 8) * 2.0**-48
+    best = np.zeros((n, n))  # largest certified κ (≥ 0) for Q heavier at a, P heavier at b
+    rows = np.arange(n)[:, None]
+    cols = np.arange(n)[None, :]
+    for s_q in range(top.shape[1]):
+        q = top[:, s_q][:, None]  # Q's vertex, by a (rows)
+        for s_p in range(top.shape[1]):
+            pv = top[:, s_p][None, :]  # P's vertex, by b (columns)
+            d_a = V[q, rows] - V[pv, rows]  # δ_a = Q_a − P_a
+            d_b = V[q, cols] - V[pv, cols]  # δ_b = Q_b − P_b
+            rest = np.maximum(dist[where[q], where[pv]] - np.abs(d_a) - np.abs(d_b), 0.0)
+            kappa = (d_a - d_b - rest) / 2 - pad
+            rho = (np.abs(d_a + d_b) + rest) / 2 + pad
+            ok = (rho * E <= 1.0 - 1e-12) & (kappa > 0)
+            np.maximum(best, np.where(ok, kappa, 0.0), out=best)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = np.minimum(1.0, (E - 1.0) / (1.0 + best * E) * (1.0 + 1e-13))
+    return np.minimum(bound, bound.T)
 
 
 def pair_order_score(prior_set, n: int) -> np.ndarray:
