@@ -130,6 +130,21 @@ FAMILIES = {
         lambda n: {**_dob(lambda k: {"kind": "point", "prior": dirichlet(k)})(n), "epsilon": "1/5"},
         [50, 100, 300],
     ),
+    # lower and upper masses distinct, widths distinct (η < 1 at ε = 1/2): the shift bounds leave the N − 1
+    # pairs of the narrowest symbol open, so N − 1 pair LPs run
+    "dobrushin_box_widths": (
+        lambda n: {
+            **_dob(
+                lambda k: {
+                    "kind": "box",
+                    "lower": [f"{k + i}/{4 * k * k}" for i in range(k)],
+                    "upper": [f"{2 * k + 3 * i}/{k * k}" for i in range(k)],
+                }
+            )(n),
+            "epsilon": "1/2",
+        },
+        [50, 100, 300],
+    ),
     "mi_dirichlet": (
         lambda n: {
             "alphabet": n,
