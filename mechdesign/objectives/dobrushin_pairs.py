@@ -13,7 +13,7 @@ basis (primal simplex; the old vertex stays feasible). Pairs are solved in branc
 
 * **A closed-form bound on every pair before any LP** (:mod:`mechdesign.objectives.dobrushin_shift`):
   v(a, b) ≤ min{1, (e^ε − 1)/(1 + κ_ab e^ε)} when 𝒫 holds two priors that differ by mass κ_ab moved
-  between a and b (Theorem 1's argument). Where a pair reaches it, one LP settles every pair.
+  between a and b (for Q_X(c) it is Theorem 1's Ξ(ε,c)). Where a pair reaches it, one LP settles every pair.
 * **A bound on every pair from every dual solution.** Written as minimisation (min p_b − p_a), weak
   duality (:func:`mechdesign.lp.program.dual_bound`) with row multipliers y gives, for *any*
   objective c', the lower bound  Σ_rows ρ_r(y) + Σ_j φ_j(c'_j − (Aᵀy)_j)  with φ_j(z) = min over

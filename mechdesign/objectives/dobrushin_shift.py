@@ -2,7 +2,8 @@
 
 The pair LP of :mod:`mechdesign.objectives.dobrushin_pairs` is  v(a, b) = max p_a − p_b  over binary kernels
 [p, 1 − p] that are (ε,𝒫)-PML (Dobrushin paper, Lemma 3). This module bounds all N(N − 1)/2 of them at once,
-without an LP, by the argument of the Dobrushin paper's Theorem 1 (which it reproduces for 𝒫 = Q_X(c)):
+without an LP, by a short argument written here (the paper proves Theorem 1 otherwise, by classifying the
+mechanisms by their zeros; for 𝒫 = Q_X(c) this argument gives its value Ξ(ε,c) as an upper bound):
 
 **Mass-shift bound.** Let P, Q ∈ 𝒫 with Q − P = κ(e_a − e_b), κ ≥ 0 (Q is P with mass κ moved from symbol b
 to symbol a). Then every (ε,𝒫)-PML binary kernel [p, 1 − p] has
@@ -26,7 +27,8 @@ largest κ for which a witness pair (P, Q) is known gives the best bound; any sm
 
 Proof. Write δ = κ₀(e_a − e_b) + δ' with κ₀ = max(δ_a, −δ_b); then Σ δ' = 0 and ‖δ'‖₁/2 = ρ, κ = κ₀ − ρ.
 With W = max p − min p, the two PML rows give W ≤ e^ε (1 − δ·p) − 1 as above, and δ'·p = Σ δ'_x (p_x − min p)
-≥ −ρ W. So (1 − e^ε ρ) W ≤ e^ε − 1 − e^ε κ₀ d with d = p_a − p_b ≤ W, hence (1 − e^ε ρ + e^ε κ₀) d ≤ e^ε − 1. ∎
+≥ −ρ W. So (1 − e^ε ρ) W ≤ e^ε − 1 − e^ε κ₀ d with d = p_a − p_b ≤ W; as 1 − e^ε ρ ≥ 0, (1 − e^ε ρ) d is at
+most the left side, hence (1 + e^ε κ) d ≤ e^ε − 1 (and d ≤ 1). ∎
 An exact witness has R = 0 and δ_a = −δ_b = κ. For a hull of many priors whose vertices nearly differ by a
 shift (a perturbed Q_X(c)) this closes nearly every pair; the vertex pairs tried are, for a pair (a, b), Q among
 the ``HULL_CANDIDATES`` vertices heaviest at a and P among those heaviest at b (all vertex pairs when there
