@@ -14,6 +14,7 @@ import math
 from fractions import Fraction
 
 import cdd
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -305,3 +306,21 @@ def test_hull_witness_bounds_hold(n, extra, noise, seed, eps):
     bounds = pair_shift_bounds(load_spec(_dob(n, eps, prior_set)))
     off = ~np.eye(n, dtype=bool)
     assert np.all(bounds[off] >= values[off] - 1e-12)
+
+
+@pytest.mark.parametrize("n,c,eps", [(4, "1/10", "1/2"), (10, "1/40", "log(10/3)"), (7, "1/7", "1")])
+def test_shift_bound_of_q_x_c_is_theorem_1(n, c, eps):
+    """Q_X(c) written as a box (lower c, upper 1): every pair's mass shift is 1 − Nc, and the bound is the
+    Dobrushin paper's Theorem 1, Ξ(ε,c) = min{(e^ε − 1)/(e^ε(1 − Nc) + 1), 1} (c = 1/N: Remark 1, e^ε − 1)."""
+    spec = load_spec(_dob(n, eps, {"kind": "box", "lower": [c] * n, "upper": [1] * n}))
+    mpmath.mp.dps = 50
+    if eps == "log(10/3)":
+        e = mpmath.mpf(10) / 3
+    else:
+        e = mpmath.exp(mpmath.mpf(Fraction(eps).numerator) / Fraction(eps).denominator)
+    q = Fraction(c)
+    xi = min((e - 1) / (e * (1 - n * mpmath.mpf(q.numerator) / q.denominator) + 1), mpmath.mpf(1))
+    bounds = pair_shift_bounds(spec)
+    off = ~np.eye(n, dtype=bool)
+    assert bounds[off] == pytest.approx(float(xi), rel=1e-12)
+    assert all(mpmath.mpf(v) >= xi for v in bounds[off])  # rounded up
