@@ -31,12 +31,13 @@ With W = max p − min p, the two PML rows give W ≤ e^ε (1 − δ·p) − 1 a
 most the left side, hence (1 + e^ε κ) d ≤ e^ε − 1 (and d ≤ 1). ∎
 An exact witness has R = 0 and δ_a = −δ_b = κ. For a hull of many priors whose vertices nearly differ by a
 shift (a perturbed Q_X(c)) this closes nearly every pair; the vertex pairs tried are, for a pair (a, b), Q among
-the ``HULL_CANDIDATES`` vertices heaviest at a and P among those heaviest at b (all vertex pairs when there
+the ``WITNESS_CANDIDATES`` vertices heaviest at a and P among those heaviest at b (all vertex pairs when there
 are few). These are computed in floats from the vertices' exact masses, and padded outwards: κ and ρ
 each carry an absolute rounding error below (N + 8)·2⁻⁵⁰ (sums of at most 2N + 4 terms of size ≤ 1 per
 prior), so κ is lowered and ρ raised by (N + 8)·2⁻⁴⁸, and B is raised by a relative 1e−13.
 
-**Witnesses per kind** (each κ_ab below comes with an explicit (P, Q) in 𝒫; κ_ab = κ_ba):
+**Witnesses per kind** (each κ_ab below comes with an explicit (P, Q) in 𝒫; κ_ab = κ_ba; the formulas live in
+each kind's :meth:`~mechdesign.privacy.base.PriorSetRules.pair_mass_shifts`):
 
 * ``box`` lower ≤ P ≤ upper: with s = 1 − Σ lower, S = Σ upper − 1,
   κ_ab = min(upper_a − lower_a, upper_b − lower_b, s, S). Witness: P_a ∈ [lower_a, upper_a − κ],
@@ -48,7 +49,7 @@ prior), so κ is lowered and ρ raised by (N + 8)·2⁻⁴⁸, and B is raised b
   P = c − μ e_a + (r/2) e_b − w, Q = c + (r/2) e_a − μ e_b − w, with w ≥ 0 taking r/2 − μ from the other
   symbols (w ≤ c there, possible by the condition); ‖P − c‖₁ = ‖Q − c‖₁ = μ + r/2 + (r/2 − μ) = r, and
   P_a = c_a − μ ≥ 0, Q_b = c_b − μ ≥ 0. Of the second: P = c + m_a(e_b − e_a), Q = c + m_b(e_a − e_b).
-* ``hull``: the approximate witnesses above, from vertex pairs.
+* ``hull``: the approximate witnesses above, from vertex pairs (``shift_witness_priors``).
 * ``point`` and any other kind: κ = 0 (the bound e^ε − 1 holds for every prior set).
 
 **Rounding.** κ_ab and B are computed in exact rationals from the spec's numbers, with a rational upper bound
@@ -64,35 +65,18 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.lp.rounding import float_up
+from mechdesign.privacy.priors import rules
 from mechdesign.spec import expr
 from mechdesign.spec.models import Spec
 
-__all__ = ["mass_shifts", "shift_bound", "pair_shift_bounds", "hull_shift_bounds", "pair_order_score", "next_pair"]
+__all__ = ["mass_shifts", "shift_bound", "pair_shift_bounds", "witness_shift_bounds", "pair_order_score", "next_pair"]
 
 
 def mass_shifts(prior_set, n: int) -> tuple[list[Fraction], dict[tuple[int, int], Fraction]]:
-    """Shifts κ_ab with a witness in 𝒫 (module doc): per-symbol values k with κ_ab = min(k_a, k_b), and the
-    pairs (a < b) where κ_ab is smaller than that (ℓ1-ball pairs of the second case)."""
-    kind = prior_set.kind
-    if kind == "box":
-        lower, upper = list(prior_set.lower), list(prior_set.upper)
-        common = min(1 - sum(lower, Fraction(0)), sum(upper, Fraction(0)) - 1)
-        return [max(Fraction(0), min(hi - lo, common)) for lo, hi in zip(lower, upper)], {}
-    if kind == "l1_ball":
-        center, half = list(prior_set.center), Fraction(prior_set.radius) / 2
-        m = [min(c, half) for c in center]
-        cf = np.array([float(c) for c in center])
-        mf = np.array([float(v) for v in m])
-        # the condition 1 − c_a − c_b ≥ r/2 − μ fails only for the heaviest symbols: screen in floats with a
-        # margin far above their rounding, then decide every candidate exactly
-        slack = 1.0 - cf[:, None] - cf[None, :] - float(half) + np.minimum(mf[:, None], mf[None, :])
-        exceptions = {}
-        for a, b in zip(*np.nonzero(np.triu(slack < 1e-9, 1))):
-            a, b = int(a), int(b)
-            if 1 - center[a] - center[b] < half - min(m[a], m[b]):
-                exceptions[(a, b)] = m[a] + m[b]
-        return [half + v for v in m], exceptions
-    return [Fraction(0)] * n, {}
+    """Shifts κ_ab with a witness in 𝒫 (module doc), from the prior set's rules
+    (:meth:`~mechdesign.privacy.base.PriorSetRules.pair_mass_shifts`): per-symbol values k with
+    κ_ab = min(k_a, k_b), and the pairs (a < b) where κ_ab is smaller than that."""
+    return rules(prior_set, n).pair_mass_shifts()
 
 
 def shift_bound(kappa: Fraction, exp_up: Fraction | None) -> float:
@@ -115,26 +99,27 @@ def pair_shift_bounds(spec: Spec) -> np.ndarray:
     bounds = np.maximum(sym[:, None], sym[None, :])
     for (a, b), kappa in exceptions.items():
         bounds[a, b] = bounds[b, a] = shift_bound(kappa, exp_up)
-    if spec.prior_set.kind == "hull" and exp_up is not None:
-        np.minimum(bounds, hull_shift_bounds(spec.prior_set.priors, exp_up), out=bounds)
+    witnesses = rules(spec.prior_set, n).shift_witness_priors()
+    if witnesses is not None and exp_up is not None:
+        np.minimum(bounds, witness_shift_bounds(witnesses, exp_up), out=bounds)
     np.fill_diagonal(bounds, -np.inf)
     return bounds
 
 
-HULL_CANDIDATES = 3
+WITNESS_CANDIDATES = 3
 """Vertices tried per symbol for the hull's approximate witnesses (every vertex pair when there are at most
 this many squared)."""
 
 
-def hull_shift_bounds(priors, exp_up: Fraction) -> np.ndarray:
-    """N × N upper bounds on v(a, b) from the approximate witnesses (P, Q) = (vertex i, vertex j) of a hull
-    (module doc), rounded outwards; symmetric (v(a, b) = v(b, a))."""
+def witness_shift_bounds(priors, exp_up: Fraction) -> np.ndarray:
+    """N × N upper bounds on v(a, b) from the approximate witnesses (P, Q) = (prior i, prior j) of listed priors
+    of 𝒫 (a hull's vertices; module doc), rounded outwards; symmetric (v(a, b) = v(b, a))."""
     V = np.array([[float(x) for x in prior] for prior in priors])  # vertices × N
     nv, n = V.shape
-    if nv * nv <= HULL_CANDIDATES**2 * 4:
+    if nv * nv <= WITNESS_CANDIDATES**2 * 4:
         top = np.broadcast_to(np.arange(nv), (n, nv))  # every vertex for every symbol
     else:
-        top = np.argsort(-V, axis=0, kind="stable")[:HULL_CANDIDATES].T  # N × k: heaviest vertices at each symbol
+        top = np.argsort(-V, axis=0, kind="stable")[:WITNESS_CANDIDATES].T  # N × k: heaviest vertices at each symbol
     used = np.unique(top)
     where = np.full(nv, -1)
     where[used] = np.arange(used.size)
@@ -163,23 +148,12 @@ def hull_shift_bounds(priors, exp_up: Fraction) -> np.ndarray:
 
 def pair_order_score(prior_set, n: int) -> np.ndarray:
     """N × N heuristic scores (smaller first) for breaking ties between pairs of equal bound: h_a + h_b with
-    h_x the largest mass symbol x has in 𝒫 or a proxy for it (upper, c + r/2, P(x), max over the vertices).
-    Only the order of the LPs depends on it, never a bound. Why this order: a heavy symbol constrains the pair
-    LP (for a point prior v(a, b) is nonincreasing in P(a) and P(b), since a lighter symbol leaves the other
-    symbols more room to make P·p what the two PML rows need); measured, the pairs of light symbols reach the
-    mass-shift bound where any pair does."""
-    kind = prior_set.kind
-    if kind == "box":
-        h = [float(v) for v in prior_set.upper]
-    elif kind == "l1_ball":
-        h = [float(v) + float(prior_set.radius) / 2 for v in prior_set.center]
-    elif kind == "point":
-        h = [float(v) for v in prior_set.prior]
-    elif kind == "hull":
-        h = np.max(np.array([[float(v) for v in prior] for prior in prior_set.priors]), axis=0)
-    else:
-        h = [0.0] * n
-    h = np.asarray(h, float)
+    h_x the largest mass symbol x has in 𝒫 or a proxy for it (upper, c + r/2, P(x), max over the vertices;
+    :meth:`~mechdesign.privacy.base.PriorSetRules.heaviest_masses`). Only the order of the LPs depends on it,
+    never a bound. Why this order: a heavy symbol constrains the pair LP (for a point prior v(a, b) is
+    nonincreasing in P(a) and P(b), since a lighter symbol leaves the other symbols more room to make P·p what
+    the two PML rows need); measured, the pairs of light symbols reach the mass-shift bound where any pair does."""
+    h = np.asarray(rules(prior_set, n).heaviest_masses(), float)
     return h[:, None] + h[None, :]
 
 
