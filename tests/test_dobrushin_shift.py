@@ -324,3 +324,43 @@ def test_shift_bound_of_q_x_c_is_theorem_1(n, c, eps):
     off = ~np.eye(n, dtype=bool)
     assert bounds[off] == pytest.approx(float(xi), rel=1e-12)
     assert all(mpmath.mpf(v) >= xi for v in bounds[off])  # rounded up
+
+
+@pytest.mark.parametrize("lower", [[0.1, 0.05, 0.05, 0.05, 0.05], [0.05, 0.05, 0.1, 0.05, 0.05]])
+def test_metric_guarantee_breaks_the_prior_sets_symmetry(lower):
+    """A box whose symbols 1..4 (or 0, 1, 3, 4) share their entries, plus ε'·|x − x'|-privacy (a metric that is
+    not symmetric under those swaps): the pair engine itself (called directly: design() would hide a false bound
+    behind its exact fallback at this size) reaches the independent optimum, and its bound holds. Independent LP:
+    the box's vertices lower + (1 − Σ lower) e_j, and the metric rows p_x ≤ e^{ε'|x−x'|} p_x',
+    1 − p_x ≤ e^{ε'|x−x'|} (1 − p_x') (Chatzikokolakis et al. 2013) for the binary kernel [p, 1 − p]."""
+    n, eps, eps_metric = 5, 1.0, 0.25
+    verts = box_vertices(lower, [1.0] * n)
+    E = math.exp(eps)
+    rows, rhs = [], []
+    for v in verts:
+        for x in range(n):
+            rows += [np.eye(n)[x] - E * v, -np.eye(n)[x] + E * v]
+            rhs += [0.0, E - 1.0]
+    for x, y in itertools.permutations(range(n), 2):
+        w = math.exp(eps_metric * abs(x - y))
+        rows += [np.eye(n)[x] - w * np.eye(n)[y], -np.eye(n)[x] + w * np.eye(n)[y]]
+        rhs += [0.0, w - 1.0]
+    expected = -np.inf
+    for a, c in itertools.permutations(range(n), 2):
+        cost = np.zeros(n)
+        cost[a], cost[c] = -1.0, 1.0
+        res = linprog(cost, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=[(0, 1)] * n, method="highs")
+        expected = max(expected, -res.fun)
+    spec = load_spec(
+        {
+            "alphabet": n,
+            "privacy": [
+                {"epsilon": eps, "prior_set": {"kind": "box", "lower": lower, "upper": [1] * n}},
+                {"epsilon": eps_metric, "metric": {"kind": "absolute"}},
+            ],
+            "objective": {"kind": "dobrushin"},
+        }
+    )
+    out = dobrushin_pairs.solve_dobrushin_pairs(spec)
+    assert out.value == pytest.approx(expected, abs=1e-8)
+    assert out.bound >= expected - 1e-12

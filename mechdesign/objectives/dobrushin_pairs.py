@@ -29,7 +29,8 @@ basis (primal simplex; the old vertex stays feasible). Pairs are solved in branc
   The bound handed to the certificate is the largest bound over *all* pairs, so it is a true upper
   bound on η_TV whatever the solver's accuracy.
 
-**Symmetric symbols.** Swapping two symbols whose entries agree in every per-symbol field of the prior
+**Symmetric symbols.** (Only without other guarantees in a ``privacy`` list, which need not be symmetric.)
+Swapping two symbols whose entries agree in every per-symbol field of the prior
 set (the prior of ``point``, each vertex of ``hull``, ``lower``/``upper`` of ``box``, the centre of
 ``l1_ball``) maps 𝒫 onto itself, hence feasible kernels onto feasible kernels; such swaps generate the
 product of the symmetric groups of the classes of equal entries, and every pair {a, b} with a in class i
@@ -165,7 +166,9 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
 
     start = time.perf_counter()
     budget = spec.solver.time_limit
-    classes = symbol_classes(spec.prior_set, n)
+    # the other guarantees of a ``privacy`` list (a metric, another prior set) need not be symmetric under the
+    # swaps of the prior set's classes: with them, every symbol is its own class
+    classes = np.arange(n) if spec.extra_guarantees else symbol_classes(spec.prior_set, n)
     first = {}
     second = {}
     for x, k in enumerate(classes):
