@@ -107,8 +107,8 @@ def pair_shift_bounds(spec: Spec) -> np.ndarray:
 
 
 WITNESS_CANDIDATES = 3
-"""Vertices tried per symbol for the hull's approximate witnesses (every vertex pair when there are at most
-this many squared)."""
+"""Vertices tried per symbol for the hull's approximate witnesses: the heaviest there (every vertex when there are at
+most twice this many)."""
 
 
 def witness_shift_bounds(priors, exp_up: Fraction) -> np.ndarray:
@@ -116,7 +116,7 @@ def witness_shift_bounds(priors, exp_up: Fraction) -> np.ndarray:
     of 𝒫 (a hull's vertices; module doc), rounded outwards; symmetric (v(a, b) = v(b, a))."""
     V = np.array([[float(x) for x in prior] for prior in priors])  # vertices × N
     nv, n = V.shape
-    if nv * nv <= WITNESS_CANDIDATES**2 * 4:
+    if nv <= 2 * WITNESS_CANDIDATES:
         top = np.broadcast_to(np.arange(nv), (n, nv))  # every vertex for every symbol
     else:
         top = np.argsort(-V, axis=0, kind="stable")[:WITNESS_CANDIDATES].T  # N × k: heaviest vertices at each symbol
