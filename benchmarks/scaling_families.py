@@ -12,7 +12,7 @@ the median wall time of ``design`` (spec → certified result, import time exclu
 peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss`` of the child, which includes the
 interpreter and numpy, about 60 MiB) are recorded. A case that exceeds ``--timeout`` is killed and
 recorded as such. Results are appended to ``benchmarks/results/scaling_families_<label>.jsonl``;
-``table`` joins the labels ``base`` and ``new`` into one markdown table.
+``table`` joins the labels ``base`` and ``new`` (``--base``/``--new`` name others) into one markdown table.
 
 Every case: ε = 1, c = 1/(2N) where a min_mass set is used, M = N unless the family says otherwise;
 priors are Dirichlet(1) draws (seed 0, masses floored at 1e-3 and renormalised) written as decimals.
@@ -129,11 +129,26 @@ FAMILIES = {
     # no two symbols interchangeable (every lower mass distinct), and a point prior at ε = 0.2 (η < 1)
     "dobrushin_box_generic": (
         _dob(lambda n: {"kind": "box", "lower": [f"{n + i}/{4 * n * n}" for i in range(n)], "upper": [1] * n}),
-        [50, 100],
+        [50, 100, 300],
     ),
     "dobrushin_point_eps0.2": (
         lambda n: {**_dob(lambda k: {"kind": "point", "prior": dirichlet(k)})(n), "epsilon": "1/5"},
-        [50, 100],
+        [50, 100, 300],
+    ),
+    # lower and upper masses distinct, widths distinct (η < 1 at ε = 1/2): the shift bounds leave the N − 1
+    # pairs of the narrowest symbol open, so N − 1 pair LPs run
+    "dobrushin_box_widths": (
+        lambda n: {
+            **_dob(
+                lambda k: {
+                    "kind": "box",
+                    "lower": [f"{k + i}/{4 * k * k}" for i in range(k)],
+                    "upper": [f"{2 * k + 3 * i}/{k * k}" for i in range(k)],
+                }
+            )(n),
+            "epsilon": "1/2",
+        },
+        [50, 100, 300],
     ),
     "mi_dirichlet": (
         lambda n: {
@@ -221,7 +236,7 @@ def _load(label: str) -> dict:
 
 
 def cmd_table(args) -> None:
-    base, new = _load("base"), _load("new")
+    base, new = _load(args.base), _load(args.new)
     lines = [
         "| family | N | base s | base MiB | base status | new s | new MiB | LPs/rounds | gap | new status | speed-up |",
         "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |",
@@ -276,6 +291,8 @@ def main(argv=None) -> None:
     r.add_argument("--timeout", type=float, default=300.0)
     t = sub.add_parser("table")
     t.add_argument("--out", default=None)
+    t.add_argument("--base", default="base", help="label of the baseline column")
+    t.add_argument("--new", default="new", help="label of the new column")
     args = ap.parse_args(argv)
     (cmd_run if args.cmd == "run" else cmd_table)(args)
 

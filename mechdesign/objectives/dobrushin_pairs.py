@@ -11,6 +11,9 @@ one LP per symbol.) Every pair LP has the *same* feasible set; only the objectiv
 model is built once and kept: each pair changes two costs and re-solves from the previous optimal
 basis (primal simplex; the old vertex stays feasible). Pairs are solved in branch-and-bound order:
 
+* **A closed-form bound on every pair before any LP** (:mod:`mechdesign.objectives.dobrushin_shift`):
+  v(a, b) ≤ min{1, (e^ε − 1)/(1 + κ_ab e^ε)} when 𝒫 holds two priors that differ by mass κ_ab moved
+  between a and b (for Q_X(c) it is Theorem 1's Ξ(ε,c)). Where a pair reaches it, one LP settles every pair.
 * **A bound on every pair from every dual solution.** Written as minimisation (min p_b − p_a), weak
   duality (:func:`mechdesign.lp.program.dual_bound`) with row multipliers y gives, for *any*
   objective c', the lower bound  Σ_rows ρ_r(y) + Σ_j φ_j(c'_j − (Aᵀy)_j)  with φ_j(z) = min over
@@ -20,12 +23,14 @@ basis (primal simplex; the old vertex stays feasible). Pairs are solved in branc
   adds its y; a pair's bound is the least over the y's collected, and min(U(a, b), U(b, a), 1)
   (v is symmetric: swapping the two outputs maps feasible kernels to feasible kernels; TV ≤ 1).
 * **Incumbent.** Each solution p gives the feasible value max p − min p ≥ v(a, b).
-* **Order and stop.** The unsolved pair with the largest bound is solved next; the loop stops when no
+* **Order and stop.** The unsolved pair with the largest bound is solved next (ties: the pair of lightest
+  symbols, :func:`~mechdesign.objectives.dobrushin_shift.pair_order_score`); the loop stops when no
   unsolved pair's bound exceeds the incumbent (relative 1e-9): at once when the incumbent reaches 1.
   The bound handed to the certificate is the largest bound over *all* pairs, so it is a true upper
   bound on η_TV whatever the solver's accuracy.
 
-**Symmetric symbols.** Swapping two symbols whose entries agree in every per-symbol field of the prior
+**Symmetric symbols.** (Only without other guarantees in a ``privacy`` list, which need not be symmetric.)
+Swapping two symbols whose entries agree in every per-symbol field of the prior
 set (the prior of ``point``, each vertex of ``hull``, ``lower``/``upper`` of ``box``, the centre of
 ``l1_ball``) maps 𝒫 onto itself, hence feasible kernels onto feasible kernels; such swaps generate the
 product of the symmetric groups of the classes of equal entries, and every pair {a, b} with a in class i
@@ -46,6 +51,7 @@ from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.program import LinearProgram, LPBuilder
 from mechdesign.lp.solve import Status, _highs_model, solve_lp
 from mechdesign.objectives.compile import add_pml_kernel
+from mechdesign.objectives.dobrushin_shift import next_pair, pair_order_score, pair_shift_bounds
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 from mechdesign.lp.highs import new_highs, set_seconds_left
@@ -145,6 +151,8 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     p = K[:, 0]
     lp = b.build((p[:1], np.zeros(1)), sense=-1)  # costs set per pair below (minimise p_b − p_a)
     bounds = PairBounds(lp, p)
+    np.minimum(bounds.bound, pair_shift_bounds(spec), out=bounds.bound)  # closed forms, no LP (dobrushin_shift.py)
+    score = pair_order_score(spec.prior_set, n)  # among equal bounds, the pair likeliest to attain its bound first
     h = new_highs()
     h.setOptionValue("output_flag", bool(spec.solver.verbose))
     h.setOptionValue("solver", "simplex")
@@ -158,7 +166,9 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
 
     start = time.perf_counter()
     budget = spec.solver.time_limit
-    classes = symbol_classes(spec.prior_set, n)
+    # the other guarantees of a ``privacy`` list (a metric, another prior set) need not be symmetric under the
+    # swaps of the prior set's classes: with them, every symbol is its own class
+    classes = np.arange(n) if spec.extra_guarantees else symbol_classes(spec.prior_set, n)
     first = {}
     second = {}
     for x, k in enumerate(classes):
@@ -176,7 +186,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     status, message, prev = Status.OPTIMAL, "", None
     while True:
         open_bound = np.where(solved, -np.inf, bounds.bound)
-        flat = int(np.argmax(open_bound))
+        flat = next_pair(open_bound, score)
         if open_bound.flat[flat] <= incumbent + STOP_TOLERANCE * max(1.0, abs(incumbent)):
             break
         if budget is not None and time.perf_counter() - start > budget:
@@ -249,5 +259,5 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         columns=lp.num_cols,
         nonzeros=int(lp.A.nnz),
         message=message
-        or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by their duals",
+        or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by closed forms and duals",
     )

@@ -83,6 +83,22 @@ class PriorSetRules(ABC):
         """The prior P when 𝒫 = {P} (ε-PML for one prior), else None."""
         return None
 
+    # ------------------------------------------------------------------ Dobrushin pair bounds
+    def pair_mass_shifts(self) -> tuple[list[Fraction], dict[tuple[int, int], Fraction]]:
+        """Mass κ_ab that 𝒫 can move from symbol b to symbol a, with witnesses P, Q ∈ 𝒫, Q − P = κ_ab(e_a − e_b)
+        (the Dobrushin pair bounds of :mod:`mechdesign.objectives.dobrushin_shift`, which prove each kind's
+        formula): per-symbol values k with κ_ab = min(k_a, k_b), and the pairs (a < b) where κ_ab is smaller.
+        The default κ = 0 (P = Q) holds for every prior set."""
+        return [Fraction(0)] * self.n, {}
+
+    def shift_witness_priors(self) -> list[list[Fraction]] | None:
+        """Priors of 𝒫 whose differences are tried as approximate mass shifts (a hull's vertices), or None."""
+        return None
+
+    def heaviest_masses(self) -> np.ndarray:
+        """Per symbol, max_{P∈𝒫} P(x) or a float proxy for it (only orders the Dobrushin pair LPs)."""
+        return np.zeros(self.n)
+
     def ray_family_c(self) -> float | None:
         """c when the extreme rays of C(ε,𝒫) fall in the two-level families of Q_X(c) used by column
         generation (:mod:`mechdesign.privacy.ray_families`); None otherwise."""

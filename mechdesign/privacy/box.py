@@ -57,5 +57,14 @@ class BoxRules(PriorSetRules):
         u = 1 / self.n
         return all(lo <= u <= hi for lo, hi in zip(self.model.lower, self.model.upper))
 
+    def pair_mass_shifts(self):
+        """κ_ab = min(upper_a − lower_a, upper_b − lower_b, 1 − Σ lower, Σ upper − 1) (witness: objectives/dobrushin_shift.py)."""
+        lower, upper = list(self.model.lower), list(self.model.upper)
+        common = min(1 - sum(lower, Fraction(0)), sum(upper, Fraction(0)) - 1)
+        return [max(Fraction(0), min(hi - lo, common)) for lo, hi in zip(lower, upper)], {}
+
+    def heaviest_masses(self):
+        return np.array([float(v) for v in self.model.upper])
+
     def is_permutation_invariant(self):
         return len(set(self.model.lower)) == 1 and len(set(self.model.upper)) == 1

@@ -63,6 +63,26 @@ class L1BallRules(PriorSetRules):
             rows.append([r + float(s @ center)] + list(-s))
         return rows
 
+    def pair_mass_shifts(self):
+        """With m_x = min(c_x, r/2), μ = min(m_a, m_b): κ_ab = r/2 + μ when 1 − c_a − c_b ≥ r/2 − μ, else
+        m_a + m_b (witnesses: objectives/dobrushin_shift.py)."""
+        center, half = list(self.model.center), Fraction(self.model.radius) / 2
+        m = [min(c, half) for c in center]
+        cf = np.array([float(c) for c in center])
+        mf = np.array([float(v) for v in m])
+        # the condition fails only for the heaviest symbols: screen in floats with a margin far above their
+        # rounding, then decide every candidate exactly
+        slack = 1.0 - cf[:, None] - cf[None, :] - float(half) + np.minimum(mf[:, None], mf[None, :])
+        exceptions = {}
+        for a, b in zip(*np.nonzero(np.triu(slack < 1e-9, 1))):
+            a, b = int(a), int(b)
+            if 1 - center[a] - center[b] < half - min(m[a], m[b]):
+                exceptions[(a, b)] = m[a] + m[b]
+        return [half + v for v in m], exceptions
+
+    def heaviest_masses(self):
+        return np.array([float(v) for v in self.model.center]) + float(self.model.radius) / 2
+
     def contains_uniform(self):
         u = Fraction(1, self.n)
         return sum(abs(a - u) for a in self.model.center) <= self.model.radius

@@ -47,6 +47,9 @@ class PointRules(PriorSetRules):
     def equivalent_c(self):
         return Fraction(1, self.n) if len(set(self.model.prior)) == 1 else None
 
+    def heaviest_masses(self):
+        return np.array([float(v) for v in self.model.prior])
+
     def point_prior(self):
         return list(self.model.prior)
 
