@@ -25,9 +25,9 @@ from mechdesign.lp import solve as lp_solve
 from mechdesign.lp.solve import Status
 from mechdesign.objectives import dobrushin_pairs, ray_pool
 
-ABSOLUTE = {  # |x − y| uses 2 outputs: about 10 rounds of output generation (lp/kernel_engine.py)
+ABSOLUTE = {  # |x − y| at ε = 2: about 10 rounds of output generation (lp/kernel_engine.py)
     "alphabet": 60,
-    "epsilon": 1,
+    "epsilon": 2,
     "prior_set": {"kind": "min_mass", "c": 0.005},
     "objective": {"kind": "expected_loss", "loss": "absolute"},
 }

@@ -306,8 +306,8 @@ def generate_outputs(
     With its row-sum duals π, every output is priced exactly (:func:`price`):
     p_y = min_{r∈𝒦} (C(:,y) − π)·r, and Σ_x π_x + Σ_y min(0, p_y) bounds the full
     optimum from below. Outputs with p_y < 0 join Y' (the most negative first,
-    ``per_round`` at a time; past :data:`GROW_AFTER` rounds the set doubles) until the bound
-    meets the restricted value. **A new output enters at its priced ray** (:func:`_seat_rays`): its
+    round r adds up to ``per_round``·(1 + r // :data:`GROW_EVERY`) outputs whose priced rays differ)
+    until the bound meets the restricted value. **A new output enters at its priced ray** (:func:`_seat_rays`): its
     block of the basis is set to the two-/three-level ray pricing chose, so one pivot brings the ray
     in; left to HiGHS, the new block starts with every slack basic and primal simplex pivots its N
     entries in one by one (1,000–5,000 degenerate pivots per round at N = 1000; 7 with the seat).
