@@ -107,7 +107,7 @@ FAMILIES = {
     "el_abs_dirichlet": (_el("absolute", "dirichlet"), [100, 200, 500, 1000, 3000]),
     "el_sq_dirichlet": (_el("squared", "dirichlet"), [100, 1000, 3000]),
     "el_hamming_dirichlet": (_el("hamming", "dirichlet"), [100, 1000, 3000]),
-    "el_abs_worst_case": (_el("absolute", "worst_case"), [50, 100, 200]),
+    "el_abs_worst_case": (_el("absolute", "worst_case"), [50, 100, 200, 500, 1000]),
     "el_abs_ldp": (_el("absolute", "uniform", lambda n: {"kind": "simplex"}), [100, 200, 500, 1000, 3000]),
     "el_sq_ldp": (_el("squared", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "el_hamming_ldp": (_el("hamming", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),

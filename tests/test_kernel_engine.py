@@ -123,6 +123,8 @@ def test_every_output_used_is_one_master_and_few_outputs_are_generated():
     ham = solve_kernel_lp(cost(n, "hamming", "uniform"), Fraction(1, 2 * n), math.exp(-1))
     assert ham.method.startswith("ray master") and ham.status == "optimal"
     assert (ham.kernel.max(axis=0) > 1e-9).sum() == n
+    ldp = solve_kernel_lp(cost(n, "hamming", "uniform"), Fraction(0), math.exp(-1))  # ties k-RR with constant
+    assert ldp.method.startswith("ray master") and (ldp.kernel.max(axis=0) > 1e-9).sum() == n
     ab = solve_kernel_lp(cost(n, "absolute", "uniform"), Fraction(1, 2 * n), math.exp(-1))
     assert ab.method == "output generation" and ab.status == "optimal"
 
