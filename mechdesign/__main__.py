@@ -1,5 +1,3 @@
-import sys
+from mechdesign.cli.main import entry
 
-from mechdesign.cli.main import main
-
-sys.exit(main())
+entry()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -203,5 +204,18 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
+def entry() -> None:
+    """The console entry point (and ``python -m mechdesign``): exit with :func:`main`'s status. After Ctrl-C the
+    process ends without the interpreter's teardown: a HiGHS solve thread that is still stopping can make that
+    teardown abort (exit −6 instead of 130, seen once in CI after an interrupted sweep). Everything the command
+    writes is written and flushed before :func:`main` returns."""
+    status = main()
+    if status == EXIT_INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()
