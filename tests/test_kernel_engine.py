@@ -65,13 +65,18 @@ def is_private(K: np.ndarray, c: float, eps: float, slack: float = 1e-9) -> bool
     return bool(np.all(K.max(axis=0) <= math.exp(eps) * low + slack))
 
 
-def cost(n: int, loss: str, prior: str, seed: int = 0) -> np.ndarray:
+def loss_matrix(n: int, loss: str) -> np.ndarray:
+    """L(x, y) of the spec's named losses on the alphabet 0..N−1, from their definitions."""
     x = np.arange(n)
-    L = {
+    return {
         "absolute": np.abs(x[:, None] - x[None, :]),
         "squared": (x[:, None] - x[None, :]) ** 2,
         "hamming": (x[:, None] != x[None, :]),
     }[loss].astype(float)
+
+
+def cost(n: int, loss: str, prior: str, seed: int = 0) -> np.ndarray:
+    L = loss_matrix(n, loss)
     P = np.full(n, 1.0 / n) if prior == "uniform" else np.random.default_rng(seed).dirichlet(np.ones(n)) + 1e-3
     return (P / P.sum())[:, None] * L
 
@@ -151,9 +156,7 @@ def test_designs_through_the_engine_are_certified_at_the_reference_optimum(objec
         else np.array([float(Fraction(p)) for p in objective["prior"]])
     )
     if objective["kind"] == "expected_loss":
-        C = P[:, None] * (np.arange(n)[:, None] != np.arange(n)[None, :]) if objective["loss"] == "hamming" else None
-        if C is None:
-            C = P[:, None] * np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
+        C = P[:, None] * loss_matrix(n, objective["loss"])
         ref = reference_kernel_lp(C, c, 0.5)
         assert r.objective == pytest.approx(ref, abs=1e-9)
         assert r.certificate.dual_bound <= ref + 1e-12
@@ -206,12 +209,7 @@ def test_worst_case_prior_by_seated_output_generation_matches_the_epigraph_lp(lo
     }
     r = design(spec)
     assert r.is_ok and "epigraph" in r.solve.method
-    x = np.arange(n)
-    L = {
-        "absolute": np.abs(x[:, None] - x[None, :]),
-        "squared": (x[:, None] - x[None, :]) ** 2,
-        "hamming": (x[:, None] != x[None, :]),
-    }[loss].astype(float)
+    L = loss_matrix(n, loss)
     ref = reference_worst_case(L, c, 1.0)
     assert r.objective == pytest.approx(ref, abs=1e-9)
     assert r.certificate.dual_bound <= ref + 1e-12

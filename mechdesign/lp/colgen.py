@@ -49,8 +49,7 @@ from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
-from mechdesign.lp.threads import highs_threads
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 
 __all__ = ["KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
 
@@ -318,16 +317,7 @@ def generate_outputs(
     start = time.perf_counter()
     n, m = C.shape
 
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")  # keep the basis between rounds
-    h.setOptionValue("simplex_strategy", 4)  # primal: new outputs (zero columns, slack rows) keep it feasible
-    h.setOptionValue(
-        "threads", threads or highs_threads()
-    )  # as in solve.py: HiGHS's scheduler is global, one count per process
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+    h = new_warm_simplex(verbose, threads, 1e-9)
     h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     offsets: dict[int, int] = {}  # output y -> its first restricted column (a_0y)
     row_offsets: dict[int, int] = {}  # output y -> its first row (a_0y − d_y ≤ 0); its PML row is N after
@@ -438,7 +428,7 @@ def generate_outputs(
         # large ε, would otherwise take M/2 rounds), but only outputs whose priced rays differ:
         # neighbouring outputs of an ordered loss price the same ray, and two copies add nothing
         how_many = per_round * (1 + rounds // GROW_EVERY)
-        take = _distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
+        take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
         if mirrored:  # reflection-invariant costs: an optimum symmetric under y -> M-1-y exists
             take = np.setdiff1d(np.union1d(take, m - 1 - take), chosen)
         chosen = np.union1d(chosen, take)
@@ -447,7 +437,7 @@ def generate_outputs(
     return _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status)
 
 
-def _distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
+def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
     """The first ``limit`` outputs of ``order`` whose priced rays (ones, fractional entry, level) differ."""
     seen, out = set(), []
     for y in order[: 8 * limit].tolist():

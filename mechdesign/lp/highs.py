@@ -108,3 +108,21 @@ def set_seconds_left(h, seconds: float) -> None:
     therefore set past the clock's current reading.
     """
     h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(seconds), 1e-3))
+
+
+def new_warm_simplex(verbose: bool, threads: int | None, tolerance: float):
+    """A model for a restricted LP that grows between solves (output/column generation): primal simplex
+    without presolve, so the basis survives added columns and rows (new columns at 0 and new rows with
+    their slacks basic keep it primal feasible), primal and dual feasibility ``tolerance``, HiGHS's threads
+    as in :mod:`mechdesign.lp.threads` (its scheduler is global: one count per process)."""
+    from mechdesign.lp.threads import highs_threads
+
+    h = new_highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("presolve", "off")
+    h.setOptionValue("simplex_strategy", 4)
+    h.setOptionValue("threads", threads or highs_threads())
+    h.setOptionValue("primal_feasibility_tolerance", tolerance)
+    h.setOptionValue("dual_feasibility_tolerance", tolerance)
+    return h

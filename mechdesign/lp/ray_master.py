@@ -52,10 +52,9 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.lp.colgen import price
-from mechdesign.lp.highs import new_highs
+from mechdesign.lp.highs import new_warm_simplex
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
-from mechdesign.lp.threads import highs_threads
 
 __all__ = ["RayMasterResult", "solve_ray_master", "lagrangian_bound", "pricing_c"]
 
@@ -182,14 +181,7 @@ class _Master:
     def __init__(self, n: int, verbose: bool, threads: int | None, sparse_rows: bool):
         self.n = n
         self.sparse_rows = sparse_rows
-        h = new_highs()
-        h.setOptionValue("output_flag", bool(verbose))
-        h.setOptionValue("solver", "simplex")
-        h.setOptionValue("presolve", "off")  # keep the basis between rounds
-        h.setOptionValue("simplex_strategy", 4)  # primal: new columns keep the basis primal feasible
-        h.setOptionValue("threads", threads or highs_threads())
-        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        h = new_warm_simplex(verbose, threads, 1e-10)
         rhs = np.zeros(n)
         rhs[0] = 1.0
         if not sparse_rows:

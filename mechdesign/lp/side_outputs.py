@@ -27,10 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechdesign.lp.threads import highs_threads
-from mechdesign.lp.colgen import GROW_EVERY, KernelLayout, _distinct_rays, full_row_dual, price
+from mechdesign.lp.colgen import GROW_EVERY, KernelLayout, distinct_rays, full_row_dual, price
 from mechdesign.lp.program import LinearProgram, dual_bound
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
 
@@ -97,14 +96,7 @@ def solve_side_output_generation(
     # one live HiGHS model: the side rows and columns, then each output's block (its K, t, u columns with
     # their entries in the side rows, then its own rows), seated at its priced ray (colgen._seat_rays)
     A_csc = A.tocsc()
-    h = new_highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")  # keep the basis between rounds
-    h.setOptionValue("simplex_strategy", 4)  # primal: a new block at 0 keeps the basis primal feasible
-    h.setOptionValue("threads", threads or highs_threads())  # one count per process (lp/threads.py)
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+    h = new_warm_simplex(False, threads, 1e-9)
     # no bound perturbation: with it, a re-solve after outputs join lost primal feasibility in its cleanup
     # (1811 infeasibilities, 9 s for 703 pivots at N = 300); without it the worst case at N = 300 takes 2.2 s
     # instead of 19.7 s, N = 500 7 s instead of 184 s
@@ -193,7 +185,7 @@ def solve_side_output_generation(
         if candidates.size == 0 or rounds >= max_rounds:
             status = "optimal" if candidates.size == 0 else "iteration_limit"
             break
-        take = _distinct_rays(candidates[np.argsort(p[candidates])], priced, per_round * (1 + rounds // GROW_EVERY))
+        take = distinct_rays(candidates[np.argsort(p[candidates])], priced, per_round * (1 + rounds // GROW_EVERY))
         chosen = np.union1d(chosen, take)
         add_outputs(take)
         _seat_compiled(h, take, priced, block_cols, block_rows, n, layout.u is not None)

@@ -30,6 +30,7 @@ from mechdesign.privacy.constraints import add_guarantee_rows
 from mechdesign.privacy.priors import constrain_min_expectation, rules
 from mechdesign.lp.program import dual_bound
 from mechdesign.lp.incumbent import design_problem
+from mechdesign.lp.kernel_engine import solve_kernel_lp
 from mechdesign.lp.solve import LPSolution, Status, solve_lp
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
@@ -153,6 +154,51 @@ def exp_minus_epsilon_down(spec: Spec) -> float:
         except Exception:  # noqa: BLE001 - an ε text the bound cannot parse: the float, an ulp down
             pass
     return math.nextafter(math.exp(-eps), 0.0)
+
+
+# ----------------------------------------------------------------- kernel LPs solved uncompiled
+def uncompiled_kernel_c(spec: Spec):
+    """c of Q_X(c) (0 for the simplex) when :mod:`mechdesign.lp.kernel_engine` can solve the spec's kernel LP
+    without compiling it: the prior set is some Q_X(c), ``privacy`` adds no other guarantee, and the solver is
+    HiGHS with its automatic method. None otherwise (the compiled LP's path applies)."""
+    options = spec.solver
+    if spec.privacy is not None or options.method != "auto" or options.backend != "highs":
+        return None
+    return rules(spec.prior_set, spec.n).equivalent_c()
+
+
+def solve_uncompiled(spec: Spec, C: np.ndarray, c, sense: int, compile_seconds: float = 0.0) -> PlanOutcome | None:
+    """The kernel LP  min Σ C_xy K_xy  over (ε,Q_X(c))-PML kernels by
+    :func:`mechdesign.lp.kernel_engine.solve_kernel_lp`, as the design's outcome in its own ``sense`` (−1: the
+    design maximises −Σ C K, whose value and bound are negated). A ``time_limit`` outcome when the spec's
+    time limit ran out; None when the program stopped short of its bound otherwise."""
+    options = spec.solver
+    res = solve_kernel_lp(
+        C,
+        c,
+        exp_minus_epsilon_down(spec),
+        time_limit=options.time_limit,
+        verbose=bool(options.verbose),
+        user_sense=sense,
+    )
+    if res.status not in ("optimal", "time_limit"):
+        return None
+    optimal = res.status == "optimal"
+    return PlanOutcome(
+        status=Status.OPTIMAL if optimal else Status.TIME_LIMIT,
+        kernel=res.kernel,
+        value=sense * res.value,
+        bound=sense * res.bound if optimal else None,
+        sense=sense,
+        method=res.method,
+        seconds=res.seconds,
+        compile_seconds=compile_seconds,
+        iterations=res.iterations,
+        lps=res.rounds,
+        rows=res.rows,
+        columns=res.cols,
+        message=f"{res.status}: {res.method}, {res.rounds} rounds",
+    )
 
 
 # ----------------------------------------------------------------- running kernel LPs

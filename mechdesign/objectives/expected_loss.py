@@ -8,22 +8,21 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.lp.kernel_engine import solve_kernel_lp
 from mechdesign.lp.program import LPBuilder
-from mechdesign.lp.solve import Status
 from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import (
     CompiledProblem,
     add_pml_kernel,
-    exp_minus_epsilon_down,
     loss_matrix,
     objective_prior,
     solve_kernel_lps,
+    solve_uncompiled,
+    uncompiled_kernel_c,
 )
 from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior
 from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
 from mechdesign.objectives.plan import PlanOutcome
-from mechdesign.privacy.priors import constrain_min_expectation, min_expectation, rules
+from mechdesign.privacy.priors import constrain_min_expectation, min_expectation
 from mechdesign.spec.models import Spec
 
 __all__ = ["ExpectedLoss", "compile_expected_loss", "loss_matrix", "objective_prior"]
@@ -90,44 +89,13 @@ class ExpectedLoss(ObjectiveRules):
         back end or method asked for, or a program that stopped short of its bound, which the compiled LP
         then solves)."""
         spec = self.spec
-        options = spec.solver
         prior = objective_prior(spec)
-        c = rules(spec.prior_set, spec.n).equivalent_c()
-        if (
-            prior is None
-            or c is None
-            or spec.objective.max_vulnerability is not None
-            or spec.privacy is not None
-            or options.method != "auto"
-            or options.backend != "highs"
-        ):
+        c = uncompiled_kernel_c(spec)
+        if prior is None or c is None or spec.objective.max_vulnerability is not None:
             return None
         t0 = time.perf_counter()
         C = prior[:, None] * loss_matrix(spec)
-        E = exp_minus_epsilon_down(spec)
-        compile_seconds = time.perf_counter() - t0
-        res = solve_kernel_lp(C, c, E, time_limit=options.time_limit, verbose=bool(options.verbose))
-        if res.status == "time_limit":
-            status = Status.TIME_LIMIT
-        elif res.status != "optimal":
-            return None
-        else:
-            status = Status.OPTIMAL
-        return PlanOutcome(
-            status=status,
-            kernel=res.kernel,
-            value=res.value,
-            bound=res.bound if status is Status.OPTIMAL else None,
-            sense=1,
-            method=res.method,
-            seconds=res.seconds,
-            compile_seconds=compile_seconds,
-            iterations=res.iterations,
-            lps=res.rounds,
-            rows=res.rows,
-            columns=res.cols,
-            message=f"{res.status}: {res.method}, {res.rounds} rounds",
-        )
+        return solve_uncompiled(spec, C, c, +1, compile_seconds=time.perf_counter() - t0)
 
     def enforce(self, kernel):
         cap = self.spec.objective.max_vulnerability
