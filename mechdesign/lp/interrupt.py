@@ -12,9 +12,34 @@ kernel they hold and the command line exits 130.
 
 from __future__ import annotations
 
+import signal
+from contextlib import contextmanager
+
 __all__ = ["run_interruptible", "WAIT_SLICE_SECONDS"]
 
 WAIT_SLICE_SECONDS = 0.05
+
+
+@contextmanager
+def _sigint_deferred():
+    """SIGINT held back (not lost) for the duration: highspy's ``wait`` takes and releases a lock in Python
+    code, and a KeyboardInterrupt raised between the two left it held (the next wait then failed with
+    "release unlocked lock" and the process aborted at exit: −6 instead of 130, seen in CI). The pending
+    signal is delivered when the block ends, so Ctrl-C still stops a solve within one wait slice."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:  # no POSIX signal masks (Windows): as before
+        yield
+        return
+    old = block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, old)
+
+
+def _wait(h):
+    with _sigint_deferred():
+        return h.wait(WAIT_SLICE_SECONDS)
 
 
 def run_interruptible(h):
@@ -24,13 +49,13 @@ def run_interruptible(h):
     thread = h.startSolve()
     try:
         while True:
-            done, status = h.wait(WAIT_SLICE_SECONDS)
+            done, status = _wait(h)
             if done:
                 return status
     except KeyboardInterrupt:
         h.cancelSolve()
         try:
-            while not h.wait(WAIT_SLICE_SECONDS)[0]:
+            while not _wait(h)[0]:
                 pass
         except KeyboardInterrupt:  # a second Ctrl-C: stop waiting, the daemon thread dies with the process
             pass
