@@ -254,7 +254,7 @@ class RestrictedOutputs:
     columns: np.ndarray
     """N × |Y'|: K(:,y) for y in ``outputs``."""
     pi: np.ndarray
-    """Row-sum multipliers of the last restricted LP solved."""
+    """Row-sum multipliers of the last restricted LP solved (with ``epigraph``: of the best bound met)."""
     value: float
     """Σ C K of the restricted solution (inf when none was solved)."""
     bound: float
@@ -266,6 +266,8 @@ class RestrictedOutputs:
     seconds: float
     status: str
     """optimal | time_limit | iteration_limit | solver_error."""
+    mu: np.ndarray | None = None
+    """With ``epigraph``: the multipliers μ ≥ 0 of the epigraph rows, scaled to Σμ = τ's cost."""
 
     def kernel(self, m: int) -> np.ndarray:
         K = np.zeros((self.columns.shape[0], m))
@@ -286,6 +288,7 @@ def generate_outputs(
     threads: int | None = None,
     verbose: bool = False,
     on_round=None,
+    epigraph: tuple[np.ndarray, float] | None = None,
 ) -> RestrictedOutputs:
     """Minimise Σ C_xy K_xy over (ε,Q_X(c))-PML kernels (c = 0: ε-LDP) by generating *outputs*.
 
@@ -312,6 +315,11 @@ def generate_outputs(
     entries in one by one (1,000–5,000 degenerate pivots per round at N = 1000; 7 with the seat).
     ``initial``: the first outputs (an array), or how many to spread evenly over 0..M−1.
     ``on_round(result)`` is called after each round with the current :class:`RestrictedOutputs`.
+
+    ``epigraph = (G, a)`` adds a variable τ (free, cost a ≥ 0) and N rows Σ_y G_xy K_xy − τ ≤ 0 after the
+    row sums: with C = c·L, G = L, a = 1 − Nc this is the expected loss under the worst prior of Q_X(c)
+    (:mod:`mechdesign.lp.worst_case_engine`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
+    reduced cost), outputs are priced at W = C + μG − π, and the bound is the Lagrangian one at that W.
     """
 
     start = time.perf_counter()
@@ -319,6 +327,18 @@ def generate_outputs(
 
     h = new_warm_simplex(verbose, threads, 1e-9)
     h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+    G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
+    if G is not None:
+        # as in lp/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
+        # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
+        h.setOptionValue(
+            "primal_simplex_bound_perturbation_multiplier", 0.0
+        )  # the epigraph rows Σ_y G_xy K_xy − τ ≤ 0 (rows N..2N−1) and τ, the last column so far
+        h.addRows(n, np.full(n, -np.inf), np.zeros(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        h.addCols(
+            1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), n,
+            np.zeros(1, np.int32), np.arange(n, 2 * n, dtype=np.int32), np.full(n, -1.0),
+        )  # fmt: skip
     offsets: dict[int, int] = {}  # output y -> its first restricted column (a_0y)
     row_offsets: dict[int, int] = {}  # output y -> its first row (a_0y − d_y ≤ 0); its PML row is N after
     width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
@@ -327,19 +347,44 @@ def generate_outputs(
         """Columns of the new outputs (entries in the row sums), then their rows: the basis stays valid."""
         k, first, first_row = ys.size, h.getNumCol(), h.getNumRow()
         cost = np.vstack([C[:, ys], C[:, ys].sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
-        idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)  # a: row x; u: all rows
-        per = np.concatenate([np.arange(n), [n, 2 * n]])  # starts within one output
-        starts = (np.arange(k)[:, None] * 2 * n + per[None, :]).ravel().astype(np.int32)
-        h.addCols(
-            k * width,
-            cost.T.ravel(),
-            np.zeros(k * width),
-            np.ones(k * width),
-            2 * n * k,
-            starts,
-            np.tile(idx, k),
-            np.ones(2 * n * k),
-        )
+        if G is None:
+            idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)  # a: row x; u: all rows
+            per = np.concatenate([np.arange(n), [n, 2 * n]])  # starts within one output
+            starts = (np.arange(k)[:, None] * 2 * n + per[None, :]).ravel().astype(np.int32)
+            h.addCols(
+                k * width,
+                cost.T.ravel(),
+                np.zeros(k * width),
+                np.ones(k * width),
+                2 * n * k,
+                starts,
+                np.tile(idx, k),
+                np.ones(2 * n * k),
+            )
+        else:  # a_xy: 1 in row x, G_xy in epigraph row N + x; u_y: every row sum, G(:,y) in the epigraph rows
+            idx_c, val_c, starts = [], [], [0]
+            for y in ys.tolist():
+                g = G[:, y]
+                nz = np.flatnonzero(g)
+                a_idx = np.full((n, 2), -1, np.int64)
+                a_idx[:, 0] = np.arange(n)
+                a_idx[nz, 1] = n + nz
+                a_val = np.ones((n, 2))
+                a_val[:, 1] = g
+                keep = a_idx >= 0
+                per_a = keep.sum(axis=1)
+                idx_c.append(a_idx[keep])
+                val_c.append(a_val[keep])
+                idx_c.append(np.concatenate([np.arange(n), n + nz]))
+                val_c.append(np.concatenate([np.ones(n), g[nz]]))
+                sizes = np.concatenate([per_a, [n + nz.size, 0]])
+                starts.extend((starts[-1] + np.cumsum(sizes)).tolist())
+            starts = np.asarray(starts[:-1], dtype=np.int32)
+            idx_all, val_all = np.concatenate(idx_c).astype(np.int32), np.concatenate(val_c)
+            h.addCols(
+                k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width),
+                idx_all.size, starts, idx_all, val_all,
+            )  # fmt: skip
         rows_idx, rows_val = [], []
         for j, y in enumerate(ys):
             a0 = first + j * width
@@ -378,12 +423,13 @@ def generate_outputs(
         chosen = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
     else:
         chosen = np.unique(np.asarray(initial, dtype=int))
-    mirrored = bool(np.array_equal(C, C[::-1, ::-1]))
+    mirrored = bool(np.array_equal(C, C[::-1, ::-1])) and (G is None or bool(np.array_equal(G, G[::-1, ::-1])))
     if mirrored:
         chosen = np.union1d(chosen, m - 1 - chosen)
     add_outputs(chosen)
     bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
-    pi = np.zeros(n)
+    pi, mu = np.zeros(n), None
+    stable = (-math.inf, None, None)  # epigraph: the best Lagrangian bound met and its duals
     ys, cols = chosen, np.zeros((n, chosen.size))
     while True:
         if time_limit is not None:
@@ -399,12 +445,21 @@ def generate_outputs(
         pi = np.asarray(sol.row_dual[:n], float)
         value = float(h.getInfo().objective_function_value)
         ys, cols = restricted_columns(np.asarray(sol.col_value, float))
-        priced = price(C - pi[:, None], c, E)
-        p = priced.value
-        lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
+        if G is None:
+            priced = price(C - pi[:, None], c, E)
+            p = priced.value
+            lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
+        else:
+            mu = epigraph_multipliers(-np.asarray(sol.row_dual[n : 2 * n], float), tau_cost)
+            priced = price(C + mu[:, None] * G - pi[:, None], c, E)
+            p = priced.value
+            lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
+            if lagrangian > stable[0]:
+                stable = (lagrangian, pi, mu)
+            lagrangian = stable[0]
         bound = max(bound, lagrangian)
         if on_round is not None:
-            on_round(_result(ys, cols, pi, value, bound, rounds, iterations, h, start, status))
+            on_round(_result(ys, cols, pi, value, bound, rounds, iterations, h, start, status, mu, stable))
         scale = max(1.0, abs(value))
         report(
             phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{chosen.size} of {m} outputs"
@@ -434,7 +489,20 @@ def generate_outputs(
         chosen = np.union1d(chosen, take)
         add_outputs(take)
         _seat_rays(h, take, priced, offsets, row_offsets, n)
-    return _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status)
+    return _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status, mu, stable)
+
+
+def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
+    """μ ≥ 0 with Σμ ≤ ``total`` (a float sum; within an ulp-sized margin below it): the epigraph rows'
+    multipliers clipped at 0 and scaled to sum to ``total`` (uniform when all are 0). Any such μ gives a
+    Lagrangian bound (:func:`mechdesign.lp.worst_case_engine.worst_case_bound`)."""
+    mu = np.maximum(np.nan_to_num(mu, nan=0.0), 0.0)
+    s = math.fsum(mu.tolist())
+    if total <= 0.0:
+        return np.zeros_like(mu)
+    if s <= 0.0:
+        return np.full(mu.size, total / mu.size * (1.0 - 4.0 * mu.size * 2.0**-53))
+    return mu * (total / s * (1.0 - 4.0 * mu.size * 2.0**-53))
 
 
 def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
@@ -451,8 +519,11 @@ def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
     return np.array(out, dtype=int)
 
 
-def _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
+def _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status, mu=None, best=None) -> RestrictedOutputs:
+    if best is not None and best[1] is not None:  # epigraph: the duals of the best Lagrangian bound met
+        pi, mu = best[1], best[2]
     return RestrictedOutputs(
+        mu=mu,
         outputs=ys,
         columns=cols,
         pi=pi,

@@ -9,7 +9,7 @@ expected loss under a prior P, or −P(x)·[x = y] for Bayes vulnerability:
 Compiled whole it has ~2NM rows (8M at N = 2000: 7 s of compile before any solve). Here it is never
 built. Two programs, cheapest first:
 
-1. **One ray per output** (:func:`_ray_probe`). Each output's best vertex of 𝒦 at π = 0 (its own cost's
+1. **One ray per output** (:func:`ray_probe`). Each output's best vertex of 𝒦 at π = 0 (its own cost's
    staircase / k-RR shape, :func:`mechdesign.lp.colgen.price`) becomes one column of the master
    (Dantzig–Wolfe over (vertex, output) pairs; :mod:`mechdesign.lp.ray_master`)
 
@@ -48,7 +48,7 @@ from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.ray_master import lagrangian_bound, pricing_c
 from mechdesign.lp.threads import highs_threads
 
-__all__ = ["KernelLPResult", "solve_kernel_lp"]
+__all__ = ["KernelLPResult", "solve_kernel_lp", "ray_probe"]
 
 RIGOROUS_TOLERANCE = 1e-7
 """Largest relative gap to the *rigorous* bound that still counts as the program's optimum (the design's own
@@ -85,7 +85,7 @@ def _rays(priced, n: int, ys: np.ndarray) -> np.ndarray:
     return R
 
 
-def _ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threads: int | None, verbose: bool):
+def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threads: int | None, verbose: bool):
     """Program 1 of the module doc: returns (kernel, value, π, iterations) or None if HiGHS fails.
 
     The master's rows are pre-multiplied by the difference matrix D ((Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1})
@@ -163,7 +163,7 @@ def solve_kernel_lp(
 
     best_bound = -math.inf
     initial: np.ndarray | int = 2
-    probe = _ray_probe(C, c_lp, E, left(), threads, verbose)
+    probe = ray_probe(C, c_lp, E, left(), threads, verbose)
     iterations = 0
     if probe is not None:
         K, value, pi, iterations, size = probe

@@ -31,6 +31,7 @@ from mechdesign.privacy.priors import constrain_min_expectation, rules
 from mechdesign.lp.program import dual_bound
 from mechdesign.lp.incumbent import design_problem
 from mechdesign.lp.kernel_engine import solve_kernel_lp
+from mechdesign.lp.worst_case_engine import solve_worst_case_kernel_lp
 from mechdesign.lp.solve import LPSolution, Status, solve_lp
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
@@ -167,20 +168,29 @@ def uncompiled_kernel_c(spec: Spec):
     return rules(spec.prior_set, spec.n).equivalent_c()
 
 
-def solve_uncompiled(spec: Spec, C: np.ndarray, c, sense: int, compile_seconds: float = 0.0) -> PlanOutcome | None:
+def solve_uncompiled(
+    spec: Spec, C: np.ndarray, c, sense: int, compile_seconds: float = 0.0, *, worst_case: bool = False
+) -> PlanOutcome | None:
     """The kernel LP  min Σ C_xy K_xy  over (ε,Q_X(c))-PML kernels by
     :func:`mechdesign.lp.kernel_engine.solve_kernel_lp`, as the design's outcome in its own ``sense`` (−1: the
-    design maximises −Σ C K, whose value and bound are negated). A ``time_limit`` outcome when the spec's
-    time limit ran out; None when the program stopped short of its bound otherwise."""
+    design maximises −Σ C K, whose value and bound are negated). ``worst_case``: C is a loss L and the LP
+    minimises the worst expected loss over Q_X(c) (:func:`mechdesign.lp.worst_case_engine.solve_worst_case_kernel_lp`).
+    A ``time_limit`` outcome when the spec's time limit ran out; None when the program stopped short of its
+    bound otherwise."""
     options = spec.solver
-    res = solve_kernel_lp(
-        C,
-        c,
-        exp_minus_epsilon_down(spec),
-        time_limit=options.time_limit,
-        verbose=bool(options.verbose),
-        user_sense=sense,
-    )
+    if worst_case:
+        res = solve_worst_case_kernel_lp(
+            C, c, exp_minus_epsilon_down(spec), time_limit=options.time_limit, verbose=bool(options.verbose)
+        )
+    else:
+        res = solve_kernel_lp(
+            C,
+            c,
+            exp_minus_epsilon_down(spec),
+            time_limit=options.time_limit,
+            verbose=bool(options.verbose),
+            user_sense=sense,
+        )
     if res.status not in ("optimal", "time_limit"):
         return None
     optimal = res.status == "optimal"

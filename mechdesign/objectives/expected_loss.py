@@ -91,8 +91,10 @@ class ExpectedLoss(ObjectiveRules):
         spec = self.spec
         prior = objective_prior(spec)
         c = uncompiled_kernel_c(spec)
-        if prior is None or c is None or spec.objective.max_vulnerability is not None:
+        if c is None or spec.objective.max_vulnerability is not None:
             return None
+        if prior is None:  # the worst prior of Q_X(c): lp/worst_case_engine.py
+            return solve_uncompiled(spec, loss_matrix(spec), c, +1, worst_case=True)
         t0 = time.perf_counter()
         C = prior[:, None] * loss_matrix(spec)
         return solve_uncompiled(spec, C, c, +1, compile_seconds=time.perf_counter() - t0)

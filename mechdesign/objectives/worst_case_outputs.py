@@ -1,6 +1,10 @@
 """Expected loss under the worst prior of Q_X(c) (or of all priors) by output generation with the epigraph
 rows kept whole (:func:`mechdesign.lp.side_outputs.solve_side_output_generation`): outputs are priced with
-the multipliers of the worst-case vertices, and the bound is weak duality on the compiled LP."""
+the multipliers of the worst-case vertices, and the bound is weak duality on the compiled LP.
+
+A plain Q_X(c) or simplex spec never gets here: :mod:`mechdesign.lp.worst_case_engine` solves it without
+compiling the LP. This compiled path serves the worst case when ``privacy`` lists further guarantees (their
+rows are side rows of the restricted LP)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,175 @@
+"""Expected loss under the worst prior of Q_X(c) (c = 0: of all priors) without compiling the LP (issue 13).
+
+For a loss L (N × M) the design minimises the worst expected loss max_{P∈Q_X(c)} P·r(K), r_x = Σ_y L_xy K_xy,
+over (ε,Q_X(c))-PML kernels. The worst prior puts c on every symbol and 1 − Nc on the largest r_x, so with
+a = 1 − Nc the LP is
+
+    minimise  c Σ_xy L_xy K_xy + a τ   s.t.  Σ_y K_xy = 1,   Σ_y L_xy K_xy − τ ≤ 0 (x),   K(:,y) ∈ cone(𝒦).
+
+**Bound.** For multipliers μ ≥ 0 of the epigraph rows with Σμ ≤ a, and w = c + μ (a prior of Q_X(c) when
+Σμ = a), the objective is ≥ Σ_x w_x r_x(K) + (a − Σμ)τ: the worst case is at least the expected loss under
+the prior w, and so at least the Lagrangian bound of that given-prior LP (:mod:`mechdesign.lp.kernel_engine`)
+
+    Σ_x π_x + Σ_y min(0, min_{k∈𝒦} (w∘L(:,y) − π)·k)       (any π),
+
+which :func:`worst_case_bound` evaluates rigorously (the cost w∘L is rounded: an allowance of 8 ulps of
+Σ|w∘L| covers it; (a − Σμ)τ ≥ (a − Σμ) min(0, min L) is added for losses that can be negative).
+
+**Programs.**
+
+1. The prior w = uniform (1/N ≥ c: in Q_X(c)) through the one-ray-per-output master
+   (:func:`mechdesign.lp.kernel_engine.ray_probe`). Its kernel is a feasible design; when the loss is
+   symmetric enough that its rows' losses r_x are equal (Hamming loss), its worst case equals its expected loss
+   under the uniform prior and the probe's bound closes the gap: one LP.
+2. Otherwise output generation with the epigraph rows kept (:func:`mechdesign.lp.colgen.generate_outputs` with
+   ``epigraph``): the lifted LP over a growing set of outputs, each entering at the ray priced with the
+   multipliers of the worst-case vertices, W = c·L + μ∘L − π ("price with the multipliers of the worst-case
+   vertices"), starting from the two outputs priced lowest at the probe's duals.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from mechdesign.lp import incumbent
+from mechdesign.lp.colgen import RestrictedOutputs, epigraph_multipliers, generate_outputs, price
+from mechdesign.lp.kernel_engine import RIGOROUS_TOLERANCE, KernelLPResult, ray_probe
+from mechdesign.lp.ray_master import UNIT_ROUNDOFF, lagrangian_bound, pricing_c
+
+__all__ = ["solve_worst_case_kernel_lp", "worst_case_bound", "worst_case_value"]
+
+
+def worst_case_value(K: np.ndarray, L: np.ndarray, c: float) -> float:
+    """max_{P∈Q_X(c)} Σ_x P(x) Σ_y L_xy K_xy = c Σ r + (1 − Nc) max r (floating point)."""
+    r = np.einsum("xy,xy->x", K, L)
+    n = r.size
+    return float(c * r.sum() + (1.0 - n * c) * r.max())
+
+
+def _mass_left(c: Fraction, n: int) -> tuple[float, float]:
+    """Floats a_down ≤ 1 − Nc ≤ a_up."""
+    a = 1 - n * Fraction(c)
+    f = float(a)
+    down = f if Fraction(f) <= a else math.nextafter(f, -math.inf)
+    up = f if Fraction(f) >= a else math.nextafter(f, math.inf)
+    return max(down, 0.0), max(up, 0.0)
+
+
+def worst_case_bound(
+    L: np.ndarray, c: Fraction, pi: np.ndarray, mu: np.ndarray, E: float, values: np.ndarray | None = None
+) -> float:
+    """A rigorous lower bound on the worst-case LP of the module doc from any π and any μ ≥ 0 with
+    Σμ ≤ 1 − Nc (module doc, **Bound**); ``E`` ≤ e^{−ε}. ``values``: the pricing values at W = C' − π."""
+    n = L.shape[0]
+    mu = np.asarray(mu, float)
+    if np.any(mu < 0) or not np.all(np.isfinite(mu)):
+        raise ValueError("worst_case_bound: μ must be finite and ≥ 0")
+    a_down, a_up = _mass_left(Fraction(c), n)
+    s_up = math.fsum(mu.tolist()) * (1.0 + 2.0 * n * UNIT_ROUNDOFF)
+    if s_up > a_down:
+        raise ValueError("worst_case_bound: Σμ must stay below 1 − Nc")
+    s_down = math.fsum(mu.tolist()) * (1.0 - 2.0 * n * UNIT_ROUNDOFF)
+    Cw = (float(c) + mu)[:, None] * L
+    bound = lagrangian_bound(Cw, pi, pricing_c(c), E, values)
+    bound -= 8.0 * UNIT_ROUNDOFF * float(np.abs(Cw).sum()) * (1.0 + 1e-6)
+    lmin = float(L.min(initial=0.0))
+    if lmin < 0:
+        bound += (a_up - s_down) * lmin * (1.0 + 1e-6)
+    return bound
+
+
+def solve_worst_case_kernel_lp(
+    L: np.ndarray,
+    c: Fraction,
+    E: float,
+    *,
+    time_limit: float | None = None,
+    tolerance: float = 1e-9,
+    threads: int | None = None,
+    verbose: bool = False,
+) -> KernelLPResult:
+    """Minimise max_{P∈Q_X(c)} Σ P(x) L_xy K_xy over (ε,Q_X(c))-PML kernels (c = 0: ε-LDP, the worst of
+    all priors); ``E`` a float ≤ e^{−ε}, ``c`` as written. The result's ``value`` is the worst-case loss of
+    its kernel and ``bound`` a rigorous lower bound (module doc). Stops within ``tolerance``·max(1, |value|)."""
+    start = time.perf_counter()
+    L = np.ascontiguousarray(L, dtype=float)
+    n, m = L.shape
+    c = Fraction(c)
+    c_lp = float(c)
+    a_down, _ = _mass_left(c, n)
+    stream = object()
+
+    def left():
+        return None if time_limit is None else max(time_limit - (time.perf_counter() - start), 1e-3)
+
+    def closed(value, bound, tol=tolerance):
+        return value - bound <= tol * max(1.0, abs(value))
+
+    # 1. the uniform prior: a feasible kernel and a bound on the worst case
+    mu0 = epigraph_multipliers(np.ones(n), a_down)
+    best_bound, iterations, initial = -math.inf, 0, 2
+    fallback = (None, math.inf)  # the probe's kernel and worst case
+    probe = ray_probe((c_lp + mu0)[:, None] * L, c_lp, E, left(), threads, verbose)
+    if probe is not None:
+        K, _, pi, iterations, size = probe
+        value = worst_case_value(K, L, c_lp)
+        W = (c_lp + mu0)[:, None] * L - pi[:, None]
+        values = price(W, pricing_c(c), E).value
+        best_bound = worst_case_bound(L, c, pi, mu0, E, values)
+        fallback = (K, value)
+        initial = np.argsort(values, kind="stable")[:2]
+        incumbent.offer(K, best_bound, source="ray probe (uniform prior)")
+        if closed(value, best_bound):
+            return KernelLPResult(
+                K, value, best_bound, "ray master (uniform prior)", 1, iterations, size[0], size[1],
+                time.perf_counter() - start, "optimal",
+            )  # fmt: skip
+
+    # 2. output generation with the epigraph rows
+    def on_round(res: RestrictedOutputs):
+        incumbent.offer(
+            lambda: res.kernel(m),
+            lambda: worst_case_bound(L, c, res.pi, res.mu, E),
+            estimate=res.bound,
+            source=f"output generation (worst case), round {res.rounds}",
+            stream=stream,
+        )
+
+    res = generate_outputs(
+        c_lp * L,
+        c_lp,
+        E,
+        time_limit=left(),
+        tolerance=tolerance,
+        initial=initial,
+        threads=threads,
+        verbose=verbose,
+        on_round=on_round,
+        epigraph=(L, a_down),
+    )
+    if math.isfinite(res.value) and res.mu is not None:
+        best_bound = max(best_bound, worst_case_bound(L, c, res.pi, res.mu, E))
+    K, value = res.kernel(m), math.inf
+    if math.isfinite(res.value):
+        value = worst_case_value(K, L, c_lp)
+    if fallback[1] < value or fallback[0] is not None and not math.isfinite(res.value):
+        K, value = fallback  # no round finished (a time limit), or the probe's kernel is better still
+    status = res.status
+    if status == "optimal" and not closed(value, best_bound, RIGOROUS_TOLERANCE):
+        status = "iteration_limit"
+    return KernelLPResult(
+        kernel=K,
+        value=value,
+        bound=best_bound,
+        method="output generation (worst case)",
+        rounds=res.rounds + 1,
+        iterations=iterations + res.iterations,
+        rows=res.rows,
+        cols=res.cols,
+        seconds=time.perf_counter() - start,
+        status=status,
+    )
