@@ -38,6 +38,7 @@ from mechdesign.certify.grid_arith import (
     lemma4_column_ratios,
     largest_in_rows,
 )
+from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
@@ -416,6 +417,12 @@ SNAP_PROBES = 4
 (this many), exactly as the full rounding would, and skips a grid on which one of them already fails."""
 
 
+SNAP_PROBES_ON_GRID = 64
+"""As :data:`SNAP_PROBES` for a kernel whose integers are rounded directly
+(:class:`mechdesign.certify.grid_repair.CoarseRounding`), where a rounded column costs O(N): half of them
+the tightest columns, half spread evenly over the kernel."""
+
+
 def _tightest_columns(check: PMLCheck, count: int) -> list[int]:
     """The columns with the largest ratios in ``check`` (infinite ones first), at most ``count``."""
     inf = [y for y, r in enumerate(check.ratios) if r is None and y == check.worst_output]
@@ -491,13 +498,26 @@ def repair(
     check = check_pml(start, prior_set, bound)
     if check.feasible:
         return start, Fraction(0), check
-    probe = _tightest_columns(check, SNAP_PROBES)
-    fine = kernel.to_float() if snap and probe else None
+    exact_grid = _stochastic_grid_ints(kernel) if snap else None  # (A, k): integer rounding (grid_repair.py)
+    if exact_grid is None:
+        probe = _tightest_columns(check, SNAP_PROBES)
+    else:  # the tightest columns and columns spread over the kernel (many columns can be equally tight)
+        m = kernel.shape[1]
+        spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
+        probe = list(dict.fromkeys(_tightest_columns(check, SNAP_PROBES_ON_GRID // 2) + spread))
+    fine = kernel.to_float() if snap and probe and exact_grid is None else None
     for coarse in SNAP_BITS if snap else ():  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
-            if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
-                continue  # a column already fails on this grid: the full rounding would fail the check
-            snapped = to_grid(kernel, coarse)
+            if exact_grid is not None and 0 < exact_grid[1] - coarse <= 16:
+                # the row sums are exactly 1: round the integers (what to_grid does after normalising)
+                rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
+                if _columns_fail(rounding.columns(probe), prior_set, bound):
+                    continue  # a column already fails on this grid: the full rounding would fail the check
+                snapped = GridKernel(rounding.kernel(), 1 << coarse, stochastic=True)
+            else:
+                if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
+                    continue  # a column already fails on this grid: the full rounding would fail the check
+                snapped = to_grid(kernel, coarse)
             snapped_check = check_pml(snapped, prior_set, bound)
             if snapped_check.feasible:
                 return snapped, Fraction(0), snapped_check
@@ -507,6 +527,9 @@ def repair(
     else:
         kernel = merge_noise_columns(kernel, check, bound)
     n, m = kernel.shape
+    fast = _mix_in_one_pass(kernel, prior_set, bound, bits)
+    if fast is not None:
+        return fast
     q, need = _mixing_need(kernel, prior_set, bound)
     extra = Fraction(1, 1 << min(50, bits))
     growth = 4 if bits >= 50 else 2
@@ -534,6 +557,48 @@ def repair(
     row = to_grid(np.array([[float(v) for v in q]]), bits)
     constant = GridKernel(np.repeat(row.int64(), n, axis=0), row.denominator, stochastic=True)
     return constant, Fraction(1), check_pml(constant, prior_set, bound)
+
+
+def _columns_fail(columns: np.ndarray, prior_set: PriorSet, bound: Fraction) -> bool:
+    """True when one of ``columns`` (int64 columns of a kernel on a common grid) breaks (ε, Q_X(c))-PML
+    against ``bound`` exactly (so the whole kernel fails the check); False when they pass or 𝒫 is not
+    a Q_X(c) (then nothing is decided here)."""
+    n = columns.shape[0]
+    c = rules(prior_set, n).equivalent_c()
+    if c is None or columns.size == 0:
+        return False
+    _, ratios, unbounded, _ = lemma4_column_ratios(columns, Fraction(c))
+    return any(unbounded) or any(r is not None and r > bound for r in ratios)
+
+
+def _stochastic_grid_ints(kernel: ExactKernel) -> tuple[np.ndarray, int] | None:
+    """(int64 numerators, k) when ``kernel`` is row-stochastic on the grid 2^−k (k ≤ 52), else None."""
+    k = grid_bits(kernel)
+    ints = kernel.int64() if k is not None else None
+    if ints is None or ints.ndim != 2 or not kernel.is_stochastic():
+        return None
+    return ints, k
+
+
+def _mix_in_one_pass(
+    kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, bits: int
+) -> tuple[ExactKernel, Fraction, PMLCheck] | None:
+    """The repair by mixing as one exact integer pass and one exact check
+    (:func:`mechdesign.certify.grid_repair.mix_on_grid`): for 𝒫 = Q_X(c) (the simplex is c = 0) and a
+    stochastic kernel on the target grid 2^−bits. None when it does not apply or its kernel fails the
+    check (then :func:`repair` searches the weight as before)."""
+    exact_grid = _stochastic_grid_ints(kernel)
+    if exact_grid is None or exact_grid[1] != bits:
+        return None
+    c = rules(prior_set, kernel.shape[0]).equivalent_c()
+    if c is None:
+        return None
+    mixed = mix_on_grid(exact_grid[0], kernel.denominator, Fraction(c), bound)
+    if mixed is None:
+        return None
+    candidate = GridKernel(mixed[0], kernel.denominator, stochastic=True)  # entries ≥ 0, rows sum to D (built so)
+    check = check_pml(candidate, prior_set, bound)
+    return (candidate, mixed[1], check) if check.feasible else None
 
 
 def _mixing_need(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> tuple[list[Fraction], Fraction]:
