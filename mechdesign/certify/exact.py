@@ -10,8 +10,11 @@
    expression), so passing with E implies passing with e^ε.
 3. :func:`repair` mixes a failing kernel with the constant kernel whose rows
    are the mean row q (zero leakage): K' = (1−w)K + w·1qᵀ. For one column the
-   smallest weight is w = v / (v + q_y(E − 1)) with v = max_x K_x(y) − E·min_P P·K(:,y);
-   the weight is raised a little, re-gridded and re-checked until it passes.
+   smallest weight is w = v / (v + q_y(E − 1)) with v = max_x K_x(y) − E·min_P P·K(:,y).
+   For 𝒫 = Q_X(c) on the grid the weight, with a margin of 2(1 + E) grid units for the
+   rounding, is mixed in one exact integer pass that passes by construction
+   (:mod:`mechdesign.certify.grid_repair`); otherwise the weight is raised a little,
+   re-gridded and re-checked until it passes.
 4. Coarser grids (rational kernels with small denominators): ``to_grid(K, bits)``
    and ``repair(..., bits=k)`` round to the grid 2^−k (k ≤ 52, so entries stay
    exact doubles). Rounding moves every entry by < 2^−k, which can break a tight
@@ -490,6 +493,13 @@ def repair(
     ``snap=False`` skips the coarser grids of :data:`SNAP_BITS`: their cost (entries move by up to
     2^−49) is negligible for ordinary utilities but not for optima of 1e−9 (issue 10, item 4), so the
     certify stage also tries the repair without them and keeps the better kernel.
+
+    Cost (issue 13): for 𝒫 = Q_X(c) (and the simplex) and a stochastic kernel on the target grid, the
+    snapping grids are rounded in integers (:class:`~mechdesign.certify.grid_repair.CoarseRounding`) after
+    :data:`SNAP_PROBES_ON_GRID` rounded columns found no failure, and the mixing is one exact integer pass
+    and one check (:func:`~mechdesign.certify.grid_repair.mix_on_grid`): O(NM) machine operations in a
+    fixed number of passes. Otherwise (other prior sets, coarse targets, or kernels of at most
+    :data:`SEARCH_ALSO_BELOW` entries) the weight is also searched over float mixes.
     """
     if bits is None:
         bits = grid_bits(kernel) or GRID_BITS
@@ -528,8 +538,26 @@ def repair(
         kernel = merge_noise_columns(kernel, check, bound)
     n, m = kernel.shape
     fast = _mix_in_one_pass(kernel, prior_set, bound, bits)
-    if fast is not None:
+    if fast is not None and n * m > SEARCH_ALSO_BELOW:
         return fast
+    searched = _search_mixing_weight(kernel, prior_set, bound, bits, max_rounds)
+    return fast if fast is not None and fast[1] <= searched[1] else searched
+
+
+SEARCH_ALSO_BELOW = 1 << 16
+"""Up to this many entries (N·M), where a pass costs well under a millisecond, :func:`repair` also runs the
+search over float mixes and keeps the smaller weight: the one-pass weight carries a margin of 2(1 + E)
+units of the grid for its rounding (:mod:`mechdesign.certify.grid_repair`), which the search's rounding
+to nearest can beat when the utility itself is a few units of 2^−52 (the identity kernel at ε = 1e4)."""
+
+
+def _search_mixing_weight(
+    kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, bits: int, max_rounds: int
+) -> tuple[ExactKernel, Fraction, PMLCheck]:
+    """The repair by a search over float mixes: from the smallest weight of :func:`_mixing_need`, raised
+    a little (geometrically) until the re-gridded mix passes the exact check; on a coarse grid the weight
+    is then bisected down. The constant kernel (w = 1) when no weight below 1 passed."""
+    n = kernel.shape[0]
     q, need = _mixing_need(kernel, prior_set, bound)
     extra = Fraction(1, 1 << min(50, bits))
     growth = 4 if bits >= 50 else 2
