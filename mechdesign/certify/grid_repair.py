@@ -38,8 +38,8 @@ replaces ended near 1e−9. A linear objective moves by at most w · |objective(
 
 Building A'' (w = W / 2^P). Per entry f_xy = ⌊w A_xy⌋ (exact: W A_xy >> P) is taken out and per column
 h_y = ⌊w s_y / N⌋ (Python integers, M of them) put in; row x is then short by R_x = Σ_y f_xy − Σ_y h_y,
-|R_x| < M (both sums are within M of w D), which goes as +1 to R_x entries (or −1 to −R_x entries ≥ 1)
-of columns with s_y > 0, the columns whose h_y was rounded down most first (for −1, least first). So
+|R_x| < M (both sums are within M of w D), which goes as +1 to the first R_x columns with s_y > 0 (or
+−1 to the first −R_x such entries ≥ 1), so that only a block of the first columns is touched. So
 A''_xy − B_xy = (w A_xy − f_xy) − (w s_y / N − h_y) ± δ ∈ (−2, 2), every entry ≥ 0, every row sums to
 D, and a zero column stays zero.
 """
@@ -85,6 +85,26 @@ def _floor_scaled(ints: np.ndarray, W: int, P: int) -> np.ndarray:
     out += low
     out >>= P - _LOW_BITS
     return out
+
+
+_ROW_BLOCK_ENTRIES = 1 << 16
+"""The integer mix runs over blocks of rows of about this many entries: its temporaries stay in cache."""
+
+
+def _mix_rows(ints: np.ndarray, W: int, P: int, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(A − ⌊w A⌋ + 1hᵀ, Σ_y ⌊w A_xy⌋ per row), w = W / 2^P, block of rows by block of rows."""
+    n, m = ints.shape
+    out = np.empty_like(ints)
+    taken = np.empty(n, dtype=np.int64)
+    step = max(1, _ROW_BLOCK_ENTRIES // max(m, 1))
+    for lo in range(0, n, step):
+        rows = ints[lo : lo + step]
+        f = _floor_scaled(rows, W, P)
+        taken[lo : lo + step] = f.sum(axis=1)  # ≤ w D < 2^52
+        block = out[lo : lo + step]
+        np.subtract(rows, f, out=block)  # A − f ≥ 0
+        block += h
+    return out, taken
 
 
 def mixing_weight_on_grid(
@@ -143,36 +163,38 @@ def mix_on_grid(ints: np.ndarray, denominator: int, c: Fraction, bound: Fraction
     weight = Fraction(W, 1 << P)
     if weight >= 1:
         return None
-    scale = n << P  # h_y = ⌊W s_y / (N 2^P)⌋, remainders decide who takes the row's ±1
-    h, rem = zip(*(divmod(W * s, scale) for s in sums))
-    h = np.array(h, dtype=np.int64)
+    h = np.array([(W * s) // (n << P) for s in sums], dtype=np.int64)  # ⌊w s_y / N⌋
     live = np.array([s > 0 for s in sums], dtype=bool)
-    # the columns whose h was rounded down most come first; dead (zero) columns last and never taken
-    rem_key = np.array([float(v) / scale for v in rem])
-    order = np.lexsort((-rem_key, ~live))
-    rank = np.empty(m, dtype=np.int64)
-    rank[order] = np.arange(m)
-    n_live = int(live.sum())
+    live_before = np.cumsum(live) - live  # live columns left of each column
+    n_live = int(live_before[-1] + live[-1])
 
-    out = _floor_scaled(ints, W, P)  # f = ⌊w A⌋
-    taken = out.sum(axis=1)  # Σ_y f_xy ≤ w D < 2^52
-    np.subtract(ints, out, out=out)  # A − f ≥ 0
-    out += h[None, :]
-    short = taken - int(h.sum())  # R_x, |R_x| < M
-    if short.size and (short.max() > n_live):
+    out, taken = _mix_rows(ints, W, P, h)  # A − f + 1hᵀ with f = ⌊w A⌋, and Σ_y f_xy
+    short = taken - int(h.sum())  # R_x, |R_x| < number of live columns
+    top = int(np.abs(short).max())
+    if top > n_live:
         return None
-    out += rank[None, :] < short[:, None]  # +1 to the first R_x live columns of `order` (rows with R_x > 0)
-    minus = np.flatnonzero(short < 0)
-    if minus.size:
-        back = order[:n_live][::-1]  # live columns, least rounded-down first
-        part = out[minus[:, None], back[None, :]]
-        avail = part >= 1
-        count = np.cumsum(avail, axis=1)
+    # ±1 go to the first live columns of each row (for −1: of those ≥ 1): a block of the first columns
+    # holds them, `top` live ones for +1 and, when the rows are dense, not many more for −1
+    width = m if top == 0 else min(m, int(np.searchsorted(live_before, 2 * top + 64)))
+    while True:
+        block = out[:, :width]  # a view: edits go to out
+        plus = live[:width] & (live_before[:width] < short[:, None])  # rows with R_x > 0: R_x live columns
+        block += plus
+        minus = np.flatnonzero(short < 0)
+        if not minus.size:
+            break
+        part = block[minus]
+        avail = (part >= 1) & live[:width]
+        count = np.cumsum(avail, axis=1, dtype=np.int32)
         want = -short[minus]
-        if (count[:, -1] < want).any():
-            return None  # a row without enough entries ≥ 1 (cannot happen for a dense row)
-        part -= avail & (count <= want[:, None])
-        out[minus[:, None], back[None, :]] = part
+        if (count[:, -1] >= want).all():
+            part -= avail & (count <= want[:, None])
+            block[minus] = part
+            break
+        block -= plus  # undo, widen (a row whose mass sits in few entries)
+        if width == m:
+            return None  # a row without enough entries ≥ 1 to take its −1s
+        width = m
     return out, weight
 
 
