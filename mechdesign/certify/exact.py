@@ -36,6 +36,7 @@ import numpy as np
 
 from mechdesign.certify.grid_arith import (
     INT64_ENTRY_LIMIT,
+    column_aggregates,
     exact_sums,
     int64_numerators,
     lemma4_column_ratios,
@@ -80,6 +81,19 @@ class ExactKernel:
         if cached is False:
             cached = int64_numerators(self.numerators)
             object.__setattr__(self, "_int64", cached)
+        return cached
+
+    def column_aggregates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(maxima, minima, exact sums) of the int64 numerators per column
+        (:func:`mechdesign.certify.grid_arith.column_aggregates`), computed once and shared by the exact
+        check and the repair; None when the numerators do not fit in int64."""
+        cached = self.__dict__.get("_aggregates")
+        if cached is None:
+            ints = self.int64()
+            if ints is None or ints.ndim != 2:
+                return None
+            cached = column_aggregates(ints)
+            object.__setattr__(self, "_aggregates", cached)
         return cached
 
     def to_float(self) -> np.ndarray:
@@ -365,7 +379,13 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
     if c is None:
         return None
     c = Fraction(c)
-    _, ratios, unbounded, _ = lemma4_column_ratios(ints, c)
+    memo = kernel.__dict__.get("_lemma4_checks")
+    if memo is None:  # the kernel never changes: a second check against the same (c, E) is a look-up
+        memo = {}
+        object.__setattr__(kernel, "_lemma4_checks", memo)
+    if (c, bound) in memo:
+        return memo[c, bound]
+    _, ratios, unbounded, _ = lemma4_column_ratios(ints, c, kernel.column_aggregates())
     stochastic = kernel.is_stochastic()
     feasible = stochastic and not any(unbounded)
     worst_y, worst_ratio = None, None
@@ -388,7 +408,7 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         j = int(np.argmin(ints[:, worst_y]))
         prior = [c] * n
         prior[j] = c + (1 - n * c)
-    return PMLCheck(
+    memo[c, bound] = PMLCheck(
         feasible=feasible,
         stochastic=stochastic,
         bound=bound,
@@ -397,6 +417,7 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         worst_prior=prior,
         worst_ratio=worst_ratio,
     )
+    return memo[c, bound]
 
 
 def _float_or_inf(q: Fraction) -> float:
@@ -621,7 +642,7 @@ def _mix_in_one_pass(
     c = rules(prior_set, kernel.shape[0]).equivalent_c()
     if c is None:
         return None
-    mixed = mix_on_grid(exact_grid[0], kernel.denominator, Fraction(c), bound)
+    mixed = mix_on_grid(exact_grid[0], kernel.denominator, Fraction(c), bound, kernel.column_aggregates())
     if mixed is None:
         return None
     candidate = GridKernel(mixed[0], kernel.denominator, stochastic=True)  # entries ≥ 0, rows sum to D (built so)

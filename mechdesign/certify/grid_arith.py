@@ -26,7 +26,14 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["INT64_ENTRY_LIMIT", "int64_numerators", "exact_sums", "lemma4_column_ratios", "largest_in_rows"]
+__all__ = [
+    "INT64_ENTRY_LIMIT",
+    "int64_numerators",
+    "exact_sums",
+    "column_aggregates",
+    "lemma4_column_ratios",
+    "largest_in_rows",
+]
 
 INT64_ENTRY_LIMIT = 1 << 62
 """Entries of magnitude ≤ this are handled in int64 (a kernel on any grid 2^−k, k ≤ 52, has ≤ 2^52)."""
@@ -81,21 +88,27 @@ def exact_sums(ints: np.ndarray, axis: int, largest: int | None = None, sum_boun
     return high.astype(object) * (1 << _LIMB_BITS) + low.astype(object)
 
 
+def column_aggregates(ints: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, S) per column of A (int64, N × M): maxima and minima (int64) and exact sums (Python ints)."""
+    maxima = ints.max(axis=0)
+    minima = ints.min(axis=0)
+    largest = max(abs(int(maxima.max())), abs(int(minima.min()))) if maxima.size else 0
+    return maxima, minima, exact_sums(ints, axis=0, largest=largest)
+
+
 def lemma4_column_ratios(
-    ints: np.ndarray, c: Fraction
+    ints: np.ndarray, c: Fraction, aggregates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 ) -> tuple[np.ndarray, list[Fraction | None], list[bool], np.ndarray]:
     """Per column y of A (int64, N × M): the ratio a_y / (c S_y + (1 − Nc) b_y) exactly.
 
     Returns (maxima a (int64), ratios, unbounded, sums S): ``ratios[y]`` is None for a column with
     a_y = 0 (an output that never occurs) and for a column whose denominator is ≤ 0
     (``unbounded[y]`` True: the ratio is +∞, an output some prior in Q_X(c) never sees).
-    The common denominator of the kernel cancels, so the ratios are those of K itself.
+    The common denominator of the kernel cancels, so the ratios are those of K itself. ``aggregates``:
+    :func:`column_aggregates` of ``ints`` when the caller has them already.
     """
     n = ints.shape[0]
-    maxima = ints.max(axis=0)
-    minima = ints.min(axis=0)
-    largest = max(abs(int(maxima.max())), abs(int(minima.min()))) if maxima.size else 0
-    sums = exact_sums(ints, axis=0, largest=largest)
+    maxima, minima, sums = column_aggregates(ints) if aggregates is None else aggregates
     c = Fraction(c)
     p, q = c.numerator, c.denominator
     rest = q - n * p  # q·(1 − Nc)

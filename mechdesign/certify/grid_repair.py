@@ -38,8 +38,8 @@ replaces ended near 1e−9. A linear objective moves by at most w · |objective(
 
 Building A'' (w = W / 2^P). Per entry f_xy = ⌊w A_xy⌋ (exact: W A_xy >> P) is taken out and per column
 h_y = ⌊w s_y / N⌋ (Python integers, M of them) put in; row x is then short by R_x = Σ_y f_xy − Σ_y h_y,
-|R_x| < M (both sums are within M of w D), which goes as +1 to the first R_x columns with s_y > 0 (or
-−1 to the first −R_x such entries ≥ 1), so that only a block of the first columns is touched. So
+|R_x| < M (both sums are within M of w D), which goes as +1 (or −1) to the first |R_x| columns with
+s_y > 0, so that only a block of the first columns is touched (None when a −1 would leave an entry < 0). So
 A''_xy − B_xy = (w A_xy − f_xy) − (w s_y / N − h_y) ± δ ∈ (−2, 2), every entry ≥ 0, every row sums to
 D, and a zero column stays zero.
 """
@@ -50,7 +50,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.certify.grid_arith import exact_sums
+from mechdesign.certify.grid_arith import column_aggregates
 
 __all__ = ["CoarseRounding", "mix_on_grid", "mixing_weight_on_grid", "round_to_coarser_grid"]
 
@@ -108,7 +108,7 @@ def _mix_rows(ints: np.ndarray, W: int, P: int, h: np.ndarray) -> tuple[np.ndarr
 
 
 def mixing_weight_on_grid(
-    ints: np.ndarray, c: Fraction, bound: Fraction, sums: list[int] | None = None
+    ints: np.ndarray, c: Fraction, bound: Fraction, aggregates=None
 ) -> tuple[Fraction | None, list[int]]:
     """(w, s): the smallest weight that (★) of the module docstring guarantees, exactly, and the column sums
     s (Python ints). w = 0 when no column constrains it; w ≥ 1 means only the constant kernel is sure
@@ -119,9 +119,8 @@ def mixing_weight_on_grid(
     cp, cq = c.numerator, c.denominator
     rest = cq - n * cp  # cq (1 − Nc) ≥ 0
     p, r = bound.numerator, bound.denominator
-    if sums is None:
-        sums = exact_sums(ints, axis=0).tolist()
-    maxima, minima = ints.max(axis=0).tolist(), ints.min(axis=0).tolist()
+    maxima, minima, sums = column_aggregates(ints) if aggregates is None else aggregates
+    maxima, minima, sums = maxima.tolist(), minima.tolist(), sums.tolist()
     margin = 2 * n * cq * (r + p)  # r cq N · 2(1 + E)
     best_num, best_den = 0, 1
     caps = []
@@ -145,16 +144,19 @@ def mixing_weight_on_grid(
     return w, sums
 
 
-def mix_on_grid(ints: np.ndarray, denominator: int, c: Fraction, bound: Fraction) -> tuple[np.ndarray, Fraction] | None:
+def mix_on_grid(
+    ints: np.ndarray, denominator: int, c: Fraction, bound: Fraction, aggregates=None
+) -> tuple[np.ndarray, Fraction] | None:
     """(A'', w) of the module docstring: the kernel ``ints / denominator`` (int64, entries ≥ 0, rows summing to
     ``denominator`` = 2^k, k ≤ 52) mixed with its mean-row constant kernel by the weight (★) asks for, in
     exact integer arithmetic, and that weight; None when (★) cannot be met by one weight below 1 (the caller
-    falls back to the constant kernel or a search). The result still goes through the exact check."""
+    falls back to the constant kernel or a search). The result still goes through the exact check.
+    ``aggregates``: :func:`~mechdesign.certify.grid_arith.column_aggregates` of ``ints``, when known."""
     n, m = ints.shape
     den_bits = denominator.bit_length() - 1
     if n == 0 or m == 0 or denominator != 1 << den_bits or den_bits > 52:
         return None
-    need, sums = mixing_weight_on_grid(ints, c, bound)
+    need, sums = mixing_weight_on_grid(ints, c, bound, aggregates)
     if need is None or need >= 1:
         return None
     if need == 0:
@@ -173,28 +175,15 @@ def mix_on_grid(ints: np.ndarray, denominator: int, c: Fraction, bound: Fraction
     top = int(np.abs(short).max())
     if top > n_live:
         return None
-    # ±1 go to the first live columns of each row (for −1: of those ≥ 1): a block of the first columns
-    # holds them, `top` live ones for +1 and, when the rows are dense, not many more for −1
-    width = m if top == 0 else min(m, int(np.searchsorted(live_before, 2 * top + 64)))
-    while True:
-        block = out[:, :width]  # a view: edits go to out
-        plus = live[:width] & (live_before[:width] < short[:, None])  # rows with R_x > 0: R_x live columns
-        block += plus
-        minus = np.flatnonzero(short < 0)
-        if not minus.size:
-            break
-        part = block[minus]
-        avail = (part >= 1) & live[:width]
-        count = np.cumsum(avail, axis=1, dtype=np.int32)
-        want = -short[minus]
-        if (count[:, -1] >= want).all():
-            part -= avail & (count <= want[:, None])
-            block[minus] = part
-            break
-        block -= plus  # undo, widen (a row whose mass sits in few entries)
-        if width == m:
-            return None  # a row without enough entries ≥ 1 to take its −1s
-        width = m
+    # ±1 go to the first |R_x| live columns of each row, a block of the first columns. A −1 can meet an
+    # entry 0 only in a column with h_y = 0, which (★) rarely leaves unconstrained: then no A'' is made
+    # here (the caller searches the weight over float mixes instead)
+    width = min(m, int(np.searchsorted(live_before, top)) + 1)  # holds the first `top` live columns
+    block = out[:, :width]  # a view: edits go to out
+    chosen = live[:width] & (live_before[:width] < np.abs(short)[:, None])
+    np.add(block, np.sign(short)[:, None], out=block, where=chosen)
+    if block.min() < 0:
+        return None
     return out, weight
 
 
