@@ -146,6 +146,18 @@ def test_repair_passes_the_independent_check(case):
             assert weight == 0 and np.array_equal(fixed.int64(), kernel.int64())
 
 
+@settings(max_examples=100, deadline=None)
+@given(grid_kernels(), st.data())
+def test_repair_of_a_kernel_with_a_zero_row_gives_a_private_stochastic_kernel(case, data):
+    """A zero row (not stochastic, so never private): the repair's kernel is stochastic and private by the oracle."""
+    ints, kind, c, bound = case
+    x = data.draw(st.integers(0, len(ints) - 1))
+    ints[x] = [0] * len(ints[x])
+    fixed, _, check = repair(GridKernel(np.array(ints, dtype=np.int64), D), prior_set(kind, c), bound)
+    assert check.feasible  # (weight 0 when a snap's row normalisation already fixed it)
+    assert oracle_private(fixed.int64(), fixed.denominator, kind, c, bound)
+
+
 @settings(max_examples=300, deadline=None)
 @given(grid_kernels(), st.data())
 def test_one_pass_mix_is_private_close_to_the_mixture_and_not_heavier_than_needed(case, data):
@@ -237,16 +249,25 @@ def test_coarse_rounding_follows_its_definition(case, to_bits, data):
 
 
 def test_coarse_rounding_with_many_ties():
-    """Remainders that tie across most of each row (the case the per-column tie count is for)."""
+    """Remainders that tie across most of each row (the case the per-column tie count is for), rows in one
+    block and in blocks of two."""
     rng = np.random.default_rng(3)
     n, m, d = 30, 50, 4
     ints = (rng.integers(0, 1 << 40, size=(n, m)) << d) + rng.integers(0, 3, size=(n, m))
     ints[:, -1] = 0
     ints[:, -1] = D - ints.sum(axis=1)
-    rounding = CoarseRounding(ints, 52, 52 - d)
     want = reference_coarse(ints.tolist(), 52, 52 - d)
-    assert rounding.kernel().tolist() == want
-    assert rounding.columns(range(m)).tolist() == want
+    import mechdesign.certify.grid_repair as grid_repair
+
+    for block in (1 << 16, 120):  # one block of rows, and blocks of 2 rows
+        old, grid_repair._ROW_BLOCK_ENTRIES = grid_repair._ROW_BLOCK_ENTRIES, block
+        try:
+            rounding = CoarseRounding(ints, 52, 52 - d)
+            assert rounding.kernel().tolist() == want
+            assert rounding.columns(range(m)).tolist() == want
+            assert rounding.columns([7, 3, 3, 49]).tolist() == [[row[y] for y in (7, 3, 3, 49)] for row in want]
+        finally:
+            grid_repair._ROW_BLOCK_ENTRIES = old
 
 
 def test_repair_snaps_a_vertex_a_few_ulps_off_to_its_exact_value():
@@ -259,3 +280,39 @@ def test_repair_snaps_a_vertex_a_few_ulps_off_to_its_exact_value():
     fixed, weight, check = repair(GridKernel(ints, D), ps, Fraction(7))
     assert weight == 0 and check.feasible
     assert fixed.fractions() == [[Fraction(7, 8), Fraction(1, 8)], [Fraction(1, 8), Fraction(7, 8)]]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 6), st.data())
+def test_rounding_to_the_fine_grid_by_blocks_of_rows_follows_its_definition(n, m, data):
+    """to_grid at 52 bits, rows taken a few at a time (ROW_BLOCK_ENTRIES = 8 here): each row clipped to [0, 1],
+    rounded to the nearest multiple of 2^−52 (half to even), its first largest entry absorbing the remainder
+    (tests/test_certify_grid.py states the same definition for whole kernels)."""
+    import mechdesign.certify.exact as exact
+
+    floats = st.floats(0, 1, allow_nan=False) | st.sampled_from([0.0, 1.0, 1e-300, 0.1, 1 / 3])
+    K = np.array(data.draw(st.lists(floats, min_size=n * m, max_size=n * m))).reshape(n, m)
+    K[:, 0] += 1 - K.sum(axis=1)  # near stochastic: the blocked path applies
+    K = np.clip(K, 0, 1)
+    old = exact.ROW_BLOCK_ENTRIES
+    exact.ROW_BLOCK_ENTRIES = 8
+    try:
+        got = exact.to_grid(K)
+    finally:
+        exact.ROW_BLOCK_ENTRIES = old
+    for x in range(n):
+        nums = [round(Fraction(float(v)) * D) for v in K[x]]
+        nums[nums.index(max(nums))] += D - sum(nums)
+        if min(nums) >= 0:
+            assert got.int64()[x].tolist() == nums
+
+
+def test_exact_sums_of_a_tall_kernel_in_blocks_of_rows():
+    """5000 rows of entries up to 2^52: column sums past 2^63 in int64 blocks of 2047 rows, against Python ints."""
+    from mechdesign.certify.grid_arith import exact_sums
+
+    ints = np.random.default_rng(1).integers(D // 2, D + 1, size=(5000, 3), dtype=np.int64)
+    want = [sum(int(v) for v in ints[:, y]) for y in range(3)]
+    assert max(want) > 1 << 63
+    assert exact_sums(ints, axis=0, largest=D).tolist() == want
+    assert exact_sums(ints.T.copy(), axis=1, largest=D).tolist() == want

@@ -102,7 +102,9 @@ class ExactKernel:
             # exact: integers < 2^53 convert exactly and dividing by a power of two is exact
             ints = self.int64()
             nums = ints if ints is not None else self.numerators
-            return nums.astype(np.float64) / float(self.denominator)
+            out = nums.astype(np.float64)
+            out /= float(self.denominator)  # in place: one fresh N × M array, not two
+            return out
         return np.array([[float(Fraction(int(v), self.denominator)) for v in row] for row in self.numerators])
 
     def fractions(self) -> list[list[Fraction]]:
@@ -195,6 +197,9 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         K = K.to_float()
     if bits != GRID_BITS:
         return _to_coarse_grid(K, bits)
+    blocked = _to_fine_grid_by_rows(K)
+    if blocked is not None:
+        return blocked
     K = _clip_unit(K)
     scaled = K * GRID
     nums = np.rint(scaled, out=scaled).astype(np.int64)
@@ -211,6 +216,40 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         return to_grid(np.vstack([K[:x], row[None, :], K[x + 1 :]]))
     nums[at, big] = absorbed.astype(np.int64)  # 0 ≤ value ≤ 2^53: the entries are ≤ 2^52 and rows ≥ 0
     return GridKernel(nums, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
+
+
+ROW_BLOCK_ENTRIES = 1 << 16
+"""The 2^−52 rounding works on blocks of rows of about this many entries: its float temporaries stay in
+cache and only the int64 result is a fresh N × M array (fresh pages cost more than the arithmetic)."""
+
+
+def _to_fine_grid_by_rows(K) -> GridKernel | None:
+    """:func:`to_grid` at 52 bits, block of rows by block of rows, with the same result (each row is rounded on
+    its own: clip, rint(2^52 K), the largest entry absorbs the remainder); None when a row is far from
+    stochastic (the full function renormalises it) or a row sum could leave int64."""
+    K = np.asarray(K, float)
+    if K.ndim != 2 or K.size == 0:
+        return None
+    n, m = K.shape
+    out = np.empty((n, m), dtype=np.int64)
+    step = max(1, ROW_BLOCK_ENTRIES // m)
+    for lo in range(0, n, step):
+        block = _clip_unit(K[lo : lo + step])
+        # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2 (float row sums within a factor 1 + M·2^−52): int64 when small
+        if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > 1 << 9:
+            return None
+        block *= GRID  # exact: a power of two
+        np.rint(block, out=block)
+        nums = out[lo : lo + step]
+        nums[...] = block  # integers ≤ 2^52 as doubles: exact
+        rows = nums.sum(axis=1)
+        big = np.argmax(nums, axis=1)
+        at = np.arange(nums.shape[0])
+        absorbed = nums[at, big] + (GRID - rows)  # each row's largest entry absorbs the remainder
+        if (absorbed < 0).any():
+            return None  # a row far from stochastic: the full function renormalises it
+        nums[at, big] = absorbed  # 0 ≤ value ≤ 2^53
+    return GridKernel(out, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
 
 
 def _clip_unit(K) -> np.ndarray:
@@ -473,12 +512,13 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     ints = kernel.int64()
     # int64 on a grid 2^−k, k ≤ 52: the noise limit is < 2^23, so merged columns stay far inside int64
     small = ints is not None and grid_bits(kernel) is not None and (not ints.size or int(ints.max()) <= 1 << 60)
-    nums = ints.copy() if small else kernel.numerators.copy()
     limit = int(NOISE_LEVEL * kernel.denominator)
-    maxima = nums.max(axis=0)
+    aggregates = kernel.column_aggregates() if small else None
+    maxima = aggregates[0] if aggregates is not None else kernel.numerators.max(axis=0)
     noisy = [y for y, r in enumerate(check.ratios) if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
     if not noisy:
         return kernel
+    nums = ints.copy() if small else kernel.numerators.copy()
     heaviest = int(np.argmax(exact_sums(nums, axis=0) if small else nums.sum(axis=0)))
     for y in noisy:
         if y == heaviest:

@@ -12,8 +12,9 @@ simplex is c = 0) leaves M exact rational comparisons,
     a_y ≤ E · (c S_y + (1 − Nc) b_y),
 
 one per column. Maxima and minima are exact in int64 at any size. A sum of N entries of magnitude ≤ 2^62
-can leave int64, so :func:`exact_sums` adds in int64 only when N·max|A| < 2^63 and otherwise splits every
-entry into two limbs A = 2^26·h + l (h < 2^36 in magnitude, 0 ≤ l < 2^26), sums each limb in int64 (exact
+can leave int64, so :func:`exact_sums` adds in int64 only when N·max|A| < 2^63, else in blocks of
+⌊2^63 / max|A|⌋ terms (entries below 2^53: 2047 rows of a kernel on 2^−52) joined as Python integers, and
+otherwise splits every entry into two limbs A = 2^26·h + l (h < 2^36 in magnitude, 0 ≤ l < 2^26), sums each limb in int64 (exact
 for up to 2^26 terms) and joins the two sums as Python integers: O(NM) machine additions and O(M) Python
 integer operations, never a Python object per entry.
 
@@ -83,6 +84,16 @@ def exact_sums(ints: np.ndarray, axis: int, largest: int | None = None, sum_boun
         sum_bound = largest * terms
     if sum_bound < 1 << 63:
         return ints.sum(axis=axis, dtype=np.int64).astype(object)
+    if largest is not None and 0 < largest < 1 << 53:
+        # blocks of ≤ 2^63 / largest terms sum exactly in int64 (a kernel on the grid 2^−52: 2047 rows at a
+        # time); the block sums are added as Python ints: no N × M temporary
+        step = ((1 << 63) - 1) // largest
+        total = None
+        for lo in range(0, terms, step):
+            part = ints[lo : lo + step] if axis == 0 else ints[:, lo : lo + step]
+            part = part.sum(axis=axis, dtype=np.int64).astype(object)
+            total = part if total is None else total + part
+        return total
     high = (ints >> _LIMB_BITS).sum(axis=axis, dtype=np.int64)  # arithmetic shift: A = 2^26·h + l, 0 ≤ l < 2^26
     low = (ints & _LIMB_MASK).sum(axis=axis, dtype=np.int64)
     return high.astype(object) * (1 << _LIMB_BITS) + low.astype(object)

@@ -194,52 +194,56 @@ class CoarseRounding:
     entry moves by less than 2^−to_bits and every row sums to 2^to_bits.
 
     This is the rounding :func:`mechdesign.certify.exact.to_grid` does on floats (normalise the row, floor,
-    largest remainders), done on the integers, where the row already sums to 1 exactly. Building it costs
-    one pass for the remainders (uint8/uint16) and a radix sort of them for each row's threshold t_x (the
-    deficit_x-th largest remainder); then :meth:`columns` gives a few rounded columns in O(N) each (a cheap
-    test before :meth:`kernel`, the whole rounded kernel in O(NM))."""
+    largest remainders), done on the integers, where the row already sums to 1 exactly. Each row is rounded
+    on its own, so the work goes block of rows by block of rows (temporaries in cache): per block the
+    remainders (uint8/uint16), a radix sort of them for each row's threshold t_x (the deficit_x-th largest
+    remainder), then :meth:`columns` (a few rounded columns, a cheap test) or :meth:`kernel` (all of them)."""
 
     def __init__(self, ints: np.ndarray, from_bits: int, to_bits: int) -> None:
         d = from_bits - to_bits
         if not 0 < d <= 16:
             raise ValueError(f"CoarseRounding: from_bits − to_bits must be in [1, 16], found {d}")
         self.ints, self.d, self.to_bits = ints, d, to_bits
-        n, m = ints.shape
-        small = np.uint8 if d <= 8 else np.uint16
-        rem = ints.astype(small)  # the low 8 (16) bits: A mod 2^8 (2^16), as A ≥ 0
-        rem &= (1 << d) - 1
-        self.rem = rem
-        # Σ_y ⌊A/2^d⌋ = (2^from_bits − Σ_y rem) / 2^d: the deficit from the remainders alone
-        rem_sums = rem.sum(axis=1, dtype=np.int64)
-        self.deficit = rem_sums >> d  # ∈ [0, M): Σ rem is a multiple of 2^d (the row sums to 2^from_bits)
-        if n == 0 or m == 0:
-            self.threshold = np.zeros(n, dtype=small)
-            self.wanted = np.zeros(n, dtype=np.int64)
-            return
-        ascending = np.sort(rem, axis=1, kind="stable")
-        at = np.clip(m - self.deficit, 0, m - 1)
-        self.threshold = np.take_along_axis(ascending, at[:, None], axis=1)[:, 0]
-        # ties at the threshold still to take; rows with deficit 0 take nothing (wanted = 0, no entry above:
-        # the threshold is then the largest remainder)
-        above = np.count_nonzero(rem > self.threshold[:, None], axis=1)
-        self.wanted = np.where(self.deficit > 0, self.deficit - above, 0)
+        self.small = np.uint8 if d <= 8 else np.uint16
+
+    def _blocks(self):
+        """(row slice, remainders, threshold, wanted ties, deficit > 0) for each block of rows."""
+        n, m = self.ints.shape
+        step = max(1, _ROW_BLOCK_ENTRIES // max(m, 1))
+        for lo in range(0, n, step):
+            rows = slice(lo, min(n, lo + step))
+            rem = self.ints[rows].astype(self.small)  # the low 8 (16) bits: A mod 2^8 (2^16), as A ≥ 0
+            rem &= (1 << self.d) - 1
+            # Σ_y ⌊A/2^d⌋ = (2^from_bits − Σ_y rem) / 2^d, so the deficit is Σ rem / 2^d ∈ [0, M)
+            deficit = rem.sum(axis=1, dtype=np.int64) >> self.d
+            ascending = np.sort(rem, axis=1)
+            at = np.clip(m - deficit, 0, m - 1)
+            threshold = np.take_along_axis(ascending, at[:, None], axis=1)[:, 0]
+            # ties at the threshold still to take; rows with deficit 0 take nothing
+            above = np.count_nonzero(rem > threshold[:, None], axis=1)
+            wanted = np.where(deficit > 0, deficit - above, 0)
+            yield rows, rem, threshold, wanted, deficit > 0
 
     def columns(self, ys) -> np.ndarray:
         """The rounded columns ``ys`` (an N × len(ys) int64 array), exactly as :meth:`kernel` has them.
-        One pass over the columns before max(ys) counts the ties that come first in each row."""
+        Per block, one pass over the columns before max(ys) counts the ties that come first in each row."""
         ys = list(ys)
         out = self.ints[:, ys] >> self.d
-        t = self.threshold[:, None]
-        ties_before = np.zeros(self.rem.shape[0], dtype=np.int64)
-        done = 0
-        for i in np.argsort(ys, kind="stable"):
-            y = ys[i]
-            if y > done:
-                ties_before += (self.rem[:, done:y] == t).sum(axis=1, dtype=np.int64)
-                done = y
-            r = self.rem[:, y]
-            tie = (r == self.threshold) & (ties_before < self.wanted)  # wanted = 0 where the deficit is 0
-            out[:, i] += ((r > self.threshold) & (self.deficit > 0)) | tie
+        if not ys or out.shape[0] == 0:
+            return out
+        order = np.argsort(ys, kind="stable")
+        for rows, rem, threshold, wanted, adds in self._blocks():
+            t = threshold[:, None]
+            ties_before = np.zeros(rem.shape[0], dtype=np.int64)
+            done = 0
+            for i in order:
+                y = ys[i]
+                if y > done:
+                    ties_before += np.count_nonzero(rem[:, done:y] == t, axis=1)
+                    done = y
+                r = rem[:, y]
+                tie = (r == threshold) & (ties_before < wanted)  # wanted = 0 where the deficit is 0
+                out[rows, i] += ((r > threshold) & adds) | tie
         return out
 
     def kernel(self) -> np.ndarray:
@@ -247,18 +251,19 @@ class CoarseRounding:
         out = self.ints >> self.d
         if out.size == 0:
             return out
-        t = self.threshold[:, None]
-        take = self.rem > t
-        take &= (self.deficit > 0)[:, None]
-        ties = self.rem == t
-        ties &= (self.wanted > 0)[:, None]
-        crowded = np.flatnonzero(np.count_nonzero(ties, axis=1) > self.wanted)
-        if crowded.size:  # rows with more ties than wanted: the first ones in column order
-            part = ties[crowded]
-            part &= np.cumsum(part, axis=1, dtype=np.int32) <= self.wanted[crowded][:, None]
-            ties[crowded] = part
-        take |= ties
-        out += take
+        for rows, rem, threshold, wanted, adds in self._blocks():
+            t = threshold[:, None]
+            take = rem > t
+            take &= adds[:, None]
+            ties = rem == t
+            ties &= (wanted > 0)[:, None]
+            crowded = np.flatnonzero(np.count_nonzero(ties, axis=1) > wanted)
+            if crowded.size:  # rows with more ties than wanted: the first ones in column order
+                part = ties[crowded]
+                part &= np.cumsum(part, axis=1, dtype=np.int32) <= wanted[crowded][:, None]
+                ties[crowded] = part
+            take |= ties
+            out[rows] += take
         return out
 
 
