@@ -226,24 +226,19 @@ class CoarseRounding:
 
     def columns(self, ys) -> np.ndarray:
         """The rounded columns ``ys`` (an N × len(ys) int64 array), exactly as :meth:`kernel` has them.
-        Per block, one pass over the columns before max(ys) counts the ties that come first in each row."""
-        ys = list(ys)
+        Per block, a running count of each row's ties at its threshold tells which ties come first."""
+        ys = np.asarray(list(ys), dtype=np.int64)
         out = self.ints[:, ys] >> self.d
-        if not ys or out.shape[0] == 0:
+        if not ys.size or out.shape[0] == 0:
             return out
-        order = np.argsort(ys, kind="stable")
+        before = np.maximum(ys - 1, 0)
         for rows, rem, threshold, wanted, adds in self._blocks():
             t = threshold[:, None]
-            ties_before = np.zeros(rem.shape[0], dtype=np.int64)
-            done = 0
-            for i in order:
-                y = ys[i]
-                if y > done:
-                    ties_before += np.count_nonzero(rem[:, done:y] == t, axis=1)
-                    done = y
-                r = rem[:, y]
-                tie = (r == threshold) & (ties_before < wanted)  # wanted = 0 where the deficit is 0
-                out[rows, i] += ((r > threshold) & adds) | tie
+            ties_upto = np.cumsum(rem == t, axis=1, dtype=np.int32)
+            ties_before = np.where(ys > 0, ties_upto[:, before], 0)  # ties left of each column y
+            r = rem[:, ys]
+            tie = (r == t) & (ties_before < wanted[:, None])  # wanted = 0 where the deficit is 0
+            out[rows] += ((r > t) & adds[:, None]) | tie
         return out
 
     def kernel(self) -> np.ndarray:
