@@ -173,6 +173,36 @@ def cmd_design(args) -> None:
                 )
 
 
+CERTSHARE_NOTES = """## Where the time went after the int64 check (branch certshare, 2026-11-23, load average ≈ 3–5)
+
+cProfile of `design()` on main e300129, `el_hamming_uniform` and `bayes_uniform` at N = M = 3000 (one LP solves
+them; certification 4.9 s of 6.6 s and 3.7 s of 4.8 s in these runs):
+
+* `repair` 4.6 s / 3.2 s. The LP's kernel breaks every column by a relative 1.3e-10 (all 3000 columns equally
+  tight). The snapping probe (the 4 tightest columns, all with the same ratio) passed at 2^−40, so the whole
+  kernel was rounded to 2^−40 in floats (normalise, floor, sort every row: 1.0–1.5 s) and failed (2793 columns);
+  then 11 rounds of float mix → `to_grid` → `check_pml`, the extra weight growing ×4 from 2^−50 until it
+  passed at w = 1.14e-9: 13 `to_grid` and 14 `check_pml` calls.
+* On a cold process the fresh N × M arrays dominate: `to_grid` took 0.7–1.1 s in a fresh child against 0.06 s
+  warm (page faults of five 72 MB temporaries), `exact_sums` made two 72 MB limb arrays per check.
+* Outside `certify/` (not changed here): the objective's value and its no-privacy bound
+  (`objectives/expected_loss.py` builds the N × M loss matrix three times and a dense identity kernel;
+  `objectives/rays.py` evaluates Bayes vulnerability on a transposed array, 0.1–0.2 s at N = 3000) and
+  `bounds.applicable_bounds` (`theory/measures.zeros_per_column`, 0.05–0.2 s): 0.15–0.5 s of what `design()`
+  reports as certify seconds at N = 3000.
+
+What changed (`mechdesign/certify/grid_repair.py`): the mixing weight comes from the int64 column aggregates
+(max, min, exact sum) that the check computed, with a margin of 2(1 + E) grid units for the rounding, and the
+mixture is built in exact integer arithmetic in one pass (⌊w A⌋ from two 31-bit products, ⌊w s/N⌋ per column,
+each row's ±1 remainder on its first columns): every entry is within 2 units of the exact mixture, so the
+result passes by construction and one exact check confirms it (w = 2.15e-10 here, 5× smaller than the loop's);
+the coarse grids are rounded in integers row block by row block, after 64 probe columns (32 tightest, 32 spread
+over the kernel) rounded exactly; the 2^−52 rounding, the coarse rounding and the mix run over blocks of rows
+(temporaries in cache); column aggregates and checks are cached on the immutable kernel (the certificate's
+re-check of the same constraint is a look-up). Kernels of at most 2^16 entries also run the old search and
+keep the smaller weight (a few grid units matter for optima near 1e−15).
+"""
+
 PROFILE_NOTES = """## Where the time went (cProfile of the base code, 2026-11-23, load average ≈ 2–4)
 
 * `certify_design` on the N = M = 1000 `tight` min_mass kernel, 7.2 s: `repair` 6.7 s (called twice, the
@@ -345,6 +375,18 @@ def cmd_table(args) -> None:
                     f" | {_s(w.get('seconds'))} | {_s(w.get('certify_seconds'))} | {share(w)} |"
                 )
         lines.append("")
+    share = share_table()
+    if len(share) > 2:
+        lines += [
+            "## Certify share of design(), branch certshare (from `scaling_families_certbase.jsonl` / `_new.jsonl`)",
+            "",
+            "Base = main e300129 (`/work/wt-certshare-base`), new = branch certshare; `certify_seconds` and `seconds`",
+            "of the same `benchmarks/scaling_families.py run` records (medians of 3 runs; one run above 5 s).",
+            "",
+            *share,
+            "",
+        ]
+    lines.append(CERTSHARE_NOTES)
     lines.append(PROFILE_NOTES)
     Path(args.out).write_text("\n".join(lines))
     print(f"wrote {args.out}")
