@@ -316,3 +316,16 @@ def test_exact_sums_of_a_tall_kernel_in_blocks_of_rows():
     assert max(want) > 1 << 63
     assert exact_sums(ints, axis=0, largest=D).tolist() == want
     assert exact_sums(ints.T.copy(), axis=1, largest=D).tolist() == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 52), st.lists(st.integers(-(1 << 52), 1 << 52), min_size=1, max_size=12), st.booleans())
+def test_strings_of_a_grid_kernel_are_the_reduced_fractions(k, values, as_grid):
+    """kernel_exact: each entry A / 2^k written as str(Fraction(A, 2^k)) (Python's reduced "p/q", "p" if q = 1)."""
+    from mechdesign.certify.exact import ExactKernel
+
+    den = 1 << k
+    values = [v % (den + 1) if k < 52 else v for v in values] + [0, den]
+    ints = np.array([values, values[::-1]], dtype=np.int64)
+    kernel = GridKernel(ints, den) if as_grid else ExactKernel(ints.astype(object), den)
+    assert kernel.strings() == [[str(Fraction(int(v), den)) for v in row] for row in ints.tolist()]
