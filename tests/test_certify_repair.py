@@ -329,3 +329,27 @@ def test_strings_of_a_grid_kernel_are_the_reduced_fractions(k, values, as_grid):
     ints = np.array([values, values[::-1]], dtype=np.int64)
     kernel = GridKernel(ints, den) if as_grid else ExactKernel(ints.astype(object), den)
     assert kernel.strings() == [[str(Fraction(int(v), den)) for v in row] for row in ints.tolist()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(grid_kernels(), st.sampled_from([1, 4, 8, 12]))
+def test_a_violation_that_outlasts_rounding_fails_on_the_coarse_grid(case, d):
+    """The snapping skip: when a column breaks PML by ≥ 2^d (1 + E) units of 2^−52 (from its max, min and sum),
+    the kernel rounded to 2^−(52−d) fails the independent check too (every entry moved by < 2^d units)."""
+    from mechdesign.certify.exact import _violation_outlasts_rounding
+
+    ints, kind, c, bound = case
+    kernel = GridKernel(np.array(ints, dtype=np.int64), D)
+    if _violation_outlasts_rounding(kernel, range(len(ints[0])), prior_set(kind, c), bound, d):
+        coarse = CoarseRounding(kernel.int64(), 52, 52 - d).kernel()
+        assert not oracle_private(coarse, 1 << (52 - d), kind, c, bound)
+
+
+def test_a_column_far_over_the_bound_skips_every_snapping_grid():
+    """Column 0 = [0.6, 0.2, 0.2] against E = 2 over the simplex (ratio 3): no rounding within 2^−40 mends it."""
+    ints = np.array([[3 * D // 5, D - 3 * D // 5], [D // 5, D - D // 5], [D // 5, D - D // 5]], dtype=np.int64)
+    from mechdesign.certify.exact import _violation_outlasts_rounding
+
+    ps = prior_set("simplex", Fraction(0))
+    assert all(_violation_outlasts_rounding(GridKernel(ints, D), [0], ps, Fraction(2), d) for d in (4, 8, 12))
+    assert not _violation_outlasts_rounding(GridKernel(ints, D), [1], ps, Fraction(2), 4)  # column 1 passes

@@ -590,6 +590,8 @@ def repair(
         if coarse < bits:
             if exact_grid is not None and 0 < exact_grid[1] - coarse <= 16:
                 # the row sums are exactly 1: round the integers (what to_grid does after normalising)
+                if _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - coarse):
+                    continue  # a column breaks by more than any rounding to this grid can mend
                 rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
                 if _columns_fail(rounding.columns(probe), prior_set, bound):
                     continue  # a column already fails on this grid: the full rounding would fail the check
@@ -655,6 +657,32 @@ def _search_mixing_weight(
     row = to_grid(np.array([[float(v) for v in q]]), bits)
     constant = GridKernel(np.repeat(row.int64(), n, axis=0), row.denominator, stochastic=True)
     return constant, Fraction(1), check_pml(constant, prior_set, bound)
+
+
+def _violation_outlasts_rounding(kernel: ExactKernel, ys, prior_set: PriorSet, bound: Fraction, d: int) -> bool:
+    """True when a column y ∈ ``ys`` of the kernel A / 2^k breaks (ε, Q_X(c))-PML by so much that every kernel
+    within 2^d units of it entrywise (any rounding to the grid 2^−(k−d)) breaks it too: from the column
+    aggregates a (max), b (min), S (sum) alone, with low = c S + (1 − Nc) b,
+
+        a − E·low ≥ 2^d (1 + E)
+
+    suffices, since a rounded column C has 2^d max C > a − 2^d and 2^d low_C < low + 2^d (cN + 1 − Nc = 1), so
+    max C > E low_C. O(len(ys)) exact integer comparisons; False when 𝒫 is not a Q_X(c)."""
+    n = kernel.shape[0]
+    c = rules(prior_set, n).equivalent_c()
+    aggregates = kernel.column_aggregates()
+    if c is None or aggregates is None:
+        return False
+    c = Fraction(c)
+    cp, cq, p, r = c.numerator, c.denominator, bound.numerator, bound.denominator
+    rest = cq - n * cp
+    maxima, minima, sums = aggregates
+    slack = (1 << d) * (r + p) * cq  # r cq 2^d (1 + E)
+    for y in ys:
+        a, b, total = int(maxima[y]), int(minima[y]), int(sums[y])
+        if a > 0 and a * r * cq - p * (cp * total + rest * b) >= slack:
+            return True
+    return False
 
 
 def _columns_fail(columns: np.ndarray, prior_set: PriorSet, bound: Fraction) -> bool:
