@@ -4,6 +4,7 @@ Usage:
     python benchmarks/certify_scaling.py run   [--base /work/wt-cert-base] [--sizes 200,500,1000,2000,3000]
     python benchmarks/certify_scaling.py design [--base ...]      # certify share of design() on expected-loss specs
     python benchmarks/certify_scaling.py table [--out benchmarks/results/certify_scaling.md]
+    python benchmarks/certify_scaling.py share [--base-label certbase] [--new-label new]
 
 ``run`` times :func:`mechdesign.design.certify_design` (exact grid, exact check, repair, objective, bounds,
 guarantees) on dense private kernels, each case in a fresh subprocess whose PYTHONPATH is the tree being
@@ -22,7 +23,8 @@ expected |x − y| loss:
 Recorded per case: seconds in certify_design (median of ``--repeat``), peak RSS of the child (includes
 the interpreter, numpy and the kernel itself), the repair weight, and a hash of the exact kernel emitted
 (the two trees must agree: the new code changes the cost, not the result). Results go to
-``benchmarks/results/certify_scaling.jsonl``; ``table`` writes the markdown.
+``benchmarks/results/certify_scaling.jsonl``; ``table`` writes the markdown. ``share`` prints the certify
+share of whole designs measured by ``benchmarks/scaling_families.py run`` (base label beside new label).
 """
 
 from __future__ import annotations
@@ -125,8 +127,11 @@ def _append(rec: dict) -> None:
 
 
 def _trees(args) -> dict[str, str]:
+    """{record label: tree}: ``--labels`` picks base and/or new; ``--base-label``/``--new-label`` name them in
+    the JSON lines (a later session's pair, e.g. ``main2``/``certshare``, sits beside the first one)."""
     trees = {"base": str(Path(args.base).resolve()), "new": str(HERE.parent)}
-    return {k: v for k, v in trees.items() if k in args.labels.split(",")}
+    names = {"base": args.base_label, "new": args.new_label}
+    return {names[k]: v for k, v in trees.items() if k in args.labels.split(",")}
 
 
 def cmd_run(args) -> None:
@@ -141,7 +146,7 @@ def cmd_run(args) -> None:
                     rec["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
                     _append(rec)
                     print(
-                        f"{label:4s} {kind:8s} {variant:7s} N={n:5d} {rec.get('seconds', float('nan')):8.3f} s "
+                        f"{label:9s} {kind:8s} {variant:7s} N={n:5d} {rec.get('seconds', float('nan')):8.3f} s "
                         f"{rec.get('maxrss_mib', 0):7.0f} MiB w={rec.get('repair_weight')} "
                         f"sha={rec.get('kernel_sha')} {rec.get('error', '')}",
                         flush=True,
@@ -167,6 +172,41 @@ def cmd_design(args) -> None:
                     flush=True,
                 )
 
+
+CERTSHARE_NOTES = """## Where the time went after the int64 check (branch certshare, 2026-11-23, load average ≈ 3–5)
+
+cProfile of `design()` on main e300129, `el_hamming_uniform` and `bayes_uniform` at N = M = 3000 (one LP solves
+them; certification 4.9 s of 6.6 s and 3.7 s of 4.8 s in these runs):
+
+* `repair` 4.6 s / 3.2 s. The LP's kernel breaks every column by a relative 1.3e-10 (all 3000 columns equally
+  tight). The snapping probe (the 4 tightest columns, all with the same ratio) passed at 2^−40, so the whole
+  kernel was rounded to 2^−40 in floats (normalise, floor, sort every row: 1.0–1.5 s) and failed (2793 columns);
+  then 11 rounds of float mix → `to_grid` → `check_pml`, the extra weight growing ×4 from 2^−50 until it
+  passed at w = 1.14e-9: 13 `to_grid` and 14 `check_pml` calls.
+* After the change (a3c5346, fresh `bayes_uniform` design at N = 3000, certify 1.24 s of 3.5 s): 0.55 s in
+  `certify/` (snapping test on 2^−44 and 2^−40 0.21 s, mix 0.08 s, three checks 0.09 s, 2^−52 rounding 0.06 s,
+  float copies 0.07 s) and 0.7 s in the objective's value and no-privacy bound (0.43 s) and
+  `bounds.applicable_bounds` (0.26 s).
+* On a cold process the fresh N × M arrays dominate: `to_grid` took 0.7–1.1 s in a fresh child against 0.06 s
+  warm (page faults of five 72 MB temporaries), `exact_sums` made two 72 MB limb arrays per check.
+* Outside `certify/` (not changed here): the objective's value and its no-privacy bound
+  (`objectives/expected_loss.py` builds the N × M loss matrix three times and a dense identity kernel;
+  `objectives/rays.py` evaluates Bayes vulnerability on a transposed array, 0.1–0.2 s at N = 3000) and
+  `bounds.applicable_bounds` (`theory/measures.zeros_per_column`, 0.05–0.2 s): 0.15–0.5 s of what `design()`
+  reports as certify seconds at N = 3000.
+
+What changed (`mechdesign/certify/grid_repair.py`): the mixing weight comes from the int64 column aggregates
+(max, min, exact sum) that the check computed, with a margin of 2(1 + E) grid units for the rounding, and the
+mixture is built in exact integer arithmetic in one pass (⌊w A⌋ from two 31-bit products, ⌊w s/N⌋ per column,
+each row's ±1 remainder on its first columns): every entry is within 2 units of the exact mixture, so the
+result passes by construction and one exact check confirms it (w = 2.15e-10 here, 5× smaller than the loop's);
+the coarse grids are rounded in integers row block by row block, after 64 probe columns (32 tightest, 32 spread
+over the kernel) rounded exactly, and a grid is skipped without rounding when a probe column breaks PML by at
+least 2^d (1 + E) units (no rounding within 2^d units can mend it: the 2^−48 grid of these LP kernels); the 2^−52 rounding, the coarse rounding and the mix run over blocks of rows
+(temporaries in cache); column aggregates and checks are cached on the immutable kernel (the certificate's
+re-check of the same constraint is a look-up). Kernels of at most 2^16 entries also run the old search and
+keep the smaller weight (a few grid units matter for optima near 1e−15).
+"""
 
 PROFILE_NOTES = """## Where the time went (cProfile of the base code, 2026-11-23, load average ≈ 2–4)
 
@@ -201,6 +241,103 @@ def _s(v) -> str:
     return "–" if v is None else f"{v:.3f}"
 
 
+PAIRS = [
+    ("base", "new", "branch certfast (int64 check) against main before it"),
+    ("main2", "certshare", "branch certshare (one-pass repair) against main e300129"),
+]
+"""(base label, new label, what the pair compares): one set of tables each, in this order."""
+
+
+def _certify_tables(records: list[dict], base_label: str, new_label: str, title: str) -> list[str]:
+    lines = []
+    mine = [r for r in records if r.get("stage") == "certify" and r.get("label") in (base_label, new_label)]
+    for kind, variant in sorted({(r["kind"], r["variant"]) for r in mine}):
+        lines += [
+            f"## certify_design, {kind}, {variant} kernel: {title}",
+            "",
+            f"base = `{base_label}`, new = `{new_label}`.",
+            "",
+            "| N = M | base s | new s | ratio | base MiB | new MiB | base s/Mentry | new s/Mentry"
+            " | repair w | same | load |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: |",
+        ]
+        sizes = sorted({r["n"] for r in mine if r.get("kind") == kind and r.get("variant") == variant})
+        for n in sizes:
+            b = _latest(mine, label=base_label, kind=kind, variant=variant, n=n) or {}
+            w = _latest(mine, label=new_label, kind=kind, variant=variant, n=n) or {}
+            bs, ns = b.get("seconds"), w.get("seconds")
+            mentries = n * n / 1e6
+            ratio = f"{bs / ns:.1f}×" if bs and ns else b.get("error", "–")
+            same = "yes" if b.get("kernel_sha") and b.get("kernel_sha") == w.get("kernel_sha") else "no"
+            weights = f"{b.get('repair_weight', float('nan')):.2g} / {w.get('repair_weight', float('nan')):.2g}"
+            lines.append(
+                f"| {n} | {_s(bs)} | {_s(ns)} | {ratio} | {b.get('maxrss_mib', 0):.0f} | {w.get('maxrss_mib', 0):.0f}"
+                f" | {_s(bs and bs / mentries)} | {_s(ns and ns / mentries)} | {weights}"
+                f" | {same} | {w.get('load', 0):.1f} |"
+            )
+        lines.append("")
+    return lines
+
+
+SHARE_FAMILIES = [
+    "el_hamming_uniform",
+    "bayes_uniform",
+    "el_hamming_ldp",
+    "el_abs_uniform",
+    "el_sq_uniform",
+    "el_abs_dirichlet",
+    "el_sq_dirichlet",
+    "el_hamming_dirichlet",
+    "el_abs_ldp",
+    "el_sq_ldp",
+    "el_abs_dirichlet_ldp",
+]
+"""The expected-loss and Bayes families whose certify share the certshare session measured (not the worst case)."""
+
+
+def _family_records(label: str) -> dict:
+    """The last record of each (family, N) in ``scaling_families_<label>.jsonl``."""
+    path = RESULTS / f"scaling_families_{label}.jsonl"
+    out = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out[(r["family"], r["n"])] = r
+    return out
+
+
+def share_table(base_label: str = "certbase", new_label: str = "new") -> list[str]:
+    """Markdown rows: the certify share of design() per family and N, base beside new, from the JSON lines of
+    ``benchmarks/scaling_families.py run`` (``certify_seconds`` and ``seconds``, medians of the same runs)."""
+    base, new = _family_records(base_label), _family_records(new_label)
+    lines = [
+        "| family | N | base total s | base certify s | base share | new total s | new certify s | new share |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+
+    def cells(r):
+        if not r or not r.get("seconds") or r.get("certify_seconds") is None:
+            return ["–", "–", "–"]
+        return [
+            f"{r['seconds']:.2f}",
+            f"{r['certify_seconds']:.3f}",
+            f"{100 * r['certify_seconds'] / r['seconds']:.1f} %",
+        ]
+
+    for family in SHARE_FAMILIES:
+        for n in (500, 1000, 3000):
+            b, w = base.get((family, n)), new.get((family, n))
+            if not b or not w or w.get("tree") != str(HERE.parent):
+                continue  # only the rows this tree re-ran beside a base run
+            lines.append("| " + " | ".join([family, str(n), *cells(b), *cells(w)]) + " |")
+    return lines
+
+
+def cmd_share(args) -> None:
+    print("\n".join(share_table(args.base_label, args.new_label)))
+
+
 def cmd_table(args) -> None:
     records = [json.loads(line) for line in JSONL.read_text().splitlines() if line.strip()]
     lines = [
@@ -213,31 +350,11 @@ def cmd_table(args) -> None:
         "(interpreter, numpy and the float kernel included). s/Mentry = seconds per million kernel entries",
         "(N·M): flat when the cost is linear in NM. `same` = the two trees emitted the identical exact kernel",
         "(hash of the numerators). The machine has 2 cores shared with other jobs: load = 1-minute load average.",
+        "repair w = the repair weight of base / new (0: the kernel passed as rounded, or snapped to a coarser grid).",
         "",
     ]
-    for stage_kind in sorted({(r["kind"], r["variant"]) for r in records if r.get("stage") == "certify"}):
-        kind, variant = stage_kind
-        lines += [
-            f"## certify_design, {kind}, {variant} kernel",
-            "",
-            "| N = M | base s | new s | ratio | base MiB | new MiB | base s/Mentry | new s/Mentry"
-            " | repair w | same | load |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: | ---: |",
-        ]
-        sizes = sorted({r["n"] for r in records if r.get("kind") == kind and r.get("variant") == variant})
-        for n in sizes:
-            b = _latest(records, stage="certify", label="base", kind=kind, variant=variant, n=n) or {}
-            w = _latest(records, stage="certify", label="new", kind=kind, variant=variant, n=n) or {}
-            bs, ns = b.get("seconds"), w.get("seconds")
-            mentries = n * n / 1e6
-            ratio = f"{bs / ns:.1f}×" if bs and ns else b.get("error", "–")
-            same = "yes" if b.get("kernel_sha") and b.get("kernel_sha") == w.get("kernel_sha") else "–"
-            lines.append(
-                f"| {n} | {_s(bs)} | {_s(ns)} | {ratio} | {b.get('maxrss_mib', 0):.0f} | {w.get('maxrss_mib', 0):.0f}"
-                f" | {_s(bs and bs / mentries)} | {_s(ns and ns / mentries)} | {w.get('repair_weight', '–'):.2g}"
-                f" | {same} | {w.get('load', 0):.1f} |"
-            )
-        lines.append("")
+    for base_label, new_label, title in PAIRS:
+        lines += _certify_tables(records, base_label, new_label, title)
     design = [r for r in records if r.get("stage") == "design"]
     if design:
         lines += [
@@ -263,6 +380,18 @@ def cmd_table(args) -> None:
                     f" | {_s(w.get('seconds'))} | {_s(w.get('certify_seconds'))} | {share(w)} |"
                 )
         lines.append("")
+    share = share_table()
+    if len(share) > 2:
+        lines += [
+            "## Certify share of design(), branch certshare (from `scaling_families_certbase.jsonl` / `_new.jsonl`)",
+            "",
+            "Base = main e300129 (`/work/wt-certshare-base`), new = branch certshare; `certify_seconds` and `seconds`",
+            "of the same `benchmarks/scaling_families.py run` records (medians of 3 runs; one run above 5 s).",
+            "",
+            *share,
+            "",
+        ]
+    lines.append(CERTSHARE_NOTES)
     lines.append(PROFILE_NOTES)
     Path(args.out).write_text("\n".join(lines))
     print(f"wrote {args.out}")
@@ -283,10 +412,16 @@ def main() -> None:
     d.add_argument("--base", default="/work/wt-cert-base")
     d.add_argument("--timeout", type=float, default=900)
     d.add_argument("--labels", default="base,new")
+    for q in (r, d):
+        q.add_argument("--base-label", default="base", help="label of the base tree's records")
+        q.add_argument("--new-label", default="new", help="label of this tree's records")
     t = sub.add_parser("table")
     t.add_argument("--out", default=str(RESULTS / "certify_scaling.md"))
+    sh = sub.add_parser("share", help="certify share of design() from scaling_families JSON lines (markdown)")
+    sh.add_argument("--base-label", default="certbase")
+    sh.add_argument("--new-label", default="new")
     args = p.parse_args()
-    {"run": cmd_run, "design": cmd_design, "table": cmd_table}[args.cmd](args)
+    {"run": cmd_run, "design": cmd_design, "table": cmd_table, "share": cmd_share}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,11 @@
    expression), so passing with E implies passing with e^ε.
 3. :func:`repair` mixes a failing kernel with the constant kernel whose rows
    are the mean row q (zero leakage): K' = (1−w)K + w·1qᵀ. For one column the
-   smallest weight is w = v / (v + q_y(E − 1)) with v = max_x K_x(y) − E·min_P P·K(:,y);
-   the weight is raised a little, re-gridded and re-checked until it passes.
+   smallest weight is w = v / (v + q_y(E − 1)) with v = max_x K_x(y) − E·min_P P·K(:,y).
+   For 𝒫 = Q_X(c) on the grid the weight, with a margin of 2(1 + E) grid units for the
+   rounding, is mixed in one exact integer pass that passes by construction
+   (:mod:`mechdesign.certify.grid_repair`); otherwise the weight is raised a little,
+   re-gridded and re-checked until it passes.
 4. Coarser grids (rational kernels with small denominators): ``to_grid(K, bits)``
    and ``repair(..., bits=k)`` round to the grid 2^−k (k ≤ 52, so entries stay
    exact doubles). Rounding moves every entry by < 2^−k, which can break a tight
@@ -33,11 +36,13 @@ import numpy as np
 
 from mechdesign.certify.grid_arith import (
     INT64_ENTRY_LIMIT,
+    column_aggregates,
     exact_sums,
     int64_numerators,
     lemma4_column_ratios,
     largest_in_rows,
 )
+from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
@@ -78,20 +83,44 @@ class ExactKernel:
             object.__setattr__(self, "_int64", cached)
         return cached
 
+    def column_aggregates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(maxima, minima, exact sums) of the int64 numerators per column
+        (:func:`mechdesign.certify.grid_arith.column_aggregates`), computed once and shared by the exact
+        check and the repair; None when the numerators do not fit in int64."""
+        cached = self.__dict__.get("_aggregates")
+        if cached is None:
+            ints = self.int64()
+            if ints is None or ints.ndim != 2:
+                return None
+            cached = column_aggregates(ints)
+            object.__setattr__(self, "_aggregates", cached)
+        return cached
+
     def to_float(self) -> np.ndarray:
         """The kernel as floats (exact when every entry is a double, as on any grid 2^−k, k ≤ 52)."""
         if grid_bits(self) is not None:
             # exact: integers < 2^53 convert exactly and dividing by a power of two is exact
             ints = self.int64()
             nums = ints if ints is not None else self.numerators
-            return nums.astype(np.float64) / float(self.denominator)
+            out = nums.astype(np.float64)
+            out /= float(self.denominator)  # in place: one fresh N × M array, not two
+            return out
         return np.array([[float(Fraction(int(v), self.denominator)) for v in row] for row in self.numerators])
 
     def fractions(self) -> list[list[Fraction]]:
         return [[Fraction(int(v), self.denominator) for v in row] for row in self.numerators]
 
     def strings(self) -> list[list[str]]:
-        return [[str(q) for q in row] for row in self.fractions()]
+        """Each entry as the text of its reduced fraction ("p/q", "p" when q = 1), as ``str(Fraction)``
+        writes it. On a grid 2^−k the reduction is by the entry's lowest set bit, in int64 (no Fraction
+        per entry: the JSON of a 3000 × 3000 kernel is 4× faster)."""
+        ints = self.int64() if grid_bits(self) is not None else None
+        if ints is None or ints.ndim != 2:
+            return [[str(q) for q in row] for row in self.fractions()]
+        den = self.denominator
+        common = np.where(ints == 0, den, np.minimum(ints & -ints, den))  # gcd(A, 2^k): lowest set bit, ≤ 2^k
+        nums, dens = (ints // common).tolist(), (den // common).tolist()
+        return [[f"{a}/{b}" if b != 1 else str(a) for a, b in zip(rn, rd)] for rn, rd in zip(nums, dens)]
 
     def is_stochastic(self) -> bool:
         ints = self.int64()
@@ -177,6 +206,9 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         K = K.to_float()
     if bits != GRID_BITS:
         return _to_coarse_grid(K, bits)
+    blocked = _to_fine_grid_by_rows(K)
+    if blocked is not None:
+        return blocked
     K = _clip_unit(K)
     scaled = K * GRID
     nums = np.rint(scaled, out=scaled).astype(np.int64)
@@ -193,6 +225,40 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
         return to_grid(np.vstack([K[:x], row[None, :], K[x + 1 :]]))
     nums[at, big] = absorbed.astype(np.int64)  # 0 ≤ value ≤ 2^53: the entries are ≤ 2^52 and rows ≥ 0
     return GridKernel(nums, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
+
+
+ROW_BLOCK_ENTRIES = 1 << 16
+"""The 2^−52 rounding works on blocks of rows of about this many entries: its float temporaries stay in
+cache and only the int64 result is a fresh N × M array (fresh pages cost more than the arithmetic)."""
+
+
+def _to_fine_grid_by_rows(K) -> GridKernel | None:
+    """:func:`to_grid` at 52 bits, block of rows by block of rows, with the same result (each row is rounded on
+    its own: clip, rint(2^52 K), the largest entry absorbs the remainder); None when a row is far from
+    stochastic (the full function renormalises it) or a row sum could leave int64."""
+    K = np.asarray(K, float)
+    if K.ndim != 2 or K.size == 0:
+        return None
+    n, m = K.shape
+    out = np.empty((n, m), dtype=np.int64)
+    step = max(1, ROW_BLOCK_ENTRIES // m)
+    for lo in range(0, n, step):
+        block = _clip_unit(K[lo : lo + step])
+        # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2 (float row sums within a factor 1 + M·2^−52): int64 when small
+        if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > 1 << 9:
+            return None
+        block *= GRID  # exact: a power of two
+        np.rint(block, out=block)
+        nums = out[lo : lo + step]
+        nums[...] = block  # integers ≤ 2^52 as doubles: exact
+        rows = nums.sum(axis=1)
+        big = np.argmax(nums, axis=1)
+        at = np.arange(nums.shape[0])
+        absorbed = nums[at, big] + (GRID - rows)  # each row's largest entry absorbs the remainder
+        if (absorbed < 0).any():
+            return None  # a row far from stochastic: the full function renormalises it
+        nums[at, big] = absorbed  # 0 ≤ value ≤ 2^53
+    return GridKernel(out, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
 
 
 def _clip_unit(K) -> np.ndarray:
@@ -361,7 +427,13 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
     if c is None:
         return None
     c = Fraction(c)
-    _, ratios, unbounded, _ = lemma4_column_ratios(ints, c)
+    memo = kernel.__dict__.get("_lemma4_checks")
+    if memo is None:  # the kernel never changes: a second check against the same (c, E) is a look-up
+        memo = {}
+        object.__setattr__(kernel, "_lemma4_checks", memo)
+    if (c, bound) in memo:
+        return memo[c, bound]
+    _, ratios, unbounded, _ = lemma4_column_ratios(ints, c, kernel.column_aggregates())
     stochastic = kernel.is_stochastic()
     feasible = stochastic and not any(unbounded)
     worst_y, worst_ratio = None, None
@@ -384,7 +456,7 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         j = int(np.argmin(ints[:, worst_y]))
         prior = [c] * n
         prior[j] = c + (1 - n * c)
-    return PMLCheck(
+    memo[c, bound] = PMLCheck(
         feasible=feasible,
         stochastic=stochastic,
         bound=bound,
@@ -393,6 +465,7 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         worst_prior=prior,
         worst_ratio=worst_ratio,
     )
+    return memo[c, bound]
 
 
 def _float_or_inf(q: Fraction) -> float:
@@ -414,6 +487,12 @@ def _mix(kernel: ExactKernel, q: list[Fraction], w: Fraction, floats=None) -> np
 SNAP_PROBES = 4
 """Before rounding a whole kernel to a coarser grid, :func:`repair` rounds only its few tightest columns
 (this many), exactly as the full rounding would, and skips a grid on which one of them already fails."""
+
+
+SNAP_PROBES_ON_GRID = 64
+"""As :data:`SNAP_PROBES` for a kernel whose integers are rounded directly
+(:class:`mechdesign.certify.grid_repair.CoarseRounding`), where a rounded column costs O(N): half of them
+the tightest columns, half spread evenly over the kernel."""
 
 
 def _tightest_columns(check: PMLCheck, count: int) -> list[int]:
@@ -442,12 +521,13 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     ints = kernel.int64()
     # int64 on a grid 2^−k, k ≤ 52: the noise limit is < 2^23, so merged columns stay far inside int64
     small = ints is not None and grid_bits(kernel) is not None and (not ints.size or int(ints.max()) <= 1 << 60)
-    nums = ints.copy() if small else kernel.numerators.copy()
     limit = int(NOISE_LEVEL * kernel.denominator)
-    maxima = nums.max(axis=0)
+    aggregates = kernel.column_aggregates() if small else None
+    maxima = aggregates[0] if aggregates is not None else kernel.numerators.max(axis=0)
     noisy = [y for y, r in enumerate(check.ratios) if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
     if not noisy:
         return kernel
+    nums = ints.copy() if small else kernel.numerators.copy()
     heaviest = int(np.argmax(exact_sums(nums, axis=0) if small else nums.sum(axis=0)))
     for y in noisy:
         if y == heaviest:
@@ -483,6 +563,13 @@ def repair(
     ``snap=False`` skips the coarser grids of :data:`SNAP_BITS`: their cost (entries move by up to
     2^−49) is negligible for ordinary utilities but not for optima of 1e−9 (issue 10, item 4), so the
     certify stage also tries the repair without them and keeps the better kernel.
+
+    Cost (issue 13): for 𝒫 = Q_X(c) (and the simplex) and a stochastic kernel on the target grid, the
+    snapping grids are rounded in integers (:class:`~mechdesign.certify.grid_repair.CoarseRounding`) after
+    :data:`SNAP_PROBES_ON_GRID` rounded columns found no failure, and the mixing is one exact integer pass
+    and one check (:func:`~mechdesign.certify.grid_repair.mix_on_grid`): O(NM) machine operations in a
+    fixed number of passes. Otherwise (other prior sets, coarse targets, or kernels of at most
+    :data:`SEARCH_ALSO_BELOW` entries) the weight is also searched over float mixes.
     """
     if bits is None:
         bits = grid_bits(kernel) or GRID_BITS
@@ -491,13 +578,28 @@ def repair(
     check = check_pml(start, prior_set, bound)
     if check.feasible:
         return start, Fraction(0), check
-    probe = _tightest_columns(check, SNAP_PROBES)
-    fine = kernel.to_float() if snap and probe else None
+    exact_grid = _stochastic_grid_ints(kernel) if snap else None  # (A, k): integer rounding (grid_repair.py)
+    if exact_grid is None:
+        probe = _tightest_columns(check, SNAP_PROBES)
+    else:  # the tightest columns and columns spread over the kernel (many columns can be equally tight)
+        m = kernel.shape[1]
+        spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
+        probe = list(dict.fromkeys(_tightest_columns(check, SNAP_PROBES_ON_GRID // 2) + spread))
+    fine = kernel.to_float() if snap and probe and exact_grid is None else None
     for coarse in SNAP_BITS if snap else ():  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
-            if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
-                continue  # a column already fails on this grid: the full rounding would fail the check
-            snapped = to_grid(kernel, coarse)
+            if exact_grid is not None and 0 < exact_grid[1] - coarse <= 16:
+                # the row sums are exactly 1: round the integers (what to_grid does after normalising)
+                if _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - coarse):
+                    continue  # a column breaks by more than any rounding to this grid can mend
+                rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
+                if _columns_fail(rounding.columns(probe), prior_set, bound):
+                    continue  # a column already fails on this grid: the full rounding would fail the check
+                snapped = GridKernel(rounding.kernel(), 1 << coarse, stochastic=True)
+            else:
+                if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
+                    continue  # a column already fails on this grid: the full rounding would fail the check
+                snapped = to_grid(kernel, coarse)
             snapped_check = check_pml(snapped, prior_set, bound)
             if snapped_check.feasible:
                 return snapped, Fraction(0), snapped_check
@@ -507,6 +609,27 @@ def repair(
     else:
         kernel = merge_noise_columns(kernel, check, bound)
     n, m = kernel.shape
+    fast = _mix_in_one_pass(kernel, prior_set, bound, bits)
+    if fast is not None and n * m > SEARCH_ALSO_BELOW:
+        return fast
+    searched = _search_mixing_weight(kernel, prior_set, bound, bits, max_rounds)
+    return fast if fast is not None and fast[1] <= searched[1] else searched
+
+
+SEARCH_ALSO_BELOW = 1 << 16
+"""Up to this many entries (N·M), where a pass costs well under a millisecond, :func:`repair` also runs the
+search over float mixes and keeps the smaller weight: the one-pass weight carries a margin of 2(1 + E)
+units of the grid for its rounding (:mod:`mechdesign.certify.grid_repair`), which the search's rounding
+to nearest can beat when the utility itself is a few units of 2^−52 (the identity kernel at ε = 1e4)."""
+
+
+def _search_mixing_weight(
+    kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, bits: int, max_rounds: int
+) -> tuple[ExactKernel, Fraction, PMLCheck]:
+    """The repair by a search over float mixes: from the smallest weight of :func:`_mixing_need`, raised
+    a little (geometrically) until the re-gridded mix passes the exact check; on a coarse grid the weight
+    is then bisected down. The constant kernel (w = 1) when no weight below 1 passed."""
+    n = kernel.shape[0]
     q, need = _mixing_need(kernel, prior_set, bound)
     extra = Fraction(1, 1 << min(50, bits))
     growth = 4 if bits >= 50 else 2
@@ -534,6 +657,74 @@ def repair(
     row = to_grid(np.array([[float(v) for v in q]]), bits)
     constant = GridKernel(np.repeat(row.int64(), n, axis=0), row.denominator, stochastic=True)
     return constant, Fraction(1), check_pml(constant, prior_set, bound)
+
+
+def _violation_outlasts_rounding(kernel: ExactKernel, ys, prior_set: PriorSet, bound: Fraction, d: int) -> bool:
+    """True when a column y ∈ ``ys`` of the kernel A / 2^k breaks (ε, Q_X(c))-PML by so much that every kernel
+    within 2^d units of it entrywise (any rounding to the grid 2^−(k−d)) breaks it too: from the column
+    aggregates a (max), b (min), S (sum) alone, with low = c S + (1 − Nc) b,
+
+        a − E·low ≥ 2^d (1 + E)
+
+    suffices, since a rounded column C has 2^d max C > a − 2^d and 2^d low_C < low + 2^d (cN + 1 − Nc = 1), so
+    max C > E low_C. O(len(ys)) exact integer comparisons; False when 𝒫 is not a Q_X(c)."""
+    n = kernel.shape[0]
+    c = rules(prior_set, n).equivalent_c()
+    aggregates = kernel.column_aggregates()
+    if c is None or aggregates is None:
+        return False
+    c = Fraction(c)
+    cp, cq, p, r = c.numerator, c.denominator, bound.numerator, bound.denominator
+    rest = cq - n * cp
+    maxima, minima, sums = aggregates
+    slack = (1 << d) * (r + p) * cq  # r cq 2^d (1 + E)
+    for y in ys:
+        a, b, total = int(maxima[y]), int(minima[y]), int(sums[y])
+        if a > 0 and a * r * cq - p * (cp * total + rest * b) >= slack:
+            return True
+    return False
+
+
+def _columns_fail(columns: np.ndarray, prior_set: PriorSet, bound: Fraction) -> bool:
+    """True when one of ``columns`` (int64 columns of a kernel on a common grid) breaks (ε, Q_X(c))-PML
+    against ``bound`` exactly (so the whole kernel fails the check); False when they pass or 𝒫 is not
+    a Q_X(c) (then nothing is decided here)."""
+    n = columns.shape[0]
+    c = rules(prior_set, n).equivalent_c()
+    if c is None or columns.size == 0:
+        return False
+    _, ratios, unbounded, _ = lemma4_column_ratios(columns, Fraction(c))
+    return any(unbounded) or any(r is not None and r > bound for r in ratios)
+
+
+def _stochastic_grid_ints(kernel: ExactKernel) -> tuple[np.ndarray, int] | None:
+    """(int64 numerators, k) when ``kernel`` is row-stochastic on the grid 2^−k (k ≤ 52), else None."""
+    k = grid_bits(kernel)
+    ints = kernel.int64() if k is not None else None
+    if ints is None or ints.ndim != 2 or not kernel.is_stochastic():
+        return None
+    return ints, k
+
+
+def _mix_in_one_pass(
+    kernel: ExactKernel, prior_set: PriorSet, bound: Fraction, bits: int
+) -> tuple[ExactKernel, Fraction, PMLCheck] | None:
+    """The repair by mixing as one exact integer pass and one exact check
+    (:func:`mechdesign.certify.grid_repair.mix_on_grid`): for 𝒫 = Q_X(c) (the simplex is c = 0) and a
+    stochastic kernel on the target grid 2^−bits. None when it does not apply or its kernel fails the
+    check (then :func:`repair` searches the weight as before)."""
+    exact_grid = _stochastic_grid_ints(kernel)
+    if exact_grid is None or exact_grid[1] != bits:
+        return None
+    c = rules(prior_set, kernel.shape[0]).equivalent_c()
+    if c is None:
+        return None
+    mixed = mix_on_grid(exact_grid[0], kernel.denominator, Fraction(c), bound, kernel.column_aggregates())
+    if mixed is None:
+        return None
+    candidate = GridKernel(mixed[0], kernel.denominator, stochastic=True)  # entries ≥ 0, rows sum to D (built so)
+    check = check_pml(candidate, prior_set, bound)
+    return (candidate, mixed[1], check) if check.feasible else None
 
 
 def _mixing_need(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction) -> tuple[list[Fraction], Fraction]:

@@ -12,8 +12,9 @@ simplex is c = 0) leaves M exact rational comparisons,
     a_y ≤ E · (c S_y + (1 − Nc) b_y),
 
 one per column. Maxima and minima are exact in int64 at any size. A sum of N entries of magnitude ≤ 2^62
-can leave int64, so :func:`exact_sums` adds in int64 only when N·max|A| < 2^63 and otherwise splits every
-entry into two limbs A = 2^26·h + l (h < 2^36 in magnitude, 0 ≤ l < 2^26), sums each limb in int64 (exact
+can leave int64, so :func:`exact_sums` adds in int64 only when N·max|A| < 2^63, else in blocks of
+⌊2^63 / max|A|⌋ terms (entries below 2^53: 2047 rows of a kernel on 2^−52) joined as Python integers, and
+otherwise splits every entry into two limbs A = 2^26·h + l (h < 2^36 in magnitude, 0 ≤ l < 2^26), sums each limb in int64 (exact
 for up to 2^26 terms) and joins the two sums as Python integers: O(NM) machine additions and O(M) Python
 integer operations, never a Python object per entry.
 
@@ -26,7 +27,14 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["INT64_ENTRY_LIMIT", "int64_numerators", "exact_sums", "lemma4_column_ratios", "largest_in_rows"]
+__all__ = [
+    "INT64_ENTRY_LIMIT",
+    "int64_numerators",
+    "exact_sums",
+    "column_aggregates",
+    "lemma4_column_ratios",
+    "largest_in_rows",
+]
 
 INT64_ENTRY_LIMIT = 1 << 62
 """Entries of magnitude ≤ this are handled in int64 (a kernel on any grid 2^−k, k ≤ 52, has ≤ 2^52)."""
@@ -76,26 +84,42 @@ def exact_sums(ints: np.ndarray, axis: int, largest: int | None = None, sum_boun
         sum_bound = largest * terms
     if sum_bound < 1 << 63:
         return ints.sum(axis=axis, dtype=np.int64).astype(object)
+    if largest is not None and 0 < largest < 1 << 53:
+        # blocks of ≤ 2^63 / largest terms sum exactly in int64 (a kernel on the grid 2^−52: 2047 rows at a
+        # time); the block sums are added as Python ints: no N × M temporary
+        step = ((1 << 63) - 1) // largest
+        total = None
+        for lo in range(0, terms, step):
+            part = ints[lo : lo + step] if axis == 0 else ints[:, lo : lo + step]
+            part = part.sum(axis=axis, dtype=np.int64).astype(object)
+            total = part if total is None else total + part
+        return total
     high = (ints >> _LIMB_BITS).sum(axis=axis, dtype=np.int64)  # arithmetic shift: A = 2^26·h + l, 0 ≤ l < 2^26
     low = (ints & _LIMB_MASK).sum(axis=axis, dtype=np.int64)
     return high.astype(object) * (1 << _LIMB_BITS) + low.astype(object)
 
 
+def column_aggregates(ints: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, S) per column of A (int64, N × M): maxima and minima (int64) and exact sums (Python ints)."""
+    maxima = ints.max(axis=0)
+    minima = ints.min(axis=0)
+    largest = max(abs(int(maxima.max())), abs(int(minima.min()))) if maxima.size else 0
+    return maxima, minima, exact_sums(ints, axis=0, largest=largest)
+
+
 def lemma4_column_ratios(
-    ints: np.ndarray, c: Fraction
+    ints: np.ndarray, c: Fraction, aggregates: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 ) -> tuple[np.ndarray, list[Fraction | None], list[bool], np.ndarray]:
     """Per column y of A (int64, N × M): the ratio a_y / (c S_y + (1 − Nc) b_y) exactly.
 
     Returns (maxima a (int64), ratios, unbounded, sums S): ``ratios[y]`` is None for a column with
     a_y = 0 (an output that never occurs) and for a column whose denominator is ≤ 0
     (``unbounded[y]`` True: the ratio is +∞, an output some prior in Q_X(c) never sees).
-    The common denominator of the kernel cancels, so the ratios are those of K itself.
+    The common denominator of the kernel cancels, so the ratios are those of K itself. ``aggregates``:
+    :func:`column_aggregates` of ``ints`` when the caller has them already.
     """
     n = ints.shape[0]
-    maxima = ints.max(axis=0)
-    minima = ints.min(axis=0)
-    largest = max(abs(int(maxima.max())), abs(int(minima.min()))) if maxima.size else 0
-    sums = exact_sums(ints, axis=0, largest=largest)
+    maxima, minima, sums = column_aggregates(ints) if aggregates is None else aggregates
     c = Fraction(c)
     p, q = c.numerator, c.denominator
     rest = q - n * p  # q·(1 − Nc)
