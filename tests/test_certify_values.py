@@ -19,7 +19,7 @@ from mechdesign import design
 from mechdesign.certify.exact import to_grid
 from mechdesign.objectives.compile import loss_matrix
 from mechdesign.objectives.expected_loss import cheapest_row_losses, loss_rows, row_losses
-from mechdesign.objectives.rays import bayes_kernel_utility
+from mechdesign.objectives.rays import bayes_kernel_utility, kernel_utility
 from mechdesign.objectives.registry import objective_rules
 from mechdesign.spec.models import load_spec
 from mechdesign.theory import bounds, measures
@@ -109,6 +109,9 @@ def test_bayes_no_privacy_bound_is_the_identity_kernel_value(n, m, prior):
         D[np.arange(n), guess] = 1.0
         assert rules.value(D) <= got + 1e-15
     assert got == pytest.approx(float(Pf.sum()), rel=0, abs=0)
+    # the objective's value is the ray engine's sum of column utilities mu (on K transposed), bit for bit
+    K = _kernel(rng, n, m)
+    assert rules.value(K) == kernel_utility(spec, K)
 
 
 # ------------------------------------------------------------------ expected loss

@@ -143,9 +143,7 @@ def column_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def kernel_utility(spec: Spec, K: np.ndarray) -> float:
-    """U(K) = Σ_y μ(K(:,y)); Bayes vulnerability by :func:`bayes_kernel_utility` (no transposed product)."""
-    if spec.objective.kind == "bayes_vulnerability":
-        return bayes_kernel_utility(K, _prior(spec, spec.objective.prior))
+    """U(K) = Σ_y μ(K(:,y))."""
     return float(column_utility(spec)(np.asarray(K, float).T).sum())
 
 
