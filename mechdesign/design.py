@@ -237,20 +237,20 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     """
     # E ≤ e^ε from the text as written; capped where no kernel on the 2^-52 grid can tell e^ε from ∞
     bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
-    rules = objective_rules(spec)
+    rules = objective_rules(spec)  # one objective for the whole stage: its values share what it builds once
     bits = spec.solver.denominator_bits
     if spec.extra_guarantees:  # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
         K = metric_envelope(K, spec)
     gridded = to_grid(K)
     exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
     kernel = exact.to_float()
-    objective = objective_value(spec, kernel)
+    objective = rules.value(kernel)
     # Only a snapped kernel can differ: when the repair mixed (weight > 0) its snapping had failed, and the
     # repair without snapping is the same deterministic mixing, so re-running it would give the same kernel.
     if bits == 52 and exact.denominator != gridded.denominator and weight == 0:
         alt, alt_weight, alt_check = repair(gridded, spec.prior_set, bound_e, bits=bits, snap=False)
         alt_kernel = alt.to_float()
-        alt_objective = objective_value(spec, alt_kernel)
+        alt_objective = rules.value(alt_kernel)
         if alt_check.feasible and sense * alt_objective < sense * objective:
             exact, weight, check, kernel, objective = alt, alt_weight, alt_check, alt_kernel, alt_objective
     exact, side_weight = rules.enforce(exact)  # the objective's own constraints (e.g. a vulnerability cap)
@@ -263,7 +263,7 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
         check = check_pml(exact, spec.prior_set, bound_e)
     if side_weight or extra_weight:
         kernel = exact.to_float()
-        objective = objective_value(spec, kernel)
+        objective = rules.value(kernel)
     guarantees = check_guarantees(exact, spec)
     side_failure = rules.side_check(exact)
     if dual is not None:
@@ -288,7 +288,7 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
         gap=gap,
         repair_weight=weight,
         lp_objective=lp_objective,
-        closed_form=closed_form(spec, objective),
+        closed_form=rules.closed_form(objective),
         bounds=bounds.applicable_bounds(spec, exact),
         rounding_cost=None if lp_objective is None else sense * (objective - lp_objective),
         guarantees=guarantees,

@@ -216,7 +216,7 @@ class CoarseRounding:
             rem &= (1 << self.d) - 1
             # Σ_y ⌊A/2^d⌋ = (2^from_bits − Σ_y rem) / 2^d, so the deficit is Σ rem / 2^d ∈ [0, M)
             deficit = rem.sum(axis=1, dtype=np.int64) >> self.d
-            ascending = np.sort(rem, axis=1)
+            ascending = np.sort(rem, axis=1, kind="stable")  # radix sort of 8/16-bit keys: O(M) per row
             at = np.clip(m - deficit, 0, m - 1)
             threshold = np.take_along_axis(ascending, at[:, None], axis=1)[:, 0]
             # ties at the threshold still to take; rows with deficit 0 take nothing

@@ -25,7 +25,15 @@ from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.privacy.priors import constrain_min_expectation, min_expectation
 from mechdesign.spec.models import Spec
 
-__all__ = ["ExpectedLoss", "compile_expected_loss", "loss_matrix", "objective_prior"]
+__all__ = [
+    "ExpectedLoss",
+    "compile_expected_loss",
+    "loss_matrix",
+    "objective_prior",
+    "row_losses",
+    "loss_rows",
+    "cheapest_row_losses",
+]
 
 
 def compile_expected_loss(spec: Spec) -> CompiledProblem:
@@ -105,18 +113,88 @@ class ExpectedLoss(ObjectiveRules):
             return kernel, Fraction(0)
         return enforce_cap(kernel, self.spec, cap, Fraction(cap.at_most), self.spec.solver.denominator_bits)
 
+    def loss(self) -> np.ndarray:
+        """The N × M loss matrix, built once per objective (read-only)."""
+        L = self.__dict__.get("_loss")
+        if L is None:
+            L = loss_matrix(self.spec)
+            L.flags.writeable = False
+            self._loss = L
+        return L
+
+    def _loss_rows(self, start: int, stop: int) -> np.ndarray:
+        if isinstance(self.spec.objective.loss, list):
+            return self.loss()[start:stop]
+        return loss_rows(self.spec, start, stop)
+
     def unconstrained_bound(self):
-        """The loss of the best kernel without privacy (each row on its cheapest output), a lower bound."""
-        L = loss_matrix(self.spec)
-        K = np.zeros_like(L)
-        K[np.arange(self.spec.n), np.argmin(L, axis=1)] = 1.0
-        return float(self.value(K))
+        """The loss of the best kernel without privacy (each row on its cheapest output), a lower bound:
+        Σ_x P(x) min_y L(x,y) under a prior, max_{P∈𝒫} of it for the worst case. The row losses
+        min_y L(x,y) (:func:`cheapest_row_losses`) are those of the 0/1 kernel on each row's cheapest
+        output (its row sum of K·L adds zeros to that one entry), so the bound is the same double as
+        :meth:`value` of that kernel."""
+        spec = self.spec
+        mins = self.loss().min(axis=1) if isinstance(spec.objective.loss, list) else cheapest_row_losses(spec)
+        return self._value_of_row_losses(mins)
 
     def value(self, K):
+        return self._value_of_row_losses(row_losses(K, self._loss_rows, self.spec.m))
+
+    def _value_of_row_losses(self, row_loss: np.ndarray) -> float:
         spec = self.spec
-        row_loss = (K * loss_matrix(spec)).sum(axis=1)
         prior = objective_prior(spec)
         if prior is not None:
             return float(prior @ row_loss)
         low, _ = min_expectation(spec.prior_set, spec.n, [-Fraction(float(v)) for v in row_loss])
         return float(-low)
+
+
+ROW_BLOCK_ENTRIES = 1 << 16
+"""Entries of K per block of rows in :func:`row_losses` (a block's product stays in cache)."""
+
+
+def loss_rows(spec: Spec, start: int, stop: int) -> np.ndarray:
+    """Rows start, ..., stop − 1 of :func:`loss_matrix` (a named loss: the same doubles, by the same
+    formulas, without the other rows)."""
+    obj = spec.objective
+    if isinstance(obj.loss, list):
+        return np.asarray(obj.loss[start:stop], dtype=float)
+    x = np.arange(start, stop)[:, None]
+    y = np.arange(spec.m)[None, :]
+    if obj.loss == "hamming":
+        return (x != y).astype(float)
+    if obj.loss == "absolute":
+        return np.abs(x - y).astype(float)
+    return ((x - y) ** 2).astype(float)
+
+
+def cheapest_row_losses(spec: Spec) -> np.ndarray:
+    """min_y L(x,y) for every row x, as :func:`loss_matrix` ``.min(axis=1)``. A named loss in closed form:
+    0 on rows x < M (output y = x), and past the last output y = M − 1 the distance d = x − M + 1:
+    1 (Hamming), d (absolute), d² (squared), all integers, hence exact doubles."""
+    obj = spec.objective
+    if isinstance(obj.loss, list):
+        return loss_matrix(spec).min(axis=1)
+    d = np.maximum(np.arange(spec.n) - (spec.m - 1), 0)
+    if obj.loss == "hamming":
+        return (d > 0).astype(float)
+    if obj.loss == "absolute":
+        return d.astype(float)
+    return (d**2).astype(float)
+
+
+def row_losses(K: np.ndarray, loss_rows_of, m: int) -> np.ndarray:
+    """r_x = Σ_y K_xy L(x,y) for every row x, in blocks of rows (``loss_rows_of(start, stop)`` gives the
+    rows of L): no N × M temporary and no whole L. Each row is the pairwise sum of the same M products as
+    ``(K * L).sum(axis=1)`` computes (a row's sum does not depend on the other rows), hence the same doubles."""
+    K = np.asarray(K, float)
+    n = K.shape[0]
+    if K.ndim != 2 or K.shape[1] != m:
+        return (K * loss_rows_of(0, n)).sum(axis=1)  # broadcasting (or its error) as before
+    step = max(1, ROW_BLOCK_ENTRIES // max(m, 1))
+    out = np.empty(n)
+    buf = np.empty((min(step, n), m))
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        np.multiply(K[a:b], loss_rows_of(a, b), out=buf[: b - a]).sum(axis=1, out=out[a:b])
+    return out

@@ -598,18 +598,20 @@ def bounds_for(
     Kernels with more than ``max_entries`` entries get only Lemma 1 (the other checks need
     O(N²M) or exact rational work).
     """
-    K = measures._float_matrix(kernel)
-    n = K.shape[0]
+    exact = getattr(kernel, "int64", None) is not None  # an exact kernel: Lemma 1 counts its zero numerators
+    K = kernel if exact else measures._float_matrix(kernel)
+    n, size = K.shape[0], math.prod(K.shape)
     eps = float(epsilon)
     out: list[dict] = []
     c = _equivalent_c(prior_set, n)
     slack = lambda v: v * (1 + tol) + tol
-    if K.size > max_entries:
+    if size > max_entries:  # O(NM) only: no float copy of an exact kernel
         if c is not None and c > 0:
             zmax = lemma1_max_zeros(eps, float(c), n)
             z = measures.zeros_per_column(K)
             out.append(_entry("Lemma 1: zeros per (non-zero) column <= floor(N - e^-eps / c)", zmax, z, z <= zmax))
         return out
+    K = measures._float_matrix(kernel)
     if c is not None:
         cf = float(c)
         bound = xi(eps, cf, n)

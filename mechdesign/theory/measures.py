@@ -361,9 +361,19 @@ def has_disjoint_supports(K) -> bool:
 def zeros_per_column(K) -> int:
     """The largest number of zero entries in a column of K that is not all zero (compare
     Lemma 1 of the Dobrushin paper; an all-zero column is an output that never occurs)."""
-    Kf = _float_matrix(K)
-    live = Kf.max(axis=0) > 0
-    return int((Kf[:, live] == 0).sum(axis=0).max()) if live.any() else 0
+    from mechdesign.certify.exact import ExactKernel
+
+    ints = K.int64() if isinstance(K, ExactKernel) else None
+    if ints is not None and ints.ndim == 2:  # an exact kernel: K_xy = 0 exactly when its numerator is 0
+        aggregates = K.column_aggregates()
+        peaks = aggregates[0] if aggregates is not None else ints.max(axis=0)
+        live = peaks > 0
+        zeros = ints.shape[0] - np.count_nonzero(ints, axis=0)
+    else:
+        Kf = _float_matrix(K)
+        live = Kf.max(axis=0) > 0
+        zeros = Kf.shape[0] - np.count_nonzero(Kf, axis=0)  # NaN counts as non-zero, as NaN == 0 is False
+    return int(zeros[live].max()) if live.any() else 0
 
 
 # ------------------------------------------------------------------ divergences
