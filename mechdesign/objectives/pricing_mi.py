@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from mechdesign.objectives.pricing_mi_slopes import FamilyArrays, root_pass, swap_pass
 from mechdesign.privacy.ray_families import family_rays, indicator
 
 __all__ = [
@@ -351,13 +352,18 @@ class MIPricer:
             for kind, size, level in self.fams
             for j in ([None] if kind == "two" else range(n))
         ]
-        certs, done, quick = [], [], []
-        for fam in items:
-            sets, vals, cert, root, nodes = price_family(fam, floor, 1 if out_of_time else QUICK_NODES, PRICE_KEEP)
-            certs.append(cert)
-            done.append(nodes < QUICK_NODES)  # the search finished: cert is exact (up to the floor)
-            if len(vals):
-                quick.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+        # the quick pass: every family's root relaxation at once (pricing_mi_slopes), its hull-vertex sets
+        fa = FamilyArrays(items, n)
+        bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, PRICE_KEEP)
+        # families whose hull vertices do not improve: the sets one swap away from their best set
+        swaps = swap_pass(fa, self.P, lam, best_sets, floor * fa.norm, PRICE_KEEP, [not S for S in root_sets])
+        root_sets = [a if len(a) else b for a, b in zip(root_sets, swaps)]
+        certs = (bound / fa.norm).tolist()
+        # a family whose root relaxation is attained by a set is finished: its bound is exact
+        done = (bound <= best_root + 1e-12 * (1.0 + np.abs(best_root))).tolist()
+        quick = [
+            family_rays(indicator(S, n), fam.kind, fam.level, fam.j) for fam, S in zip(items, root_sets) if len(S)
+        ]
         if _has_unknown(quick, known) or out_of_time:
             return quick, max(certs), ""
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished
