@@ -41,7 +41,8 @@ PRICE_NODE_LIMIT = 3000
 PRICE_SHARE = 0.5
 """A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
 QUICK_NODES = 20
-"""Nodes per family of the quick pass that opens every round (its rays are returned when any improves)."""
+"""Nodes per family of the quick pass that opened every round before it became the vectorised root pass
+(:func:`mechdesign.objectives.pricing_mi_slopes.root_pass`); unused, kept for callers that import it."""
 PRICE_KEEP = 10
 """Rays returned per family and round (the best sets met above the cut)."""
 SHORT_NODES = 200
@@ -322,9 +323,12 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
 class MIPricer:
     """One pricing round of mutual-information column generation over the ray families.
 
-    A quick pass first searches every family with :data:`QUICK_NODES` nodes: when it meets improving
-    rays (value > floor) the round returns them (up to :data:`PRICE_KEEP` per family), certified by
-    each family's bound after the quick search (its root relaxation at worst). Otherwise the
+    A quick pass first evaluates the root Lagrangian relaxation of every family at once
+    (:func:`~mechdesign.objectives.pricing_mi_slopes.root_pass`: one sort per slope serves all families)
+    and, for the families whose hull-vertex sets do not improve, the sets one swap away from their best
+    (:func:`~mechdesign.objectives.pricing_mi_slopes.swap_pass`): when it meets improving rays (value > floor)
+    not yet in the LP, the round returns them (up to :data:`PRICE_KEEP` per family), certified by each
+    family's root relaxation bound. A family whose relaxation is attained by a set is finished there. Otherwise the
     families still open are searched (:data:`PRICE_NODE_LIMIT` nodes), in decreasing order of their
     bound, only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
     certificate valid (g ≤ max(best, cut, bounds of open nodes)); once some family has given rays,
@@ -356,14 +360,14 @@ class MIPricer:
         fa = FamilyArrays(items, n)
         bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, PRICE_KEEP)
         # families whose hull vertices do not improve: the sets one swap away from their best set
-        swaps = swap_pass(fa, self.P, lam, best_sets, floor * fa.norm, PRICE_KEEP, [not S for S in root_sets])
+        # (only where the root bound leaves room above the floor)
+        which = [not S and b > floor * nm for S, b, nm in zip(root_sets, bound, fa.norm)]
+        swaps = swap_pass(fa, self.P, lam, best_sets, floor * fa.norm, PRICE_KEEP, which)
         root_sets = [a if len(a) else b for a, b in zip(root_sets, swaps)]
         certs = (bound / fa.norm).tolist()
         # a family whose root relaxation is attained by a set is finished: its bound is exact
         done = (bound <= best_root + 1e-12 * (1.0 + np.abs(best_root))).tolist()
-        quick = [
-            family_rays(indicator(S, n), fam.kind, fam.level, fam.j) for fam, S in zip(items, root_sets) if len(S)
-        ]
+        quick = [family_rays(indicator(S, n), fam.kind, fam.level, fam.j) for fam, S in zip(items, root_sets) if len(S)]
         if _has_unknown(quick, known) or out_of_time:
             return quick, max(certs), ""
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished

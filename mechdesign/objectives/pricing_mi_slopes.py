@@ -117,7 +117,9 @@ def _family_sums(fa: FamilyArrays, P, lam, z, s):
     return order, U.T, V.T, T.T, H.T, L.T, inside.T
 
 
-def root_pass(fa: FamilyArrays, P: np.ndarray, lam: np.ndarray, prune: np.ndarray, keep: int, rounds: int = ROOT_ROUNDS):
+def root_pass(
+    fa: FamilyArrays, P: np.ndarray, lam: np.ndarray, prune: np.ndarray, keep: int, rounds: int = ROOT_ROUNDS
+):
     """Root Lagrangian bounds and hull-vertex sets of every family (module docstring).
 
     ``prune`` is per family the value of F (not divided by the norm) a set must exceed to be returned.

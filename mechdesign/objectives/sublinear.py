@@ -107,7 +107,6 @@ __all__ = [
 EXACT_MAX_RAYS = 120_000
 """Largest number of listed rays for the exact method (above: column generation, when available)."""
 CG_MAX_ITERATIONS = 1000
-PRICE_BOTH = 0
 CG_SMOOTHING = 0.5
 """Wentges dual smoothing: each round prices at CG_SMOOTHING·(duals of the best bound) + (1 − CG_SMOOTHING)·(LP duals);
 when no ray found there improves the LP by more than the floor, it prices at the LP duals too."""
@@ -215,7 +214,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         floor = tol * max(abs(value), 1e-6) / n  # N·floor: the gap left when no ray prices above it
         out_of_time = time.perf_counter() - t0 > limit
         points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
-        fresh, kept = [], []
+        fresh = []
         for lam_p in points:
             new, g_cert, note = pricer.price(lam_p, floor, out_of_time, seen)
             b = _pricing_bound(lam_p, g_cert, n)
@@ -228,11 +227,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
             if fresh:
                 Rn = np.array(fresh)
                 if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
-                    if not PRICE_BOTH:
-                        break  # some ray improves the LP (else: a misprice, price at the LP's duals)
-                    kept += fresh
-        if PRICE_BOTH and kept:
-            fresh = kept + fresh
+                    break  # some ray improves the LP (else: a misprice, price at the LP's duals)
         report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
         used = theta > 1e-12  # the master's kernel is feasible, its bound valid: held for Ctrl-C (lp/incumbent.py)
         offer((R[used] * theta[used, None]).T, best_bound, source=f"column generation, round {it}", stream=live)
