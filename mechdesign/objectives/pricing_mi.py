@@ -44,6 +44,7 @@ QUICK_NODES = 20
 """Nodes per family of the quick pass that opened every round before it became the vectorised root pass
 (:func:`mechdesign.objectives.pricing_mi_slopes.root_pass`); unused, kept for callers that import it."""
 PRICE_KEEP = 10
+QUICK_ENOUGH = 1.0
 """Rays returned per family and round (the best sets met above the cut)."""
 SHORT_NODES = 200
 """Node limit of the families searched after the round has found rays to return."""
@@ -368,7 +369,8 @@ class MIPricer:
         # a family whose root relaxation is attained by a set is finished: its bound is exact
         done = (bound <= best_root + 1e-12 * (1.0 + np.abs(best_root))).tolist()
         quick = [family_rays(indicator(S, n), fam.kind, fam.level, fam.j) for fam, S in zip(items, root_sets) if len(S)]
-        if _has_unknown(quick, known) or out_of_time:
+        unknown = _count_unknown(quick, known)
+        if out_of_time or unknown >= QUICK_ENOUGH * n:
             return quick, max(certs), ""
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished
         todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
@@ -383,7 +385,7 @@ class MIPricer:
                     continue
                 # once the round has rays to return, the other families get a short search (still certified)
                 sets, vals, cert, root, nodes = price_family(
-                    fam, cut, min(limit, SHORT_NODES) if new else limit, PRICE_KEEP, deadline
+                    fam, cut, min(limit, SHORT_NODES) if new or unknown else limit, PRICE_KEEP, deadline
                 )
                 best = float(vals.max()) if len(vals) else -math.inf
                 certs[f] = min(certs[f], cert)
@@ -395,12 +397,17 @@ class MIPricer:
                     open_bounds.append(certs[f])
                 else:
                     g_cert = max(g_cert, certs[f])
-            if _has_unknown(new, known) or not left or time.perf_counter() > deadline:
+            if unknown or _has_unknown(new, known) or not left or time.perf_counter() > deadline:
                 break
             todo, limit = left, 10 * limit
         g_cert = max([g_cert] + open_bounds)
         note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
-        return new, g_cert, note
+        return quick + new, g_cert, note
+
+
+def _count_unknown(batches, known: set | None) -> int:
+    """How many rays of the batches are not among ``known`` (bytes of the rays already in the LP)."""
+    return sum(known is None or r.tobytes() not in known for R in batches for r in R)
 
 
 def _has_unknown(batches, known: set | None) -> bool:
