@@ -107,7 +107,7 @@ class MIFamily:
         return self.C + (self.D - self.beta * s) * X - sh * t + self.beta * s * U0
 
 
-def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
+def node_bound(fam: MIFamily, u, v, k, U0, V0, found, s_hint=None):
     """Upper bound of F over a node: items with sums U0, V0 fixed in, choose k more of (u, v).
 
     Lagrangian relaxation of U = u·t: for EVERY slope s,
@@ -148,7 +148,6 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
     us = np.sort(u)
     s_a = fam.s_root(U0 + float(us[-k:].sum()))  # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
     s_b = fam.s_root(U0 + float(us[:k].sum()))  # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
-    A, B = topk(s_a), topk(s_b)
     sb = [math.inf, None]
 
     def upd(s, val):
@@ -156,6 +155,15 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
             sb[0], sb[1] = val, s
         return sb[0]
 
+    if s_hint is not None and s_a < s_hint < s_b:  # the parent's best slope replaces one end of the bracket
+        H = topk(s_hint)
+        upd(s_hint, L(s_hint, H[3]))
+        if H[1] >= fam.x_star(s_hint) - U0:  # L'(s_hint) ≥ 0
+            A, B, s_b = topk(s_a), H, s_hint
+        else:
+            A, B, s_a = H, topk(s_b), s_hint
+    else:
+        A, B = topk(s_a), topk(s_b)
     upd(s_a, L(s_a, A[3]))
     best = upd(s_b, L(s_b, B[3]))
     for _ in range(80):
@@ -266,21 +274,21 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
 
     nf = len(fam.u)
     group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
-    stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [])]
+    stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [], None)]  # (…, the parent's best slope)
     cert = -math.inf
     nodes = 0
     root = None
     while stack:
-        parent_ub, idx, k, U0, V0, fixed = stack.pop()
+        parent_ub, idx, k, U0, V0, fixed, hint = stack.pop()
         if root is not None and parent_ub <= max(prune_f, best["val"]):
             continue
         if root is not None and (nodes >= node_limit or (nodes % 16 == 0 and time.perf_counter() > deadline)):
-            stack.append((parent_ub, idx, k, U0, V0, fixed))
+            stack.append((parent_ub, idx, k, U0, V0, fixed, hint))
             cert = max(cert, max(s[0] for s in stack))
             break
         nodes += 1
         ctx["idx"], ctx["fixed"] = idx, fixed
-        ub, br, theta, integral, s_best = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found)
+        ub, br, theta, integral, s_best = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found, hint)
         if root is None:
             root = ub
         if ub <= max(prune_f, best["val"]):
@@ -303,14 +311,17 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
                         U0 + float(fam.u[items_in].sum()),
                         V0 + float(fam.v[items_in].sum()),
                         fixed + [int(x) for x in fam.free[items_in]],
+                        s_best,
                     )
                 )
                 continue
         item = int(idx[br])
         rest = np.delete(idx, br)
-        child_in = (ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])])
+        child_in = (
+            ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])], s_best
+        )
         # items with the same (P_x, λ_x) are interchangeable: "item out" drops its whole class
-        child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed)
+        child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed, s_best)
         if theta >= 0.5:
             stack += [child_out, child_in]
         else:
