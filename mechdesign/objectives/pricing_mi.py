@@ -273,7 +273,9 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
                         del pool[kk]
 
     nf = len(fam.u)
-    group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
+    group = getattr(fam, "group", None)  # classes of equal (P_x, λ_x) over the free items
+    if group is None:
+        group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
     stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [], None)]  # (…, the parent's best slope)
     cert = -math.inf
     nodes = 0
@@ -318,7 +320,13 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
         item = int(idx[br])
         rest = np.delete(idx, br)
         child_in = (
-            ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])], s_best
+            ub,
+            rest,
+            k - 1,
+            U0 + float(fam.u[item]),
+            V0 + float(fam.v[item]),
+            fixed + [int(fam.free[item])],
+            s_best,
         )
         # items with the same (P_x, λ_x) are interchangeable: "item out" drops its whole class
         child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed, s_best)
@@ -368,6 +376,9 @@ class MIPricer:
             for kind, size, level in self.fams
             for j in ([None] if kind == "two" else range(n))
         ]
+        classes = np.unique(np.column_stack([self.P, lam]), axis=0, return_inverse=True)[1].ravel()
+        for fam in items:  # equal (P_x, λ_x) classes, found once for all families
+            fam.group = classes[fam.free]
         # the quick pass: every family's root relaxation at once (pricing_mi_slopes), its hull-vertex sets
         fa = FamilyArrays(items, n)
         bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, PRICE_KEEP)
