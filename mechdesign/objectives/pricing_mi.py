@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from mechdesign.objectives.pricing_mi_slopes import FamilyArrays, root_pass, swap_pass
 from mechdesign.privacy.ray_families import family_rays, indicator
 
 __all__ = [
@@ -40,8 +41,10 @@ PRICE_NODE_LIMIT = 3000
 PRICE_SHARE = 0.5
 """A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
 QUICK_NODES = 20
-"""Nodes per family of the quick pass that opens every round (its rays are returned when any improves)."""
+"""Nodes per family of the quick pass that opened every round before it became the vectorised root pass
+(:func:`mechdesign.objectives.pricing_mi_slopes.root_pass`); unused, kept for callers that import it."""
 PRICE_KEEP = 10
+QUICK_ENOUGH = 1.0
 """Rays returned per family and round (the best sets met above the cut)."""
 SHORT_NODES = 200
 """Node limit of the families searched after the round has found rays to return."""
@@ -104,7 +107,7 @@ class MIFamily:
         return self.C + (self.D - self.beta * s) * X - sh * t + self.beta * s * U0
 
 
-def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
+def node_bound(fam: MIFamily, u, v, k, U0, V0, found, s_hint=None):
     """Upper bound of F over a node: items with sums U0, V0 fixed in, choose k more of (u, v).
 
     Lagrangian relaxation of U = u·t: for EVERY slope s,
@@ -130,14 +133,14 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
     beta = fam.beta
     base = -beta * V0
 
-    def topk(s):
+    def topk(s):  # (mask, U, V, top-k sum, mask bytes: compared instead of np.array_equal, 10× cheaper)
         sc = s * u - v
-        idx = np.argpartition(-sc, k - 1)[:k]
+        idx = np.argpartition(sc, nf - k)[nf - k :]
         mask = np.zeros(nf, bool)
         mask[idx] = True
         Us, Vs = float(u[idx].sum()), float(v[idx].sum())
         found(mask, fam.value(U0 + Us, V0 + Vs))
-        return mask, Us, Vs, float(sc[idx].sum())
+        return mask, Us, Vs, float(sc[idx].sum()), mask.tobytes()
 
     def L(s, top):
         return fam.conj(s, U0) + base + beta * top
@@ -145,7 +148,6 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
     us = np.sort(u)
     s_a = fam.s_root(U0 + float(us[-k:].sum()))  # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
     s_b = fam.s_root(U0 + float(us[:k].sum()))  # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
-    A, B = topk(s_a), topk(s_b)
     sb = [math.inf, None]
 
     def upd(s, val):
@@ -153,10 +155,19 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
             sb[0], sb[1] = val, s
         return sb[0]
 
+    if s_hint is not None and s_a < s_hint < s_b:  # the parent's best slope replaces one end of the bracket
+        H = topk(s_hint)
+        upd(s_hint, L(s_hint, H[3]))
+        if H[1] >= fam.x_star(s_hint) - U0:  # L'(s_hint) ≥ 0
+            A, B, s_b = topk(s_a), H, s_hint
+        else:
+            A, B, s_a = H, topk(s_b), s_hint
+    else:
+        A, B = topk(s_a), topk(s_b)
     upd(s_a, L(s_a, A[3]))
     best = upd(s_b, L(s_b, B[3]))
     for _ in range(80):
-        if np.array_equal(A[0], B[0]):
+        if A[4] == B[4]:
             s = fam.s_root(U0 + A[1])
             C = topk(s)
             return upd(s, L(s, C[3])), None, 0.0, True, sb[1]
@@ -165,17 +176,17 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found):
         if s_a < tA < s_b:
             C = topk(tA)
             best = upd(tA, L(tA, C[3]))
-            if np.array_equal(C[0], A[0]):
+            if C[4] == A[4]:
                 return best, None, 0.0, True, sb[1]
             s_b, B, moved = tA, C, True
         tB = fam.s_root(U0 + B[1])  # s* ≥ tB
         if s_a < tB < s_b:
             C = topk(tB)
             best = upd(tB, L(tB, C[3]))
-            if np.array_equal(C[0], B[0]):
+            if C[4] == B[4]:
                 return best, None, 0.0, True, sb[1]
             s_a, A, moved = tB, C, True
-        if np.array_equal(A[0], B[0]):
+        if A[4] == B[4]:
             continue
         diff = np.flatnonzero(A[0] != B[0])
         if len(diff) == 2:
@@ -262,22 +273,24 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
                         del pool[kk]
 
     nf = len(fam.u)
-    group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
-    stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [])]
+    group = getattr(fam, "group", None)  # classes of equal (P_x, λ_x) over the free items
+    if group is None:
+        group = np.unique(np.column_stack([fam.u, fam.v]), axis=0, return_inverse=True)[1].ravel()
+    stack = [(math.inf, np.arange(nf), fam.k, 0.0, 0.0, [], None)]  # (…, the parent's best slope)
     cert = -math.inf
     nodes = 0
     root = None
     while stack:
-        parent_ub, idx, k, U0, V0, fixed = stack.pop()
+        parent_ub, idx, k, U0, V0, fixed, hint = stack.pop()
         if root is not None and parent_ub <= max(prune_f, best["val"]):
             continue
         if root is not None and (nodes >= node_limit or (nodes % 16 == 0 and time.perf_counter() > deadline)):
-            stack.append((parent_ub, idx, k, U0, V0, fixed))
+            stack.append((parent_ub, idx, k, U0, V0, fixed, hint))
             cert = max(cert, max(s[0] for s in stack))
             break
         nodes += 1
         ctx["idx"], ctx["fixed"] = idx, fixed
-        ub, br, theta, integral, s_best = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found)
+        ub, br, theta, integral, s_best = node_bound(fam, fam.u[idx], fam.v[idx], k, U0, V0, found, hint)
         if root is None:
             root = ub
         if ub <= max(prune_f, best["val"]):
@@ -300,14 +313,23 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
                         U0 + float(fam.u[items_in].sum()),
                         V0 + float(fam.v[items_in].sum()),
                         fixed + [int(x) for x in fam.free[items_in]],
+                        s_best,
                     )
                 )
                 continue
         item = int(idx[br])
         rest = np.delete(idx, br)
-        child_in = (ub, rest, k - 1, U0 + float(fam.u[item]), V0 + float(fam.v[item]), fixed + [int(fam.free[item])])
+        child_in = (
+            ub,
+            rest,
+            k - 1,
+            U0 + float(fam.u[item]),
+            V0 + float(fam.v[item]),
+            fixed + [int(fam.free[item])],
+            s_best,
+        )
         # items with the same (P_x, λ_x) are interchangeable: "item out" drops its whole class
-        child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed)
+        child_out = (ub, rest[group[rest] != group[item]], k, U0, V0, fixed, s_best)
         if theta >= 0.5:
             stack += [child_out, child_in]
         else:
@@ -321,9 +343,12 @@ def price_family(fam: MIFamily, prune: float, node_limit: int, keep: int = 3, de
 class MIPricer:
     """One pricing round of mutual-information column generation over the ray families.
 
-    A quick pass first searches every family with :data:`QUICK_NODES` nodes: when it meets improving
-    rays (value > floor) the round returns them (up to :data:`PRICE_KEEP` per family), certified by
-    each family's bound after the quick search (its root relaxation at worst). Otherwise the
+    A quick pass first evaluates the root Lagrangian relaxation of every family at once
+    (:func:`~mechdesign.objectives.pricing_mi_slopes.root_pass`: one sort per slope serves all families)
+    and, for the families whose hull-vertex sets do not improve, the sets one swap away from their best
+    (:func:`~mechdesign.objectives.pricing_mi_slopes.swap_pass`): when it meets improving rays (value > floor)
+    not yet in the LP, the round returns them (up to :data:`PRICE_KEEP` per family), certified by each
+    family's root relaxation bound. A family whose relaxation is attained by a set is finished there. Otherwise the
     families still open are searched (:data:`PRICE_NODE_LIMIT` nodes), in decreasing order of their
     bound, only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
     certificate valid (g ≤ max(best, cut, bounds of open nodes)); once some family has given rays,
@@ -351,14 +376,23 @@ class MIPricer:
             for kind, size, level in self.fams
             for j in ([None] if kind == "two" else range(n))
         ]
-        certs, done, quick = [], [], []
-        for fam in items:
-            sets, vals, cert, root, nodes = price_family(fam, floor, 1 if out_of_time else QUICK_NODES, PRICE_KEEP)
-            certs.append(cert)
-            done.append(nodes < QUICK_NODES)  # the search finished: cert is exact (up to the floor)
-            if len(vals):
-                quick.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
-        if _has_unknown(quick, known) or out_of_time:
+        classes = np.unique(np.column_stack([self.P, lam]), axis=0, return_inverse=True)[1].ravel()
+        for fam in items:  # equal (P_x, λ_x) classes, found once for all families
+            fam.group = classes[fam.free]
+        # the quick pass: every family's root relaxation at once (pricing_mi_slopes), its hull-vertex sets
+        fa = FamilyArrays(items, n)
+        bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, PRICE_KEEP)
+        # families whose hull vertices do not improve: the sets one swap away from their best set
+        # (only where the root bound leaves room above the floor)
+        which = [not S and b > floor * nm for S, b, nm in zip(root_sets, bound, fa.norm)]
+        swaps = swap_pass(fa, self.P, lam, best_sets, floor * fa.norm, PRICE_KEEP, which)
+        root_sets = [a if len(a) else b for a, b in zip(root_sets, swaps)]
+        certs = (bound / fa.norm).tolist()
+        # a family whose root relaxation is attained by a set is finished: its bound is exact
+        done = (bound <= best_root + 1e-12 * (1.0 + np.abs(best_root))).tolist()
+        quick = [family_rays(indicator(S, n), fam.kind, fam.level, fam.j) for fam, S in zip(items, root_sets) if len(S)]
+        unknown = _count_unknown(quick, known)
+        if out_of_time or unknown >= QUICK_ENOUGH * n:
             return quick, max(certs), ""
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished
         todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
@@ -373,7 +407,7 @@ class MIPricer:
                     continue
                 # once the round has rays to return, the other families get a short search (still certified)
                 sets, vals, cert, root, nodes = price_family(
-                    fam, cut, min(limit, SHORT_NODES) if new else limit, PRICE_KEEP, deadline
+                    fam, cut, min(limit, SHORT_NODES) if new or unknown else limit, PRICE_KEEP, deadline
                 )
                 best = float(vals.max()) if len(vals) else -math.inf
                 certs[f] = min(certs[f], cert)
@@ -385,12 +419,17 @@ class MIPricer:
                     open_bounds.append(certs[f])
                 else:
                     g_cert = max(g_cert, certs[f])
-            if _has_unknown(new, known) or not left or time.perf_counter() > deadline:
+            if unknown or _has_unknown(new, known) or not left or time.perf_counter() > deadline:
                 break
             todo, limit = left, 10 * limit
         g_cert = max([g_cert] + open_bounds)
         note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
-        return new, g_cert, note
+        return quick + new, g_cert, note
+
+
+def _count_unknown(batches, known: set | None) -> int:
+    """How many rays of the batches are not among ``known`` (bytes of the rays already in the LP)."""
+    return sum(known is None or r.tobytes() not in known for R in batches for r in R)
 
 
 def _has_unknown(batches, known: set | None) -> bool:

@@ -39,8 +39,10 @@ U = P(A) (for every slope s: sup_X[F − βs X] + β·(top-k of s·P_x − λ_x)
 the maximum over the convex hull of the node and is valid at every s evaluated;
 branching splits the hull edge holding the relaxed optimum; items with equal
 (P_x, λ_x) are interchangeable ("out" drops the whole class). Each round prices
-the hull vertices met at the roots first; only when none improves are the families
-searched, in order of their root bound, for rays above max(floor, ½·best so far),
+the hull vertices of every family's root at once first (vectorised over slopes:
+:mod:`mechdesign.objectives.pricing_mi_slopes`), with one-swap neighbours where they do not
+improve; only when that gives fewer than N new rays are the families searched, in order of
+their root bound, for rays above max(floor, ½·best so far),
 with floor = tol·|value|/N, so the certificate is g ≤ max(best, cut, open nodes' bounds).
 Past :data:`PRICE_NODE_LIMIT` nodes a family keeps the bounds of its open nodes
 (the relaxation at worst): the bound stays valid, only looser. For a uniform P the
