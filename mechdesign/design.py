@@ -190,10 +190,12 @@ class DesignResult:
         )
 
     def dumps(self, indent: int | None = 2) -> str:
-        """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints)."""
+        """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints; each kernel row on one line)."""
         import json
 
-        return json.dumps(self.to_json(), indent=indent)
+        from mechdesign.spec.json_values import dumps_indented
+
+        return json.dumps(self.to_json()) if indent is None else dumps_indented(self.to_json(), indent)
 
     def __repr__(self) -> str:
         from mechdesign.display import result_repr

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from mechdesign.spec.errors import InputError, MechdesignError
+from mechdesign.spec.json_values import dumps_indented
 
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -87,7 +88,7 @@ def _cmd_solve(args) -> int:
             file=sys.stderr,
         )
     elif args.json or suffix == ".json":
-        _write(json.dumps({**result.to_json(), "inversion_accuracy": accuracy}, indent=2) + "\n", args.output)
+        _write(dumps_indented({**result.to_json(), "inversion_accuracy": accuracy}) + "\n", args.output)
     else:
         _write(render_result(result, accuracy=accuracy), args.output)
     if interrupted is not None:
