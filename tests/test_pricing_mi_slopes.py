@@ -34,7 +34,8 @@ def family_ray(n, kind, level, j, A):
     return r / r.max()
 
 
-def setup(case):
+# (not named setup: pytest before 8 calls a module-level setup() as a nose-style fixture, with the module)
+def pricing_instance(case):
     n, eps, cnum, kind, how, seed = case
     rng = np.random.default_rng(seed)
     P = prior(rng, n, kind)
@@ -58,7 +59,7 @@ def brute(n, P, lam, fam):
 
 @pytest.mark.parametrize("case", CASES[:8])
 def test_root_pass_bounds_every_set_and_returns_true_sets(case):
-    n, P, lam, spec, fams = setup(case)
+    n, P, lam, spec, fams = pricing_instance(case)
     fa = FamilyArrays(fams, n)
     values = [brute(n, P, lam, f) for f in fams]
     best = np.array([max(v.values()) for v in values])
@@ -86,7 +87,7 @@ def test_root_pass_bounds_every_set_and_returns_true_sets(case):
 def test_root_bound_is_tight_where_a_set_attains_it(case):
     # where the root relaxation is attained by a set (the round then skips the family's branch and bound),
     # that set is the best of the family by enumeration
-    n, P, lam, spec, fams = setup(case)
+    n, P, lam, spec, fams = pricing_instance(case)
     fa = FamilyArrays(fams, n)
     bound, best_F, sets, best_sets = root_pass(fa, P, lam, np.full(len(fams), -np.inf), keep=1)
     attained = 0
@@ -99,7 +100,7 @@ def test_root_bound_is_tight_where_a_set_attains_it(case):
 
 @pytest.mark.parametrize("case", CASES[:6])
 def test_swap_pass_finds_the_best_single_swaps(case):
-    n, P, lam, spec, fams = setup(case)
+    n, P, lam, spec, fams = pricing_instance(case)
     fa = FamilyArrays(fams, n)
     _, _, _, best_sets = root_pass(fa, P, lam, np.full(len(fams), -np.inf), keep=1)
     swaps = swap_pass(fa, P, lam, best_sets, np.full(len(fams), -np.inf), 3, [True] * len(fams))
@@ -137,7 +138,7 @@ class _Everything:
 
 @pytest.mark.parametrize("case", CASES[:6])
 def test_pricing_round_optimum_equals_enumeration(case):
-    n, P, lam, spec, fams = setup(case)
+    n, P, lam, spec, fams = pricing_instance(case)
     eps = spec.epsilon.value
     R = extreme_rays(spec.prior_set, n, eps)
     g_true = max(reduced(P, lam, r) for r in R)
