@@ -298,13 +298,15 @@ def _lemma4_gamma_extremes(K, prior_set) -> tuple[float, float] | None:
     simplex, the uniform point prior), from three exact integer aggregates per column (Lemma 4 of the
     Dobrushin paper and its mirror image: max_{P∈Q_X(c)} P·k = c Σ_x k_x + (1 − Nc) max_x k_x), or None."""
     from mechdesign.certify.exact import ExactKernel
-    from mechdesign.certify.grid_arith import exact_sums
     from mechdesign.privacy.priors import rules
 
     if not isinstance(K, ExactKernel) or isinstance(prior_set, list):
         return None
     ints = K.int64()
-    if ints is None or ints.ndim != 2 or ints.size == 0 or ints.min() < 0:
+    if ints is None or ints.ndim != 2 or ints.size == 0:
+        return None
+    maxima, minima, sums = K.column_aggregates()  # cached on the kernel: the exact check computed them
+    if minima.min() < 0:
         return None
     n = ints.shape[0]
     c = rules(prior_set, n).equivalent_c()
@@ -313,8 +315,7 @@ def _lemma4_gamma_extremes(K, prior_set) -> tuple[float, float] | None:
     c = Fraction(c)
     p, rest = c.numerator, c.denominator - n * c.numerator  # c·q and (1 − Nc)·q, q = c.denominator
     worst = Fraction(1)
-    sums = exact_sums(ints, axis=0).tolist()
-    for s, top, bottom in zip(sums, ints.max(axis=0).tolist(), ints.min(axis=0).tolist()):
+    for s, top, bottom in zip(sums.tolist(), maxima.tolist(), minima.tolist()):
         high, low = p * s + rest * top, p * s + rest * bottom  # q·max_P P·A(:,y), q·min_P P·A(:,y)
         if high <= 0:
             continue
