@@ -331,9 +331,8 @@ def generate_outputs(
     if G is not None:
         # as in lp/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
         # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
-        h.setOptionValue(
-            "primal_simplex_bound_perturbation_multiplier", 0.0
-        )  # the epigraph rows Σ_y G_xy K_xy − τ ≤ 0 (rows N..2N−1) and τ, the last column so far
+        h.setOptionValue("primal_simplex_bound_perturbation_multiplier", 0.0)
+        # the epigraph rows Σ_y G_xy K_xy − τ ≤ 0 (rows N..2N−1), then τ (column 0)
         h.addRows(n, np.full(n, -np.inf), np.zeros(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
         h.addCols(
             1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), n,
@@ -429,7 +428,7 @@ def generate_outputs(
     add_outputs(chosen)
     bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
     pi, mu = np.zeros(n), None
-    stable = (-math.inf, None, None)  # epigraph: the best Lagrangian bound met and its duals
+    duals = (pi, mu)  # what the result reports; with ``epigraph``, the duals of the best bound met
     ys, cols = chosen, np.zeros((n, chosen.size))
     while True:
         if time_limit is not None:
@@ -447,19 +446,16 @@ def generate_outputs(
         ys, cols = restricted_columns(np.asarray(sol.col_value, float))
         if G is None:
             priced = price(C - pi[:, None], c, E)
-            p = priced.value
-            lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
         else:
             mu = epigraph_multipliers(-np.asarray(sol.row_dual[n : 2 * n], float), tau_cost)
             priced = price(C + mu[:, None] * G - pi[:, None], c, E)
-            p = priced.value
-            lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
-            if lagrangian > stable[0]:
-                stable = (lagrangian, pi, mu)
-            lagrangian = stable[0]
+        p = priced.value
+        lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
+        if G is None or lagrangian > bound:
+            duals = (pi, mu)
         bound = max(bound, lagrangian)
         if on_round is not None:
-            on_round(_result(ys, cols, pi, value, bound, rounds, iterations, h, start, status, mu, stable))
+            on_round(_result(ys, cols, *duals, value, bound, rounds, iterations, h, start, status))
         scale = max(1.0, abs(value))
         report(
             phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{chosen.size} of {m} outputs"
@@ -489,7 +485,7 @@ def generate_outputs(
         chosen = np.union1d(chosen, take)
         add_outputs(take)
         _seat_rays(h, take, priced, offsets, row_offsets, n)
-    return _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status, mu, stable)
+    return _result(ys, cols, *duals, value, bound, rounds, iterations, h, start, status)
 
 
 def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
@@ -519,9 +515,7 @@ def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
     return np.array(out, dtype=int)
 
 
-def _result(ys, cols, pi, value, bound, rounds, iterations, h, start, status, mu=None, best=None) -> RestrictedOutputs:
-    if best is not None and best[1] is not None:  # epigraph: the duals of the best Lagrangian bound met
-        pi, mu = best[1], best[2]
+def _result(ys, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
     return RestrictedOutputs(
         mu=mu,
         outputs=ys,

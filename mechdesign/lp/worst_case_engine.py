@@ -113,12 +113,12 @@ def solve_worst_case_kernel_lp(
     mu0 = epigraph_multipliers(np.ones(n), a_down)
     best_bound, iterations, initial = -math.inf, 0, 2
     fallback = (None, math.inf)  # the probe's kernel and worst case
-    probe = ray_probe((c_lp + mu0)[:, None] * L, c_lp, E, left(), threads, verbose)
+    C0 = (c_lp + mu0)[:, None] * L  # the expected loss under the uniform prior
+    probe = ray_probe(C0, c_lp, E, left(), threads, verbose)
     if probe is not None:
         K, _, pi, iterations, size = probe
         value = worst_case_value(K, L, c_lp)
-        W = (c_lp + mu0)[:, None] * L - pi[:, None]
-        values = price(W, pricing_c(c), E).value
+        values = price(C0 - pi[:, None], pricing_c(c), E).value
         best_bound = worst_case_bound(L, c, pi, mu0, E, values)
         fallback = (K, value)
         initial = np.argsort(values, kind="stable")[:2]
@@ -160,8 +160,8 @@ def solve_worst_case_kernel_lp(
     K, value = res.kernel(m), math.inf
     if math.isfinite(res.value):
         value = worst_case_value(K, L, c_lp)
-    if fallback[1] < value or fallback[0] is not None and not math.isfinite(res.value):
-        K, value = fallback  # no round finished (a time limit), or the probe's kernel is better still
+    if fallback[1] < value:  # no round finished (a time limit: value is inf), or the probe's kernel is better
+        K, value = fallback
     status = res.status
     if status == "optimal" and not closed(value, best_bound, RIGOROUS_TOLERANCE):
         status = "iteration_limit"
