@@ -31,7 +31,6 @@ __all__ = [
     "reduced_cost_fixing",
     "PRICE_NODE_LIMIT",
     "PRICE_SHARE",
-    "QUICK_NODES",
     "PRICE_KEEP",
 ]
 
@@ -40,12 +39,11 @@ PRICE_NODE_LIMIT = 3000
 (a round that finds no ray but leaves families open retries them once with 10× the limit)."""
 PRICE_SHARE = 0.5
 """A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
-QUICK_NODES = 20
-"""Nodes per family of the quick pass that opened every round before it became the vectorised root pass
-(:func:`mechdesign.objectives.pricing_mi_slopes.root_pass`); unused, kept for callers that import it."""
 PRICE_KEEP = 10
-QUICK_ENOUGH = 1.0
 """Rays returned per family and round (the best sets met above the cut)."""
+QUICK_ENOUGH = 1.0
+"""The quick pass (every family's root relaxation, :func:`mechdesign.objectives.pricing_mi_slopes.root_pass`)
+ends the round when it finds at least this many times N rays not yet known; otherwise the branch and bound runs."""
 SHORT_NODES = 200
 """Node limit of the families searched after the round has found rays to return."""
 PRICE_ROUND_SECONDS = 10.0
