@@ -36,7 +36,7 @@ from mechdesign.lp.solve import LPSolution, Status, solve_lp
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 
-__all__ = ["CompiledProblem", "add_pml_kernel", "solve_kernel_lps", "loss_matrix", "objective_prior"]
+__all__ = ["CompiledProblem", "add_pml_kernel", "solve_kernel_lps", "loss_matrix", "loss_rows", "objective_prior"]
 
 
 @dataclass(frozen=True)
@@ -109,12 +109,16 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
 # ----------------------------------------------------------------- losses
 def loss_matrix(spec: Spec) -> np.ndarray:
     """The N × M loss matrix L of an expected-loss objective (indices x, y from 0)."""
+    return loss_rows(spec, 0, spec.n)
+
+
+def loss_rows(spec: Spec, start: int, stop: int) -> np.ndarray:
+    """Rows start, ..., stop − 1 of :func:`loss_matrix` (a named loss: by its formula, without the other rows)."""
     obj = spec.objective
-    n, m = spec.n, spec.m
     if isinstance(obj.loss, list):
-        return np.asarray(obj.loss, dtype=float)
-    x = np.arange(n)[:, None]
-    y = np.arange(m)[None, :]
+        return np.asarray(obj.loss[start:stop], dtype=float)
+    x = np.arange(start, stop)[:, None]
+    y = np.arange(spec.m)[None, :]
     if obj.loss == "hamming":
         return (x != y).astype(float)
     if obj.loss == "absolute":

@@ -14,6 +14,7 @@ from mechdesign.objectives.compile import (
     CompiledProblem,
     add_pml_kernel,
     loss_matrix,
+    loss_rows,
     objective_prior,
     solve_kernel_lps,
     solve_uncompiled,
@@ -151,21 +152,6 @@ class ExpectedLoss(ObjectiveRules):
 
 ROW_BLOCK_ENTRIES = 1 << 16
 """Entries of K per block of rows in :func:`row_losses` (a block's product stays in cache)."""
-
-
-def loss_rows(spec: Spec, start: int, stop: int) -> np.ndarray:
-    """Rows start, ..., stop − 1 of :func:`loss_matrix` (a named loss: the same doubles, by the same
-    formulas, without the other rows)."""
-    obj = spec.objective
-    if isinstance(obj.loss, list):
-        return np.asarray(obj.loss[start:stop], dtype=float)
-    x = np.arange(start, stop)[:, None]
-    y = np.arange(spec.m)[None, :]
-    if obj.loss == "hamming":
-        return (x != y).astype(float)
-    if obj.loss == "absolute":
-        return np.abs(x - y).astype(float)
-    return ((x - y) ** 2).astype(float)
 
 
 def cheapest_row_losses(spec: Spec) -> np.ndarray:
