@@ -42,6 +42,7 @@ from mechdesign.certify.grid_arith import (
     lemma4_column_ratios,
     largest_in_rows,
 )
+from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator
 from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
@@ -150,16 +151,27 @@ class GridKernel(ExactKernel):
     array of Python ints of the base class) is built on first use and read-only; the exact checks use
     the int64 array directly, so certifying an N × M kernel costs O(NM) machine operations."""
 
-    def __init__(self, ints: np.ndarray, denominator: int, stochastic: bool | None = None) -> None:
+    def __init__(
+        self, ints: np.ndarray, denominator: int, stochastic: bool | None = None, aggregates=None
+    ) -> None:
         """The kernel takes ``ints`` over (and marks it read-only): pass an array nobody else edits.
         ``stochastic``: True only when the caller has just made every entry ≥ 0 and every row sum
-        equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks."""
+        equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks.
+        ``aggregates``: the exact column (maxima, minima, sums) of ``ints`` when the caller has just folded them
+        from the finished array (:class:`mechdesign.certify.fused.ColumnAggregator`): kept for the exact check,
+        and the range of the entries is read from them instead of two passes over the array."""
         ints = np.asarray(ints)
         if ints.dtype != np.int64:
             raise TypeError(f"GridKernel needs int64 numerators, found {ints.dtype}")
-        if ints.size and (ints.max() > INT64_ENTRY_LIMIT or ints.min() < -INT64_ENTRY_LIMIT):
+        if aggregates is not None and ints.ndim == 2 and ints.size:
+            largest, smallest = int(aggregates[0].max()), int(aggregates[1].min())
+        elif ints.size:
+            largest, smallest = int(ints.max()), int(ints.min())
+        if ints.size and (largest > INT64_ENTRY_LIMIT or smallest < -INT64_ENTRY_LIMIT):
             raise ValueError("GridKernel numerators must have magnitude <= 2^62")
         ints.flags.writeable = False
+        if aggregates is not None:
+            object.__setattr__(self, "_aggregates", aggregates)
         object.__setattr__(self, "_int64", ints)
         object.__setattr__(self, "denominator", int(denominator))
         object.__setattr__(self, "_stochastic", stochastic)
@@ -232,16 +244,21 @@ ROW_BLOCK_ENTRIES = 1 << 16
 cache and only the int64 result is a fresh N × M array (fresh pages cost more than the arithmetic)."""
 
 
-def _to_fine_grid_by_rows(K) -> GridKernel | None:
+def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | None:
     """:func:`to_grid` at 52 bits, block of rows by block of rows, with the same result (each row is rounded on
     its own: clip, rint(2^52 K), the largest entry absorbs the remainder); None when a row is far from
-    stochastic (the full function renormalises it) or a row sum could leave int64."""
+    stochastic (the full function renormalises it) or a row sum could leave int64.
+
+    Each finished block is also folded into the kernel's exact column aggregates
+    (:class:`mechdesign.certify.fused.ColumnAggregator`, cached for the exact check) and, when ``floats`` (an
+    N × M float64 array) is given, written to it as the kernel's floats (A / 2^52, exact)."""
     K = np.asarray(K, float)
     if K.ndim != 2 or K.size == 0:
         return None
     n, m = K.shape
     out = np.empty((n, m), dtype=np.int64)
-    step = max(1, ROW_BLOCK_ENTRIES // m)
+    aggregates = ColumnAggregator(m)
+    step = min(SUM_ROWS, max(1, ROW_BLOCK_ENTRIES // m))  # ≤ SUM_ROWS rows: a block's column sums fit in int64
     for lo in range(0, n, step):
         block = _clip_unit(K[lo : lo + step])
         # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2 (float row sums within a factor 1 + M·2^−52): int64 when small
@@ -257,8 +274,12 @@ def _to_fine_grid_by_rows(K) -> GridKernel | None:
         absorbed = nums[at, big] + (GRID - rows)  # each row's largest entry absorbs the remainder
         if (absorbed < 0).any():
             return None  # a row far from stochastic: the full function renormalises it
-        nums[at, big] = absorbed  # 0 ≤ value ≤ 2^53
-    return GridKernel(out, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
+        nums[at, big] = absorbed  # 0 ≤ value ≤ 2^52: the entries are ≥ 0 and the row sums to 2^52
+        aggregates.add(nums)
+        if floats is not None:
+            np.multiply(nums, 1.0 / GRID, out=floats[lo : lo + step])  # exact: integers ≤ 2^52, a power of two
+    # every entry ≥ 0, every row sums to 2^52 (just made so)
+    return GridKernel(out, GRID, stochastic=True, aggregates=aggregates.result())
 
 
 def _clip_unit(K) -> np.ndarray:
@@ -578,15 +599,27 @@ def repair(
     check = check_pml(start, prior_set, bound)
     if check.feasible:
         return start, Fraction(0), check
-    exact_grid = _stochastic_grid_ints(kernel) if snap else None  # (A, k): integer rounding (grid_repair.py)
+    snapped = snap_to_coarser_grid(kernel, check, prior_set, bound, bits) if snap else None
+    if snapped is not None:
+        return snapped[0], Fraction(0), snapped[1]
+    return repair_by_mixing(kernel, check, prior_set, bound, bits, max_rounds)
+
+
+def snap_to_coarser_grid(
+    kernel: ExactKernel, check: PMLCheck, prior_set: PriorSet, bound: Fraction, bits: int
+) -> tuple[ExactKernel, PMLCheck] | None:
+    """The first rounding of ``kernel`` to a grid of :data:`SNAP_BITS` coarser than 2^−bits that passes the
+    exact check, with its check; None when none does (``check``: the failed check of ``kernel`` on 2^−bits, whose
+    tightest columns are rounded first). The part of :func:`repair` before mixing."""
+    exact_grid = _stochastic_grid_ints(kernel)  # (A, k): integer rounding (grid_repair.py)
     if exact_grid is None:
         probe = _tightest_columns(check, SNAP_PROBES)
     else:  # the tightest columns and columns spread over the kernel (many columns can be equally tight)
         m = kernel.shape[1]
         spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
         probe = list(dict.fromkeys(_tightest_columns(check, SNAP_PROBES_ON_GRID // 2) + spread))
-    fine = kernel.to_float() if snap and probe and exact_grid is None else None
-    for coarse in SNAP_BITS if snap else ():  # values the LP meant exactly (7/8, 0) often sit a few ulps off
+    fine = kernel.to_float() if probe and exact_grid is None else None
+    for coarse in SNAP_BITS:  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
             if exact_grid is not None and 0 < exact_grid[1] - coarse <= 16:
                 # the row sums are exactly 1: round the integers (what to_grid does after normalising)
@@ -602,7 +635,17 @@ def repair(
                 snapped = to_grid(kernel, coarse)
             snapped_check = check_pml(snapped, prior_set, bound)
             if snapped_check.feasible:
-                return snapped, Fraction(0), snapped_check
+                return snapped, snapped_check
+    return None
+
+
+def repair_by_mixing(
+    kernel: ExactKernel, check: PMLCheck, prior_set: PriorSet, bound: Fraction, bits: int, max_rounds: int = 60
+) -> tuple[ExactKernel, Fraction, PMLCheck]:
+    """The part of :func:`repair` after snapping: noise columns merged, then the mix with the mean-row constant
+    kernel (one integer pass, or a search over float mixes). ``check``: the failed check of ``kernel`` on the
+    grid 2^−bits (of its rounding to that grid when ``kernel`` is finer)."""
+    on_grid = (1 << bits) % kernel.denominator == 0
     if not on_grid:
         fine_check = check_pml(kernel, prior_set, bound)
         kernel = merge_noise_columns(kernel, fine_check, bound) if not fine_check.feasible else kernel

@@ -1,0 +1,200 @@
+"""Passes of the certify stage fused over blocks of rows (issue 13: certification ≤ 10 % of the total).
+
+A kernel on the grid 2^−k is held as int64 numerators A (N × M, entries 0 ≤ A_xy ≤ 2^k ≤ 2^52, rows summing to
+2^k). The exact (ε, Q_X(c))-PML check needs three aggregates per column (Lemma 4 of the Dobrushin paper:
+min over Q_X(c) of P·k = c Σ_x k_x + (1 − Nc) min_x k_x),
+
+    a_y = max_x A_xy,    b_y = min_x A_xy,    S_y = Σ_x A_xy,
+
+and the emitted float kernel is A / 2^k (exact: integers ≤ 2^52 and a power of two). Instead of a separate pass
+over the whole N × M array for each of them (and for the rounding and the mix that make A), every pass here
+takes a block of rows of a few hundred kB, does all its work on it while it is in cache, and folds the block into
+the column aggregates:
+
+* :class:`ColumnAggregator` folds blocks of rows into (a, b, S): maxima and minima in int64, the sums in int64
+  over at most :data:`SUM_ROWS` rows at a time (each entry ≤ 2^52, so a partial sum stays below 2^63), added
+  into Python integers between (exact at any N);
+* :func:`mix_rows_in_place` is :func:`mechdesign.certify.grid_repair.mix_on_grid`'s integer mix written into the
+  array it reads (no new N × M array), each block checked (entries ≥ 0, rows summing to 2^k) and folded into the
+  aggregates of the mixed kernel and, optionally, into its float kernel.
+
+The aggregates are folded from each block after its last write, so the exact check that reads them checks the
+integers that are stored, as :func:`mechdesign.certify.grid_arith.column_aggregates` would compute them from the
+finished array (tests/test_certify_fused.py compares both with sums of Fractions).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from mechdesign.certify.grid_repair import _floor_scaled, _weight_fraction, mixing_weight_on_grid
+
+__all__ = [
+    "ColumnAggregator",
+    "SUM_ROWS",
+    "ROW_BLOCK_ENTRIES",
+    "mix_on_grid_in_place",
+    "mix_rows_in_place",
+    "row_blocks",
+    "rows_stochastic",
+]
+
+ROW_BLOCK_ENTRIES = 1 << 16
+"""Blocks of rows of about this many entries (512 kB of int64): a block's temporaries stay in cache."""
+
+SUM_ROWS = 2047
+"""Column sums are taken in int64 over at most this many rows of entries ≤ 2^52 (2047 · 2^52 < 2^63)."""
+
+
+def row_blocks(n: int, m: int, entries: int | None = None):
+    """Slices of consecutive rows covering range(n), each of about ``entries`` entries (at most
+    :data:`SUM_ROWS` rows, so that a block's column sums fit in int64)."""
+    entries = ROW_BLOCK_ENTRIES if entries is None else entries
+    step = min(SUM_ROWS, max(1, entries // max(m, 1)))
+    for lo in range(0, n, step):
+        yield slice(lo, min(n, lo + step))
+
+
+class ColumnAggregator:
+    """Exact column maxima, minima and sums of an int64 array with entries in [0, 2^52], folded block of rows
+    by block of rows (:meth:`add`), in the form :func:`mechdesign.certify.grid_arith.column_aggregates` returns:
+    (maxima int64, minima int64, sums as an object array of Python ints)."""
+
+    def __init__(self, m: int) -> None:
+        self.maxima = np.zeros(m, dtype=np.int64)
+        self.minima = np.zeros(m, dtype=np.int64)
+        self._partial = np.zeros(m, dtype=np.int64)
+        self._partial_rows = 0
+        self._sums = np.zeros(m, dtype=object) if m else np.zeros(0, dtype=object)
+        self._rows = 0
+
+    def add(self, block: np.ndarray) -> None:
+        """Fold a block of rows (at most :data:`SUM_ROWS` of them, entries in [0, 2^52])."""
+        rows = block.shape[0]
+        if rows == 0:
+            return
+        if rows > SUM_ROWS:
+            raise ValueError(f"ColumnAggregator.add: at most {SUM_ROWS} rows per block, found {rows}")
+        if self._rows == 0:
+            np.max(block, axis=0, out=self.maxima)
+            np.min(block, axis=0, out=self.minima)
+        else:
+            np.maximum(self.maxima, block.max(axis=0), out=self.maxima)
+            np.minimum(self.minima, block.min(axis=0), out=self.minima)
+        if self._partial_rows + rows > SUM_ROWS:
+            self._flush()
+        self._partial += block.sum(axis=0, dtype=np.int64)  # ≤ SUM_ROWS · 2^52 < 2^63
+        self._partial_rows += rows
+        self._rows += rows
+
+    def _flush(self) -> None:
+        if self._partial_rows:
+            self._sums = self._sums + self._partial.astype(object)
+            self._partial[:] = 0
+            self._partial_rows = 0
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(maxima, minima, exact sums) over every row added."""
+        self._flush()
+        return self.maxima, self.minima, self._sums
+
+
+def rows_stochastic(block: np.ndarray, denominator: int) -> bool:
+    """Whether every entry of the int64 ``block`` is in [0, denominator] (≤ 2^52) and every row sums to
+    ``denominator``, exactly: int64 row sums when M < 2048 (M · 2^52 < 2^63), else the sums of two limbs
+    (A = 2^26 h + l, each limb sum exact for M < 2^26)."""
+    if block.size == 0:
+        return True
+    if block.min() < 0 or block.max() > denominator:
+        return False
+    if block.shape[1] < 2048:
+        return bool((block.sum(axis=1) == denominator).all())
+    high = (block >> 26).sum(axis=1)  # terms ≤ 2^26: exact for M < 2^37
+    low = (block & ((1 << 26) - 1)).sum(axis=1)
+    # Σ = 2^26 (high + ⌊low / 2^26⌋) + low mod 2^26, compared limb by limb with the denominator
+    return bool(((high + (low >> 26) == denominator >> 26) & (low & ((1 << 26) - 1) == denominator & ((1 << 26) - 1))).all())
+
+
+def mix_rows_in_place(
+    ints: np.ndarray,
+    denominator: int,
+    W: int,
+    P: int,
+    h: np.ndarray,
+    live: np.ndarray,
+    floats: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A'' of :mod:`mechdesign.certify.grid_repair` written over ``ints`` (the kernel A / ``denominator``), block
+    of rows by block of rows: A − ⌊w A⌋ + 1hᵀ (w = W / 2^P, h_y = ⌊w s_y / N⌋), then each row's shortfall
+    R_x = Σ_y ⌊w A_xy⌋ − Σ_y h_y as +1 (or −1) on its first |R_x| live columns (``live``: s_y > 0), exactly as
+    :func:`~mechdesign.certify.grid_repair.mix_on_grid` builds it. Each finished block is checked (entries ≥ 0,
+    rows summing to ``denominator``), folded into the column aggregates and, when ``floats`` (N × M float64) is
+    given, written to it divided by the denominator.
+
+    Returns the column aggregates of A'' (:class:`ColumnAggregator`), or None when a block failed its check
+    (then ``ints`` holds a partly mixed kernel: the caller starts again from its own copy of the kernel)."""
+    n, m = ints.shape
+    live_before = np.cumsum(live) - live  # live columns left of each column
+    n_live = int(live_before[-1] + live[-1]) if m else 0
+    h_total = int(h.sum())
+    scale = 1.0 / denominator  # a power of two: exact
+    aggregates = ColumnAggregator(m)
+    for rows in row_blocks(n, m):
+        block = ints[rows]  # a view: the mix is written into ints
+        f = _floor_scaled(block, W, P)
+        short = f.sum(axis=1) - h_total  # R_x: |R_x| < number of live columns (both sums within it of w D)
+        np.subtract(block, f, out=block)  # A − ⌊w A⌋ ≥ 0
+        block += h
+        top = int(np.abs(short).max()) if short.size else 0
+        if top > n_live:
+            return None
+        if top:
+            width = min(m, int(np.searchsorted(live_before, top)) + 1)  # holds the first `top` live columns
+            head = block[:, :width]
+            chosen = live[:width] & (live_before[:width] < np.abs(short)[:, None])
+            np.add(head, np.sign(short)[:, None], out=head, where=chosen)
+        if not rows_stochastic(block, denominator):
+            return None
+        aggregates.add(block)
+        if floats is not None:
+            np.multiply(block, scale, out=floats[rows])
+    return aggregates.result()
+
+
+def mix_on_grid_in_place(
+    ints: np.ndarray,
+    denominator: int,
+    c: Fraction,
+    bound: Fraction,
+    aggregates: tuple[np.ndarray, np.ndarray, np.ndarray],
+    floats: np.ndarray | None = None,
+) -> tuple[Fraction, tuple[np.ndarray, np.ndarray, np.ndarray] | None] | None:
+    """:func:`mechdesign.certify.grid_repair.mix_on_grid` written over ``ints`` (a writeable int64 array the
+    caller owns, entries ≥ 0, rows summing to ``denominator`` = 2^k, k ≤ 52, with column ``aggregates``): the
+    same weight w and the same integers A'', with the column aggregates of A'' folded in the same pass and, when
+    ``floats`` is given, A'' / 2^k written to it.
+
+    Returns None, with ``ints`` untouched, where the copying version would not mix in one pass (no weight below 1
+    meets (★), no column constrains it) and also where a −1 of the row corrections could meet an entry 0 (a live
+    column with h_y = ⌊w s_y / N⌋ = 0, where the copying version may give up after writing); the caller then
+    repairs as before. Otherwise (w, aggregates of A''), with aggregates None when a block failed its check
+    (entries ≥ 0, rows summing to 2^k: the integers are then partly mixed, and the caller starts again from
+    its own copy of the kernel)."""
+    n, m = ints.shape
+    den_bits = denominator.bit_length() - 1
+    if n == 0 or m == 0 or denominator != 1 << den_bits or den_bits > 52:
+        return None
+    need, sums = mixing_weight_on_grid(ints, c, bound, aggregates)
+    if need is None or need >= 1 or need == 0:
+        return None
+    W, P = _weight_fraction(need.numerator, need.denominator)
+    weight = Fraction(W, 1 << P)
+    if weight >= 1:
+        return None
+    h = np.array([(W * s) // (n << P) for s in sums], dtype=np.int64)  # ⌊w s_y / N⌋
+    live = np.array([s > 0 for s in sums], dtype=bool)
+    if (h[live] < 1).any():
+        return None  # an entry A − ⌊wA⌋ + h_y could be 0 and take a −1: the copying version decides
+    return weight, mix_rows_in_place(ints, denominator, W, P, h, live, floats)
