@@ -42,7 +42,7 @@ from mechdesign.certify.grid_arith import (
     lemma4_column_ratios,
     largest_in_rows,
 )
-from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator
+from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator, coarse_probe_columns
 from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
@@ -151,9 +151,7 @@ class GridKernel(ExactKernel):
     array of Python ints of the base class) is built on first use and read-only; the exact checks use
     the int64 array directly, so certifying an N × M kernel costs O(NM) machine operations."""
 
-    def __init__(
-        self, ints: np.ndarray, denominator: int, stochastic: bool | None = None, aggregates=None
-    ) -> None:
+    def __init__(self, ints: np.ndarray, denominator: int, stochastic: bool | None = None, aggregates=None) -> None:
         """The kernel takes ``ints`` over (and marks it read-only): pass an array nobody else edits.
         ``stochastic``: True only when the caller has just made every entry ≥ 0 and every row sum
         equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks.
@@ -466,8 +464,11 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
             # the largest ratio, first column among ties; candidates by float value, decided exactly
             approx = np.array([_float_or_inf(r) for _, r in finite])
             near = np.flatnonzero(approx >= approx.max() * (1 - 1e-9))
+            # many columns can share the largest ratio (every column of a symmetric optimum): compare the
+            # distinct candidates exactly (Fractions are kept reduced, so equal ratios have equal terms)
+            distinct = {(finite[i][1].numerator, finite[i][1].denominator): i for i in near[::-1].tolist()}
             worst_y, worst_ratio = finite[int(near[0])]
-            for i in near[1:]:
+            for i in sorted(distinct.values()):
                 if finite[i][1] > worst_ratio:
                     worst_y, worst_ratio = finite[i]
             feasible = feasible and worst_ratio <= bound
@@ -619,15 +620,25 @@ def snap_to_coarser_grid(
         spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
         probe = list(dict.fromkeys(_tightest_columns(check, SNAP_PROBES_ON_GRID // 2) + spread))
     fine = kernel.to_float() if probe and exact_grid is None else None
+    on_ints = [] if exact_grid is None else [b for b in SNAP_BITS if b < bits and 0 < exact_grid[1] - b <= 16]
+    # the grids whose probe columns are needed: not ruled out by the aggregates alone (a column breaking by more
+    # than any rounding to the grid can mend); their probe columns are rounded in one pass (certify/fused.py)
+    open_grids = [
+        b for b in on_ints if not _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - b)
+    ]
+    probed = None
     for coarse in SNAP_BITS:  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
-            if exact_grid is not None and 0 < exact_grid[1] - coarse <= 16:
+            if coarse in on_ints:
                 # the row sums are exactly 1: round the integers (what to_grid does after normalising)
-                if _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - coarse):
+                if coarse not in open_grids:
                     continue  # a column breaks by more than any rounding to this grid can mend
-                rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
-                if _columns_fail(rounding.columns(probe), prior_set, bound):
+                if probed is None:  # the probe columns of every open grid (CoarseRounding.columns), one pass
+                    drops = [exact_grid[1] - b for b in open_grids]
+                    probed = coarse_probe_columns(exact_grid[0], exact_grid[1], drops, probe)
+                if _columns_fail(probed[exact_grid[1] - coarse], prior_set, bound):
                     continue  # a column already fails on this grid: the full rounding would fail the check
+                rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
                 snapped = GridKernel(rounding.kernel(), 1 << coarse, stochastic=True)
             else:
                 if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):

@@ -34,6 +34,7 @@ from mechdesign.certify.grid_repair import _floor_scaled, _weight_fraction, mixi
 __all__ = [
     "ColumnAggregator",
     "SUM_ROWS",
+    "coarse_probe_columns",
     "ROW_BLOCK_ENTRIES",
     "mix_on_grid_in_place",
     "mix_rows_in_place",
@@ -70,19 +71,22 @@ class ColumnAggregator:
         self._sums = np.zeros(m, dtype=object) if m else np.zeros(0, dtype=object)
         self._rows = 0
 
-    def add(self, block: np.ndarray) -> None:
-        """Fold a block of rows (at most :data:`SUM_ROWS` of them, entries in [0, 2^52])."""
+    def add(self, block: np.ndarray, maxima: np.ndarray | None = None, minima: np.ndarray | None = None) -> None:
+        """Fold a block of rows (at most :data:`SUM_ROWS` of them, entries in [0, 2^52]); ``maxima`` and
+        ``minima``: the block's own column maxima and minima, when the caller has them."""
         rows = block.shape[0]
         if rows == 0:
             return
         if rows > SUM_ROWS:
             raise ValueError(f"ColumnAggregator.add: at most {SUM_ROWS} rows per block, found {rows}")
+        maxima = block.max(axis=0) if maxima is None else maxima
+        minima = block.min(axis=0) if minima is None else minima
         if self._rows == 0:
-            np.max(block, axis=0, out=self.maxima)
-            np.min(block, axis=0, out=self.minima)
+            self.maxima[:] = maxima
+            self.minima[:] = minima
         else:
-            np.maximum(self.maxima, block.max(axis=0), out=self.maxima)
-            np.minimum(self.minima, block.min(axis=0), out=self.minima)
+            np.maximum(self.maxima, maxima, out=self.maxima)
+            np.minimum(self.minima, minima, out=self.minima)
         if self._partial_rows + rows > SUM_ROWS:
             self._flush()
         self._partial += block.sum(axis=0, dtype=np.int64)  # ≤ SUM_ROWS · 2^52 < 2^63
@@ -101,20 +105,25 @@ class ColumnAggregator:
         return self.maxima, self.minima, self._sums
 
 
-def rows_stochastic(block: np.ndarray, denominator: int) -> bool:
+def rows_stochastic(block: np.ndarray, denominator: int, maxima=None, minima=None) -> bool:
     """Whether every entry of the int64 ``block`` is in [0, denominator] (≤ 2^52) and every row sums to
     ``denominator``, exactly: int64 row sums when M < 2048 (M · 2^52 < 2^63), else the sums of two limbs
-    (A = 2^26 h + l, each limb sum exact for M < 2^26)."""
+    (A = 2^26 h + l, each limb sum exact for M < 2^26). ``maxima``, ``minima``: the block's column maxima and
+    minima, when the caller has them."""
     if block.size == 0:
         return True
-    if block.min() < 0 or block.max() > denominator:
+    largest = block.max() if maxima is None else maxima.max()
+    smallest = block.min() if minima is None else minima.min()
+    if smallest < 0 or largest > denominator:
         return False
     if block.shape[1] < 2048:
         return bool((block.sum(axis=1) == denominator).all())
     high = (block >> 26).sum(axis=1)  # terms ≤ 2^26: exact for M < 2^37
     low = (block & ((1 << 26) - 1)).sum(axis=1)
     # Σ = 2^26 (high + ⌊low / 2^26⌋) + low mod 2^26, compared limb by limb with the denominator
-    return bool(((high + (low >> 26) == denominator >> 26) & (low & ((1 << 26) - 1) == denominator & ((1 << 26) - 1))).all())
+    return bool(
+        ((high + (low >> 26) == denominator >> 26) & (low & ((1 << 26) - 1) == denominator & ((1 << 26) - 1))).all()
+    )
 
 
 def mix_rows_in_place(
@@ -155,9 +164,10 @@ def mix_rows_in_place(
             head = block[:, :width]
             chosen = live[:width] & (live_before[:width] < np.abs(short)[:, None])
             np.add(head, np.sign(short)[:, None], out=head, where=chosen)
-        if not rows_stochastic(block, denominator):
+        maxima, minima = block.max(axis=0), block.min(axis=0)
+        if not rows_stochastic(block, denominator, maxima, minima):
             return None
-        aggregates.add(block)
+        aggregates.add(block, maxima, minima)
         if floats is not None:
             np.multiply(block, scale, out=floats[rows])
     return aggregates.result()
@@ -198,3 +208,41 @@ def mix_on_grid_in_place(
     if (h[live] < 1).any():
         return None  # an entry A − ⌊wA⌋ + h_y could be 0 and take a −1: the copying version decides
     return weight, mix_rows_in_place(ints, denominator, W, P, h, live, floats)
+
+
+def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[int, np.ndarray]:
+    """For each d in ``drops`` (1 ≤ d ≤ 16): the columns ``ys`` of the rounding of ``ints / 2^from_bits`` to the
+    grid 2^−(from_bits − d), exactly as :meth:`mechdesign.certify.grid_repair.CoarseRounding.columns` has them
+    (⌊A / 2^d⌋ plus 1 for each row's deficit_x largest remainders A mod 2^d, ties to the lower column), every
+    grid in one pass over blocks of rows: a row's remainders, its deficit (Σ remainders / 2^d), its threshold
+    t_x (the deficit_x-th largest remainder, from a radix sort of the 8/16-bit remainders), and for the entries
+    at the threshold the count of ties left of them (sums of ``rem == t_x`` between the probed columns)."""
+    n, m = ints.shape
+    ys = np.asarray(list(ys), dtype=np.int64)
+    drops = list(drops)
+    out = {d: ints[:, ys] >> d for d in drops}
+    if not ys.size or n == 0 or m == 0:
+        return out
+    cuts = np.unique(ys[ys > 0])  # ties left of column y = Σ over the segments [0, cuts[0]), [cuts[0], cuts[1]), …
+    starts = np.concatenate(([0], cuts))
+    segment_of = np.searchsorted(cuts, ys, side="right") - 1  # y = cuts[k] → k; y = 0 → −1 (no ties before)
+    for rows in row_blocks(n, m):
+        block = ints[rows]
+        for d in drops:
+            small = np.uint8 if d <= 8 else np.uint16
+            rem = block.astype(small)  # A mod 2^8 (2^16), as A ≥ 0
+            if d not in (8, 16):
+                rem &= (1 << d) - 1
+            deficit = rem.sum(axis=1, dtype=np.int64) >> d  # Σ_y ⌊A / 2^d⌋ = (2^from_bits − Σ rem) / 2^d
+            ascending = np.sort(rem, axis=1, kind="stable")  # radix sort of 8/16-bit keys
+            at = np.clip(m - deficit, 0, m - 1)
+            threshold = ascending[np.arange(ascending.shape[0]), at][:, None]
+            adds = (deficit > 0)[:, None]
+            above = np.add.reduce((rem > threshold).view(np.uint8), axis=1, dtype=np.int32)  # a count: 0 or 1 each
+            wanted = np.where(deficit > 0, deficit - above, 0)[:, None]
+            segments = np.add.reduceat((rem == threshold).view(np.uint8), starts, axis=1, dtype=np.int32)
+            before = np.cumsum(segments, axis=1, dtype=np.int32)
+            ties_before = np.where(segment_of >= 0, before[:, np.maximum(segment_of, 0)], 0)
+            r = rem[:, ys]
+            out[d][rows] += ((r > threshold) & adds) | ((r == threshold) & (ties_before < wanted))
+    return out
