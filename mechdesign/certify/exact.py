@@ -462,7 +462,7 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         finite = [(y, r) for y, r in enumerate(ratios) if r is not None]
         if finite:
             # the largest ratio, first column among ties; candidates by float value, decided exactly
-            approx = np.array([_float_or_inf(r) for _, r in finite])
+            approx = _approximate_ratios(kernel.column_aggregates(), c, n, finite)
             near = np.flatnonzero(approx >= approx.max() * (1 - 1e-9))
             # many columns can share the largest ratio (every column of a symmetric optimum): compare the
             # distinct candidates exactly (Fractions are kept reduced, so equal ratios have equal terms)
@@ -488,6 +488,26 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         worst_ratio=worst_ratio,
     )
     return memo[c, bound]
+
+
+def _approximate_ratios(aggregates, c: Fraction, n: int, finite: list) -> np.ndarray:
+    """The ratios of ``finite`` ((y, exact ratio) pairs) as floats, each within a relative 1e−15 of the exact
+    ratio, far inside the 1e−9 by which :func:`_check_pml_lemma4` takes candidates before deciding them
+    exactly: a_y / (c S_y + (1 − Nc) b_y) from the exact column aggregates (a, b, S) of Lemma 4 (products and
+    sums of nonnegative terms, each correctly rounded), without a float conversion of a Fraction per column;
+    :func:`_float_or_inf` of each ratio when an entry is negative, a denominator comes out 0 or a quotient is
+    not finite in floats."""
+    maxima, minima, sums = aggregates
+    at = np.array([y for y, _ in finite], dtype=np.int64)
+    if (minima[at] < 0).any():  # a negative entry: c S + (1 − Nc) b could cancel in floats
+        return np.array([_float_or_inf(r) for _, r in finite])
+    total = np.array([float(v) for v in sums[at].tolist()], dtype=np.float64)
+    low = float(c) * total + float(1 - n * c) * minima[at].astype(np.float64)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        approx = maxima[at].astype(np.float64) / low
+    if not np.isfinite(approx).all() or not (low > 0).all():
+        return np.array([_float_or_inf(r) for _, r in finite])
+    return approx
 
 
 def _float_or_inf(q: Fraction) -> float:

@@ -45,6 +45,9 @@ __all__ = [
 ROW_BLOCK_ENTRIES = 1 << 16
 """Blocks of rows of about this many entries (512 kB of int64): a block's temporaries stay in cache."""
 
+PROBE_BLOCK_ENTRIES = 1 << 18
+"""The probe columns of the snapping grids are rounded over larger blocks: their temporaries are 8/16-bit."""
+
 SUM_ROWS = 2047
 """Column sums are taken in int64 over at most this many rows of entries ≤ 2^52 (2047 · 2^52 < 2^63)."""
 
@@ -107,7 +110,7 @@ class ColumnAggregator:
 
 def rows_stochastic(block: np.ndarray, denominator: int, maxima=None, minima=None) -> bool:
     """Whether every entry of the int64 ``block`` is in [0, denominator] (≤ 2^52) and every row sums to
-    ``denominator``, exactly: int64 row sums when M < 2048 (M · 2^52 < 2^63), else the sums of two limbs
+    ``denominator``, exactly: uint64 row sums when M < 4096 (M · 2^52 < 2^64), else the sums of two limbs
     (A = 2^26 h + l, each limb sum exact for M < 2^26). ``maxima``, ``minima``: the block's column maxima and
     minima, when the caller has them."""
     if block.size == 0:
@@ -116,8 +119,8 @@ def rows_stochastic(block: np.ndarray, denominator: int, maxima=None, minima=Non
     smallest = block.min() if minima is None else minima.min()
     if smallest < 0 or largest > denominator:
         return False
-    if block.shape[1] < 2048:
-        return bool((block.sum(axis=1) == denominator).all())
+    if block.shape[1] < 4096:  # nonnegative entries ≤ 2^52: a row sums to < 2^64 in uint64
+        return bool((block.sum(axis=1, dtype=np.uint64) == denominator).all())
     high = (block >> 26).sum(axis=1)  # terms ≤ 2^26: exact for M < 2^37
     low = (block & ((1 << 26) - 1)).sum(axis=1)
     # Σ = 2^26 (high + ⌊low / 2^26⌋) + low mod 2^26, compared limb by limb with the denominator
@@ -226,7 +229,7 @@ def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[in
     cuts = np.unique(ys[ys > 0])  # ties left of column y = Σ over the segments [0, cuts[0]), [cuts[0], cuts[1]), …
     starts = np.concatenate(([0], cuts))
     segment_of = np.searchsorted(cuts, ys, side="right") - 1  # y = cuts[k] → k; y = 0 → −1 (no ties before)
-    for rows in row_blocks(n, m):
+    for rows in row_blocks(n, m, PROBE_BLOCK_ENTRIES):
         block = ints[rows]
         for d in drops:
             small = np.uint8 if d <= 8 else np.uint16
