@@ -223,14 +223,15 @@ def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[in
     n, m = ints.shape
     ys = np.asarray(list(ys), dtype=np.int64)
     drops = list(drops)
-    out = {d: ints[:, ys] >> d for d in drops}
+    out = {d: np.empty((n, ys.size), dtype=np.int64) for d in drops}
     if not ys.size or n == 0 or m == 0:
-        return out
+        return {d: ints[:, ys] >> d for d in drops}
     cuts = np.unique(ys[ys > 0])  # ties left of column y = Σ over the segments [0, cuts[0]), [cuts[0], cuts[1]), …
     starts = np.concatenate(([0], cuts))
     segment_of = np.searchsorted(cuts, ys, side="right") - 1  # y = cuts[k] → k; y = 0 → −1 (no ties before)
     for rows in row_blocks(n, m, PROBE_BLOCK_ENTRIES):
         block = ints[rows]
+        probed = block[:, ys]  # the probe entries of the block (in cache), ⌊A / 2^d⌋ below
         for d in drops:
             small = np.uint8 if d <= 8 else np.uint16
             rem = block.astype(small)  # A mod 2^8 (2^16), as A ≥ 0
@@ -247,5 +248,6 @@ def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[in
             before = np.cumsum(segments, axis=1, dtype=np.int32)
             ties_before = np.where(segment_of >= 0, before[:, np.maximum(segment_of, 0)], 0)
             r = rem[:, ys]
+            np.right_shift(probed, d, out=out[d][rows])
             out[d][rows] += ((r > threshold) & adds) | ((r == threshold) & (ties_before < wanted))
     return out
