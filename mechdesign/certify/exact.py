@@ -537,12 +537,19 @@ SNAP_PROBES_ON_GRID = 64
 the tightest columns, half spread evenly over the kernel."""
 
 
-def _tightest_columns(check: PMLCheck, count: int) -> list[int]:
-    """The columns with the largest ratios in ``check`` (infinite ones first), at most ``count``."""
+def _tightest_columns(check: PMLCheck, count: int, kernel: ExactKernel | None = None, c=None) -> list[int]:
+    """The columns with the largest ratios in ``check`` (infinite ones first), at most ``count``. ``kernel``
+    and ``c``: the kernel ``check`` checked and the c of its Q_X(c), when known: the ratios are then ordered by
+    their floats from its column aggregates (:func:`_approximate_ratios`), not one float per Fraction (which
+    columns are probed only decides how soon a snapping grid is given up, never whether it passes)."""
     inf = [y for y, r in enumerate(check.ratios) if r is None and y == check.worst_output]
     finite = [(r, y) for y, r in enumerate(check.ratios) if r is not None]
     if len(finite) > count:
-        approx = np.array([_float_or_inf(r) for r, _ in finite])
+        aggregates = kernel.column_aggregates() if kernel is not None and c is not None else None
+        if aggregates is not None:
+            approx = _approximate_ratios(aggregates, Fraction(c), kernel.shape[0], [(y, r) for r, y in finite])
+        else:
+            approx = np.array([_float_or_inf(r) for r, _ in finite])
         finite = [finite[i] for i in np.argsort(-approx, kind="stable")[:count]]
     return (inf + [y for _, y in finite])[:count]
 
@@ -638,7 +645,10 @@ def snap_to_coarser_grid(
     else:  # the tightest columns and columns spread over the kernel (many columns can be equally tight)
         m = kernel.shape[1]
         spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
-        probe = list(dict.fromkeys(_tightest_columns(check, SNAP_PROBES_ON_GRID // 2) + spread))
+        # check is the kernel's own when it is on the target grid (repair() checked it as it is)
+        c = rules(prior_set, kernel.shape[0]).equivalent_c() if (1 << bits) % kernel.denominator == 0 else None
+        tightest = _tightest_columns(check, SNAP_PROBES_ON_GRID // 2, kernel, c)
+        probe = list(dict.fromkeys(tightest + spread))
     fine = kernel.to_float() if probe and exact_grid is None else None
     on_ints = [] if exact_grid is None else [b for b in SNAP_BITS if b < bits and 0 < exact_grid[1] - b <= 16]
     # the grids whose probe columns are needed: not ruled out by the aggregates alone (a column breaking by more
