@@ -279,6 +279,52 @@ def test_probe_columns_of_every_grid_follow_the_definition(n, m, ties, data):
         assert got[d].tolist() == [[row[y] for y in ys] for row in want]
 
 
+def reference_fails(columns, n: int, c: Fraction, E: Fraction) -> bool:
+    """Some column breaks max ≤ E (c Σ + (1 − Nc) min) (Lemma 4), an unbounded ratio included; zero columns pass."""
+    for col in zip(*columns):
+        if max(col) == 0:
+            continue
+        low = c * sum(col) + (1 - n * c) * min(col)
+        if low <= 0 or max(col) > E * low:
+            return True
+    return False
+
+
+@settings(max_examples=150, deadline=None)
+@given(kernels_to_mix(), st.sampled_from([1, 4, 8, 12]), st.data())
+def test_staged_probe_verdict_is_the_exact_one(case, d, data):
+    """coarse_probe_fails decides from bounds on the rows not yet rounded: its verdict is that of the exact
+    rounded columns (reference rounding, Lemma 4 in Fractions), and when it finds no failure it returns them."""
+    ints, c, E = case
+    n, m = len(ints), len(ints[0])
+    ys = data.draw(st.lists(st.integers(0, m - 1), min_size=1, max_size=6))
+    want = [[row[y] for y in ys] for row in reference_coarse(ints, d)]
+    fails, columns = fused.coarse_probe_fails(np.array(ints, dtype=np.int64), 52, d, ys, c, E)
+    assert fails == reference_fails(want, n, c, E)
+    if not fails:
+        assert columns.tolist() == want
+
+
+@pytest.mark.parametrize("c", [Fraction(1, 400), Fraction(0)])
+def test_staged_probe_of_a_symmetric_kernel_on_the_boundary(c):
+    """200 × 200, every row one level on the diagonal and another elsewhere (k-RR, Lemma-4 tight for E, the
+    off-diagonal remainders all tied): the staged verdict on the grids 2^−48, 2^−44, 2^−40 is the exact one."""
+    n = 200
+    E = Fraction(27182818, 10**7)
+    e = float(E)
+    off = (1 - e * float(c)) / (e * (1 - n * float(c)) + n - 1)  # diagonal = E (c + (1 − Nc) off): tight
+    K = np.full((n, n), off)
+    np.fill_diagonal(K, 1 - (n - 1) * off)
+    ints = to_grid(K).int64()
+    ys = list(range(0, n, 7))
+    for d in (4, 8, 12):
+        want = [[row[y] for y in ys] for row in reference_coarse(ints.tolist(), d)]
+        fails, columns = fused.coarse_probe_fails(ints, 52, d, ys, c, E)
+        assert fails == reference_fails(want, n, c, E)
+        if not fails:
+            assert columns.tolist() == want
+
+
 # ----------------------------------------------------------------------------------------- the exact check
 @settings(max_examples=100, deadline=None)
 @given(kernels_to_mix(), st.booleans())

@@ -42,7 +42,7 @@ from mechdesign.certify.grid_arith import (
     lemma4_column_ratios,
     largest_in_rows,
 )
-from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator, coarse_probe_columns
+from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator, coarse_probe_fails
 from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
@@ -656,18 +656,21 @@ def snap_to_coarser_grid(
     open_grids = [
         b for b in on_ints if not _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - b)
     ]
-    probed = None
+    c_probe = rules(prior_set, kernel.shape[0]).equivalent_c() if on_ints else None
     for coarse in SNAP_BITS:  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
             if coarse in on_ints:
                 # the row sums are exactly 1: round the integers (what to_grid does after normalising)
                 if coarse not in open_grids:
                     continue  # a column breaks by more than any rounding to this grid can mend
-                if probed is None:  # the probe columns of every open grid (CoarseRounding.columns), one pass
-                    drops = [exact_grid[1] - b for b in open_grids]
-                    probed = coarse_probe_columns(exact_grid[0], exact_grid[1], drops, probe)
-                if _columns_fail(probed[exact_grid[1] - coarse], prior_set, bound):
-                    continue  # a column already fails on this grid: the full rounding would fail the check
+                # a probe column already fails on this grid: the full rounding would fail the check. Decided from
+                # the rounding of as few rows as it takes (certify/fused.py); without a Q_X(c) nothing is decided
+                d = exact_grid[1] - coarse
+                if (
+                    c_probe is not None
+                    and coarse_probe_fails(exact_grid[0], exact_grid[1], d, probe, Fraction(c_probe), bound)[0]
+                ):
+                    continue
                 rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
                 snapped = GridKernel(rounding.kernel(), 1 << coarse, stochastic=True)
             else:
