@@ -257,8 +257,10 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
     out = np.empty((n, m), dtype=np.int64)
     aggregates = ColumnAggregator(m)
     step = min(SUM_ROWS, max(1, ROW_BLOCK_ENTRIES // m))  # ≤ SUM_ROWS rows: a block's column sums fit in int64
+    scratch = np.empty((min(n, step), m))  # reused from block to block (a fresh one would be fresh pages)
     for lo in range(0, n, step):
-        block = _clip_unit(K[lo : lo + step])
+        block = np.fmax(K[lo : lo + step], 0.0, out=scratch[: min(step, n - lo)])  # _clip_unit, in the scratch
+        np.fmin(block, 1.0, out=block)
         # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2 (float row sums within a factor 1 + M·2^−52): int64 when small
         if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > 1 << 9:
             return None

@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.certify.grid_arith import exact_sums
-from mechdesign.certify.grid_repair import _floor_scaled, _weight_fraction, mixing_weight_on_grid
+from mechdesign.certify.grid_repair import _LOW_BITS, _weight_fraction, mixing_weight_on_grid
 
 __all__ = [
     "ColumnAggregator",
@@ -110,6 +110,19 @@ class ColumnAggregator:
         return self.maxima, self.minima, self._sums
 
 
+def _floor_scaled_into(ints: np.ndarray, W: int, P: int, out: np.ndarray, spare: np.ndarray) -> np.ndarray:
+    """:func:`mechdesign.certify.grid_repair._floor_scaled` (⌊W A / 2^P⌋ for 0 ≤ A ≤ 2^52, 0 < W < 2^31,
+    22 ≤ P ≤ 85, exactly) written into ``out``, with ``spare`` (same shape) for the low part: no new array."""
+    np.right_shift(ints, _LOW_BITS, out=out)  # A_h, with A = 2^22 A_h + A_l
+    out *= W
+    np.bitwise_and(ints, (1 << _LOW_BITS) - 1, out=spare)
+    spare *= W
+    spare >>= _LOW_BITS
+    out += spare
+    out >>= P - _LOW_BITS
+    return out
+
+
 def rows_stochastic(block: np.ndarray, denominator: int, maxima=None, minima=None) -> bool:
     """Whether every entry of the int64 ``block`` is in [0, denominator] (≤ 2^52) and every row sums to
     ``denominator``, exactly: uint64 row sums when M < 4096 (M · 2^52 < 2^64), else the sums of two limbs
@@ -155,9 +168,12 @@ def mix_rows_in_place(
     h_total = int(h.sum())
     scale = 1.0 / denominator  # a power of two: exact
     aggregates = ColumnAggregator(m)
+    # scratch blocks reused from block to block: fresh temporaries of this size would be fresh pages each time
+    step = next(row_blocks(n, m)).stop if n else 0
+    scratch, spare = np.empty((step, m), dtype=np.int64), np.empty((step, m), dtype=np.int64)
     for rows in row_blocks(n, m):
         block = ints[rows]  # a view: the mix is written into ints
-        f = _floor_scaled(block, W, P)
+        f = _floor_scaled_into(block, W, P, scratch[: block.shape[0]], spare[: block.shape[0]])
         short = f.sum(axis=1) - h_total  # R_x: |R_x| < number of live columns (both sums within it of w D)
         np.subtract(block, f, out=block)  # A − ⌊w A⌋ ≥ 0
         block += h
@@ -231,22 +247,35 @@ def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[in
     cuts = np.unique(ys[ys > 0])  # ties left of column y = Σ over the segments [0, cuts[0]), [cuts[0], cuts[1]), …
     starts = np.concatenate(([0], cuts))
     segment_of = np.searchsorted(cuts, ys, side="right") - 1  # y = cuts[k] → k; y = 0 → −1 (no ties before)
+    # scratch blocks reused from block to block (fresh temporaries of this size would be fresh pages each time)
+    step = next(row_blocks(n, m, PROBE_BLOCK_ENTRIES)).stop
+    scratch = {
+        small: (np.empty((step, m), dtype=small), np.empty((step, m), dtype=small))
+        for small in {np.uint8 if d <= 8 else np.uint16 for d in drops}
+    }
+    flags = np.empty((step, m), dtype=bool)
     for rows in row_blocks(n, m, PROBE_BLOCK_ENTRIES):
         block = ints[rows]
+        count = block.shape[0]
         probed = block[:, ys]  # the probe entries of the block (in cache), ⌊A / 2^d⌋ below
+        mark = flags[:count]
         for d in drops:
             small = np.uint8 if d <= 8 else np.uint16
-            rem = block.astype(small)  # A mod 2^8 (2^16), as A ≥ 0
+            rem, ascending = (buffer[:count] for buffer in scratch[small])
+            np.copyto(rem, block, casting="unsafe")  # A mod 2^8 (2^16), as A ≥ 0 (what astype gives)
             if d not in (8, 16):
                 rem &= (1 << d) - 1
             deficit = rem.sum(axis=1, dtype=np.int64) >> d  # Σ_y ⌊A / 2^d⌋ = (2^from_bits − Σ rem) / 2^d
-            ascending = np.sort(rem, axis=1, kind="stable")  # radix sort of 8/16-bit keys
+            ascending[...] = rem
+            ascending.sort(axis=1, kind="stable")  # radix sort of 8/16-bit keys
             at = np.clip(m - deficit, 0, m - 1)
-            threshold = ascending[np.arange(ascending.shape[0]), at][:, None]
+            threshold = ascending[np.arange(count), at][:, None]
             adds = (deficit > 0)[:, None]
-            above = np.add.reduce((rem > threshold).view(np.uint8), axis=1, dtype=np.int32)  # a count: 0 or 1 each
+            np.greater(rem, threshold, out=mark)
+            above = np.add.reduce(mark.view(np.uint8), axis=1, dtype=np.int32)  # a count: 0 or 1 each
             wanted = np.where(deficit > 0, deficit - above, 0)[:, None]
-            segments = np.add.reduceat((rem == threshold).view(np.uint8), starts, axis=1, dtype=np.int32)
+            np.equal(rem, threshold, out=mark)
+            segments = np.add.reduceat(mark.view(np.uint8), starts, axis=1, dtype=np.int32)
             before = np.cumsum(segments, axis=1, dtype=np.int32)
             ties_before = np.where(segment_of >= 0, before[:, np.maximum(segment_of, 0)], 0)
             r = rem[:, ys]
