@@ -348,6 +348,45 @@ def test_worst_column_of_the_check_is_the_first_largest_ratio(case, symmetric):
     assert check.worst_output == ratios.index(max(finite))
 
 
+def reference_ratios(ints, c: Fraction) -> list:
+    """max / (c Σ + (1 − Nc) min) per column as Fractions; None for a zero column and an unbounded one."""
+    n = len(ints)
+    out = []
+    for col in zip(*ints):
+        low = c * sum(col) + (1 - n * c) * min(col)
+        out.append(None if max(col) == 0 or low <= 0 else Fraction(max(col)) / low)
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(kernels_to_mix(), st.booleans(), st.data())
+def test_check_ratios_and_worst_column_against_fractions(case, negative, data):
+    """The check's ratios (made when read) are the Lemma-4 ratios, its worst column the first largest one (the
+    first unbounded one when a column is unbounded); with a negative entry too (not stochastic: the floats that
+    pick the candidates are then the exact ratios'), and its verdict is the oracle's when the kernel is stochastic."""
+    import pickle
+
+    ints, c, E = case
+    n, m = len(ints), len(ints[0])
+    if negative:
+        x, y = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, m - 1))
+        ints[x][y] = -data.draw(st.integers(1, D))
+    check = check_pml(GridKernel(np.array(ints, dtype=np.int64), D), prior_set(c), E)
+    want = reference_ratios(ints, c)
+    assert check.ratios == want and list(check.ratios) == want and len(check.ratios) == m
+    assert [check.ratios[y] for y in range(-m, m)] == want + want and check.ratios[1:] == want[1:]
+    assert pickle.loads(pickle.dumps(check.ratios)) == want
+    live = [y for y in range(m) if max(col[y] for col in ints) > 0]
+    unbounded = [y for y in live if want[y] is None]
+    if unbounded:
+        assert check.worst_output == unbounded[0] and check.worst_ratio == float("inf") and not check.feasible
+    elif live:
+        top = max(want[y] for y in live)
+        assert check.worst_output == want.index(top) and check.worst_ratio == top
+    if not negative:
+        assert check.feasible == oracle_private(ints, D, c, E)
+
+
 # ----------------------------------------------------------------------------------------- the whole stage
 def two_level_kernel(n: int, c: float, E: float, seed: int, parts: int) -> np.ndarray:
     """A mixture of ``parts`` circulants of two-level rays (q entries 1, the rest m, the Lemma 4 constraint tight:

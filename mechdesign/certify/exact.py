@@ -44,6 +44,7 @@ from mechdesign.certify.grid_arith import (
 )
 from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator, coarse_probe_fails
 from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
+from mechdesign.certify.lemma4 import Lemma4Ratios, lemma4_worst
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
@@ -454,26 +455,13 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         object.__setattr__(kernel, "_lemma4_checks", memo)
     if (c, bound) in memo:
         return memo[c, bound]
-    _, ratios, unbounded, _ = lemma4_column_ratios(ints, c, kernel.column_aggregates())
+    aggregates = kernel.column_aggregates()
+    ratios = Lemma4Ratios(aggregates, c, n)  # the Fractions of every column, made when read (certify/lemma4.py)
     stochastic = kernel.is_stochastic()
-    feasible = stochastic and not any(unbounded)
-    worst_y, worst_ratio = None, None
-    if any(unbounded):  # the first column with an infinite ratio is the worst (as in the generic check)
-        worst_y, worst_ratio = unbounded.index(True), math.inf
-    else:
-        finite = [(y, r) for y, r in enumerate(ratios) if r is not None]
-        if finite:
-            # the largest ratio, first column among ties; candidates by float value, decided exactly
-            approx = _approximate_ratios(kernel.column_aggregates(), c, n, finite)
-            near = np.flatnonzero(approx >= approx.max() * (1 - 1e-9))
-            # many columns can share the largest ratio (every column of a symmetric optimum): compare the
-            # distinct candidates exactly (Fractions are kept reduced, so equal ratios have equal terms)
-            distinct = {(finite[i][1].numerator, finite[i][1].denominator): i for i in near[::-1].tolist()}
-            worst_y, worst_ratio = finite[int(near[0])]
-            for i in sorted(distinct.values()):
-                if finite[i][1] > worst_ratio:
-                    worst_y, worst_ratio = finite[i]
-            feasible = feasible and worst_ratio <= bound
+    # the largest ratio, first column among ties (the first infinite one when a column is unbounded, as in the
+    # generic check); candidates by float value, decided exactly
+    worst_y, worst_ratio = lemma4_worst(aggregates, c, n)
+    feasible = stochastic and worst_ratio != math.inf and (worst_ratio is None or worst_ratio <= bound)
     prior = None
     if worst_y is not None:
         # the minimising vertex of Q_X(c), c·1 + (1 − Nc)·e_j with j the first smallest entry (Lemma 4)
@@ -492,24 +480,28 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
     return memo[c, bound]
 
 
-def _approximate_ratios(aggregates, c: Fraction, n: int, finite: list) -> np.ndarray:
-    """The ratios of ``finite`` ((y, exact ratio) pairs) as floats, each within a relative 1e−15 of the exact
-    ratio, far inside the 1e−9 by which :func:`_check_pml_lemma4` takes candidates before deciding them
-    exactly: a_y / (c S_y + (1 − Nc) b_y) from the exact column aggregates (a, b, S) of Lemma 4 (products and
-    sums of nonnegative terms, each correctly rounded), without a float conversion of a Fraction per column;
-    :func:`_float_or_inf` of each ratio when an entry is negative, a denominator comes out 0 or a quotient is
-    not finite in floats."""
+def _approximate_ratios(aggregates, c: Fraction, n: int, ys: list[int]) -> np.ndarray:
+    """The Lemma-4 ratios a_y / (c S_y + (1 − Nc) b_y) of the columns ``ys`` (finite ratios: a_y > 0 and a positive
+    denominator) as floats, from the exact column aggregates (a, b, S): each within a relative 1e−15 of the exact
+    ratio (products and sums of nonnegative terms, each correctly rounded), without a Fraction per column; the
+    correctly rounded float of each exact ratio when an entry is negative (the denominator could cancel in
+    floats) or a quotient is not finite in floats."""
     maxima, minima, sums = aggregates
-    at = np.array([y for y, _ in finite], dtype=np.int64)
-    if (minima[at] < 0).any():  # a negative entry: c S + (1 − Nc) b could cancel in floats
-        return np.array([_float_or_inf(r) for _, r in finite])
-    total = np.array([float(v) for v in sums[at].tolist()], dtype=np.float64)
-    low = float(c) * total + float(1 - n * c) * minima[at].astype(np.float64)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        approx = maxima[at].astype(np.float64) / low
-    if not np.isfinite(approx).all() or not (low > 0).all():
-        return np.array([_float_or_inf(r) for _, r in finite])
-    return approx
+    at = np.array(ys, dtype=np.int64)
+    if (minima[at] >= 0).all():
+        total = np.array([float(v) for v in sums[at].tolist()], dtype=np.float64)
+        low = float(c) * total + float(1 - n * c) * minima[at].astype(np.float64)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            approx = maxima[at].astype(np.float64) / low
+        if np.isfinite(approx).all() and (low > 0).all():
+            return approx
+    rest = c.denominator - n * c.numerator
+    return np.array(
+        [
+            _float_or_inf(Fraction(int(maxima[y]) * c.denominator, c.numerator * int(sums[y]) + rest * int(minima[y])))
+            for y in ys
+        ]
+    )
 
 
 def _float_or_inf(q: Fraction) -> float:
@@ -544,14 +536,22 @@ def _tightest_columns(check: PMLCheck, count: int, kernel: ExactKernel | None = 
     and ``c``: the kernel ``check`` checked and the c of its Q_X(c), when known: the ratios are then ordered by
     their floats from its column aggregates (:func:`_approximate_ratios`), not one float per Fraction (which
     columns are probed only decides how soon a snapping grid is given up, never whether it passes)."""
+    aggregates = kernel.column_aggregates() if kernel is not None and c is not None else None
+    if aggregates is not None:  # the finite ratios from the aggregates: no Fraction per column
+        c = Fraction(c)
+        maxima, minima, sums = aggregates
+        rest = c.denominator - kernel.shape[0] * c.numerator
+        lows = [c.numerator * s + rest * b for s, b in zip(sums.tolist(), minima.tolist())]
+        ys = [y for y, (a, low) in enumerate(zip(maxima.tolist(), lows)) if a > 0 and low > 0]
+        inf = [check.worst_output] if check.worst_ratio == math.inf else []  # the first unbounded column
+        if len(ys) > count:
+            approx = _approximate_ratios(aggregates, c, kernel.shape[0], ys)
+            ys = [ys[i] for i in np.argsort(-approx, kind="stable")[:count]]
+        return (inf + ys)[:count]
     inf = [y for y, r in enumerate(check.ratios) if r is None and y == check.worst_output]
     finite = [(r, y) for y, r in enumerate(check.ratios) if r is not None]
     if len(finite) > count:
-        aggregates = kernel.column_aggregates() if kernel is not None and c is not None else None
-        if aggregates is not None:
-            approx = _approximate_ratios(aggregates, Fraction(c), kernel.shape[0], [(y, r) for r, y in finite])
-        else:
-            approx = np.array([_float_or_inf(r) for r, _ in finite])
+        approx = np.array([_float_or_inf(r) for r, _ in finite])
         finite = [finite[i] for i in np.argsort(-approx, kind="stable")[:count]]
     return (inf + [y for _, y in finite])[:count]
 
@@ -575,7 +575,8 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     limit = int(NOISE_LEVEL * kernel.denominator)
     aggregates = kernel.column_aggregates() if small else None
     maxima = aggregates[0] if aggregates is not None else kernel.numerators.max(axis=0)
-    noisy = [y for y, r in enumerate(check.ratios) if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
+    small_columns = np.flatnonzero((np.asarray(maxima) > 0) & (np.asarray(maxima) <= limit)).tolist()
+    noisy = [y for y in small_columns if check.ratios[y] is None or check.ratios[y] > bound]  # ratios read here only
     if not noisy:
         return kernel
     nums = ints.copy() if small else kernel.numerators.copy()
