@@ -16,7 +16,13 @@ the column aggregates:
   into Python integers between (exact at any N);
 * :func:`mix_rows_in_place` is :func:`mechdesign.certify.grid_repair.mix_on_grid`'s integer mix written into the
   array it reads (no new N × M array), each block checked (entries ≥ 0, rows summing to 2^k) and folded into the
-  aggregates of the mixed kernel and, optionally, into its float kernel.
+  aggregates of the mixed kernel and, optionally, into its float kernel;
+* :func:`coarse_probe_columns` rounds a few columns of the snapping grids 2^−(k−d) exactly (each row's threshold
+  remainder from a radix sort of its 8/16-bit remainders), and :func:`coarse_probe_fails` decides whether one of
+  them breaks the Lemma-4 constraint from bounds on the rows it has not rounded yet, rounding rows in stages
+  until it is shown or every row is rounded (then the verdict is the exact one).
+
+Scratch blocks are reused from block to block: a fresh temporary of half a megabyte is fresh pages each time.
 
 The aggregates are folded from each block after its last write, so the exact check that reads them checks the
 integers that are stored, as :func:`mechdesign.certify.grid_arith.column_aggregates` would compute them from the

@@ -8,18 +8,20 @@ N × M kernel and fewer fresh N × M arrays:
    block into the exact column aggregates (max, min, sum) that the exact check reads
    (:func:`mechdesign.certify.exact._to_fine_grid_by_rows`, :mod:`mechdesign.certify.fused`);
 2. when the check fails, the snapping grids are tried as :func:`mechdesign.certify.exact.snap_to_coarser_grid`
-   tries them;
+   tries them: a grid is given up as soon as a probe column of its rounding is shown to break the constraint,
+   from the rounding of as few rows as it takes (:func:`mechdesign.certify.fused.coarse_probe_fails`);
 3. then the one-pass integer mix (:mod:`mechdesign.certify.grid_repair`) is written over the int64 kernel the
    stage owns and its float kernel over the float array of step 1, folding the aggregates of the mixed kernel
    in the same pass (:func:`mechdesign.certify.fused.mix_on_grid_in_place`); the exact check
    (:func:`mechdesign.certify.exact.check_pml`) then compares them with E, column by column (Lemma 4 of the
-   Dobrushin paper).
+   Dobrushin paper, :mod:`mechdesign.certify.lemma4`).
 
-Two N × M arrays in all (int64 and float) instead of three, and about three passes over the kernel when no
-snapping grid gets that far (its test rounds a few columns of the coarse grid exactly, which needs a pass
-per grid). Anything else (other prior sets, coarser target grids, small kernels where :func:`repair` also
-searches the weight, a mix the in-place pass does not take or whose check fails) goes the way of
-:func:`repair`, from a fresh rounding when the in-place mix has already written over the kernel.
+Two N × M arrays in all (int64 and float) instead of three, and three passes over the kernel (rounding, snapping
+test, mix), the snapping test over part of the rows only when a probe column breaks by a wide enough margin.
+Anything else (other prior sets, coarser target grids, small kernels where :func:`repair` also searches the
+weight, a mix the in-place pass does not take or whose check fails) goes the way of :func:`repair`, from a fresh
+rounding when the in-place mix has already written over the kernel. Every kernel it returns is the one the old
+path returns (tests/test_certify_fused.py) and has passed the exact check.
 """
 
 from __future__ import annotations
