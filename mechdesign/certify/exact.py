@@ -39,7 +39,6 @@ from mechdesign.certify.grid_arith import (
     column_aggregates,
     exact_sums,
     int64_numerators,
-    lemma4_column_ratios,
     largest_in_rows,
 )
 from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator, coarse_probe_fails
@@ -438,7 +437,7 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
     with c = 0, the uniform point prior with c = 1/N) and the numerators fit in int64; None otherwise.
 
     Lemma 4 of the Dobrushin paper: min_{P∈Q_X(c)} P·k = c Σ_x k_x + (1 − Nc) min_x k_x, so each column
-    needs its exact maximum, minimum and sum (:func:`mechdesign.certify.grid_arith.lemma4_column_ratios`)
+    needs its exact maximum, minimum and sum (:func:`mechdesign.certify.grid_arith.column_aggregates`)
     and one exact rational comparison. Same verdict, ratios and worst prior as the generic check.
     """
     ints = kernel.int64()
@@ -655,7 +654,7 @@ def snap_to_coarser_grid(
     fine = kernel.to_float() if probe and exact_grid is None else None
     on_ints = [] if exact_grid is None else [b for b in SNAP_BITS if b < bits and 0 < exact_grid[1] - b <= 16]
     # the grids whose probe columns are needed: not ruled out by the aggregates alone (a column breaking by more
-    # than any rounding to the grid can mend); their probe columns are rounded in one pass (certify/fused.py)
+    # than any rounding to the grid can mend)
     open_grids = [
         b for b in on_ints if not _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - b)
     ]
@@ -773,18 +772,6 @@ def _violation_outlasts_rounding(kernel: ExactKernel, ys, prior_set: PriorSet, b
         if a > 0 and a * r * cq - p * (cp * total + rest * b) >= slack:
             return True
     return False
-
-
-def _columns_fail(columns: np.ndarray, prior_set: PriorSet, bound: Fraction) -> bool:
-    """True when one of ``columns`` (int64 columns of a kernel on a common grid) breaks (ε, Q_X(c))-PML
-    against ``bound`` exactly (so the whole kernel fails the check); False when they pass or 𝒫 is not
-    a Q_X(c) (then nothing is decided here)."""
-    n = columns.shape[0]
-    c = rules(prior_set, n).equivalent_c()
-    if c is None or columns.size == 0:
-        return False
-    _, ratios, unbounded, _ = lemma4_column_ratios(columns, Fraction(c))
-    return any(unbounded) or any(r is not None and r > bound for r in ratios)
 
 
 def _stochastic_grid_ints(kernel: ExactKernel) -> tuple[np.ndarray, int] | None:
