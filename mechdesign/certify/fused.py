@@ -215,8 +215,8 @@ def mix_on_grid_in_place(
 
     Returns None, with ``ints`` untouched, where the copying version would not mix in one pass (no weight below 1
     meets (★), no column constrains it) and also where a −1 of the row corrections could meet an entry 0 (a live
-    column with h_y = ⌊w s_y / N⌋ = 0, where the copying version may give up after writing); the caller then
-    repairs as before. Otherwise (w, aggregates of A''), with aggregates None when a block failed its check
+    column with h_y = ⌊w s_y / N⌋ = 0: the copying version then gives up on finding an entry below 0, which this
+    one would find only after writing); the caller then repairs as before. Otherwise (w, aggregates of A''), with aggregates None when a block failed its check
     (entries ≥ 0, rows summing to 2^k: the integers are then partly mixed, and the caller starts again from
     its own copy of the kernel)."""
     n, m = ints.shape
