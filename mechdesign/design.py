@@ -16,6 +16,7 @@ import numpy as np
 from mechdesign.theory import bounds
 
 from mechdesign.certify.exact import GRID, ExactKernel, check_pml, repair, to_grid
+from mechdesign.certify.stage import certify_on_fine_grid
 from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees, metric_envelope
 from mechdesign.certify.saturation import ratio_cap
 from mechdesign.lp.solve import Status
@@ -243,13 +244,18 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     bits = spec.solver.denominator_bits
     if spec.extra_guarantees:  # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
         K = metric_envelope(K, spec)
-    gridded = to_grid(K)
-    exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
-    kernel = exact.to_float()
+    # Q_X(c) on the grid 2^-52: the same kernel in fused passes over the rows (certify/stage.py); else as below
+    fused = certify_on_fine_grid(K, spec.prior_set, bound_e, bits)
+    if fused is not None:
+        gridded, exact, weight, check, kernel = fused.gridded, fused.kernel, fused.weight, fused.check, fused.floats
+    else:
+        gridded = to_grid(K)
+        exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
+        kernel = exact.to_float()
     objective = rules.value(kernel)
     # Only a snapped kernel can differ: when the repair mixed (weight > 0) its snapping had failed, and the
     # repair without snapping is the same deterministic mixing, so re-running it would give the same kernel.
-    if bits == 52 and exact.denominator != gridded.denominator and weight == 0:
+    if bits == 52 and gridded is not None and exact.denominator != gridded.denominator and weight == 0:
         alt, alt_weight, alt_check = repair(gridded, spec.prior_set, bound_e, bits=bits, snap=False)
         alt_kernel = alt.to_float()
         alt_objective = rules.value(alt_kernel)

@@ -39,10 +39,11 @@ from mechdesign.certify.grid_arith import (
     column_aggregates,
     exact_sums,
     int64_numerators,
-    lemma4_column_ratios,
     largest_in_rows,
 )
+from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator, coarse_probe_fails
 from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
+from mechdesign.certify.lemma4 import Lemma4Ratios, lemma4_worst
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
@@ -150,16 +151,25 @@ class GridKernel(ExactKernel):
     array of Python ints of the base class) is built on first use and read-only; the exact checks use
     the int64 array directly, so certifying an N × M kernel costs O(NM) machine operations."""
 
-    def __init__(self, ints: np.ndarray, denominator: int, stochastic: bool | None = None) -> None:
+    def __init__(self, ints: np.ndarray, denominator: int, stochastic: bool | None = None, aggregates=None) -> None:
         """The kernel takes ``ints`` over (and marks it read-only): pass an array nobody else edits.
         ``stochastic``: True only when the caller has just made every entry ≥ 0 and every row sum
-        equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks."""
+        equal to the denominator (the rounding functions); None: :meth:`is_stochastic` checks.
+        ``aggregates``: the exact column (maxima, minima, sums) of ``ints`` when the caller has just folded them
+        from the finished array (:class:`mechdesign.certify.fused.ColumnAggregator`): kept for the exact check,
+        and the range of the entries is read from them instead of two passes over the array."""
         ints = np.asarray(ints)
         if ints.dtype != np.int64:
             raise TypeError(f"GridKernel needs int64 numerators, found {ints.dtype}")
-        if ints.size and (ints.max() > INT64_ENTRY_LIMIT or ints.min() < -INT64_ENTRY_LIMIT):
+        if aggregates is not None and ints.ndim == 2 and ints.size:
+            largest, smallest = int(aggregates[0].max()), int(aggregates[1].min())
+        elif ints.size:
+            largest, smallest = int(ints.max()), int(ints.min())
+        if ints.size and (largest > INT64_ENTRY_LIMIT or smallest < -INT64_ENTRY_LIMIT):
             raise ValueError("GridKernel numerators must have magnitude <= 2^62")
         ints.flags.writeable = False
+        if aggregates is not None:
+            object.__setattr__(self, "_aggregates", aggregates)
         object.__setattr__(self, "_int64", ints)
         object.__setattr__(self, "denominator", int(denominator))
         object.__setattr__(self, "_stochastic", stochastic)
@@ -232,18 +242,25 @@ ROW_BLOCK_ENTRIES = 1 << 16
 cache and only the int64 result is a fresh N × M array (fresh pages cost more than the arithmetic)."""
 
 
-def _to_fine_grid_by_rows(K) -> GridKernel | None:
+def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | None:
     """:func:`to_grid` at 52 bits, block of rows by block of rows, with the same result (each row is rounded on
     its own: clip, rint(2^52 K), the largest entry absorbs the remainder); None when a row is far from
-    stochastic (the full function renormalises it) or a row sum could leave int64."""
+    stochastic (the full function renormalises it) or a row sum could leave int64.
+
+    Each finished block is also folded into the kernel's exact column aggregates
+    (:class:`mechdesign.certify.fused.ColumnAggregator`, cached for the exact check) and, when ``floats`` (an
+    N × M float64 array) is given, written to it as the kernel's floats (A / 2^52, exact)."""
     K = np.asarray(K, float)
     if K.ndim != 2 or K.size == 0:
         return None
     n, m = K.shape
     out = np.empty((n, m), dtype=np.int64)
-    step = max(1, ROW_BLOCK_ENTRIES // m)
+    aggregates = ColumnAggregator(m)
+    step = min(SUM_ROWS, max(1, ROW_BLOCK_ENTRIES // m))  # ≤ SUM_ROWS rows: a block's column sums fit in int64
+    scratch = np.empty((min(n, step), m))  # reused from block to block (a fresh one would be fresh pages)
     for lo in range(0, n, step):
-        block = _clip_unit(K[lo : lo + step])
+        block = np.fmax(K[lo : lo + step], 0.0, out=scratch[: min(step, n - lo)])  # _clip_unit, in the scratch
+        np.fmin(block, 1.0, out=block)
         # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2 (float row sums within a factor 1 + M·2^−52): int64 when small
         if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > 1 << 9:
             return None
@@ -257,8 +274,12 @@ def _to_fine_grid_by_rows(K) -> GridKernel | None:
         absorbed = nums[at, big] + (GRID - rows)  # each row's largest entry absorbs the remainder
         if (absorbed < 0).any():
             return None  # a row far from stochastic: the full function renormalises it
-        nums[at, big] = absorbed  # 0 ≤ value ≤ 2^53
-    return GridKernel(out, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
+        nums[at, big] = absorbed  # 0 ≤ value ≤ 2^52: the entries are ≥ 0 and the row sums to 2^52
+        aggregates.add(nums)
+        if floats is not None:
+            np.multiply(nums, 1.0 / GRID, out=floats[lo : lo + step])  # exact: integers ≤ 2^52, a power of two
+    # every entry ≥ 0, every row sums to 2^52 (just made so)
+    return GridKernel(out, GRID, stochastic=True, aggregates=aggregates.result())
 
 
 def _clip_unit(K) -> np.ndarray:
@@ -416,7 +437,7 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
     with c = 0, the uniform point prior with c = 1/N) and the numerators fit in int64; None otherwise.
 
     Lemma 4 of the Dobrushin paper: min_{P∈Q_X(c)} P·k = c Σ_x k_x + (1 − Nc) min_x k_x, so each column
-    needs its exact maximum, minimum and sum (:func:`mechdesign.certify.grid_arith.lemma4_column_ratios`)
+    needs its exact maximum, minimum and sum (:func:`mechdesign.certify.grid_arith.column_aggregates`)
     and one exact rational comparison. Same verdict, ratios and worst prior as the generic check.
     """
     ints = kernel.int64()
@@ -433,23 +454,13 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         object.__setattr__(kernel, "_lemma4_checks", memo)
     if (c, bound) in memo:
         return memo[c, bound]
-    _, ratios, unbounded, _ = lemma4_column_ratios(ints, c, kernel.column_aggregates())
+    aggregates = kernel.column_aggregates()
+    ratios = Lemma4Ratios(aggregates, c, n)  # the Fractions of every column, made when read (certify/lemma4.py)
     stochastic = kernel.is_stochastic()
-    feasible = stochastic and not any(unbounded)
-    worst_y, worst_ratio = None, None
-    if any(unbounded):  # the first column with an infinite ratio is the worst (as in the generic check)
-        worst_y, worst_ratio = unbounded.index(True), math.inf
-    else:
-        finite = [(y, r) for y, r in enumerate(ratios) if r is not None]
-        if finite:
-            # the largest ratio, first column among ties; candidates by float value, decided exactly
-            approx = np.array([_float_or_inf(r) for _, r in finite])
-            near = np.flatnonzero(approx >= approx.max() * (1 - 1e-9))
-            worst_y, worst_ratio = finite[int(near[0])]
-            for i in near[1:]:
-                if finite[i][1] > worst_ratio:
-                    worst_y, worst_ratio = finite[i]
-            feasible = feasible and worst_ratio <= bound
+    # the largest ratio, first column among ties (the first infinite one when a column is unbounded, as in the
+    # generic check); candidates by float value, decided exactly
+    worst_y, worst_ratio = lemma4_worst(aggregates, c, n)
+    feasible = stochastic and worst_ratio != math.inf and (worst_ratio is None or worst_ratio <= bound)
     prior = None
     if worst_y is not None:
         # the minimising vertex of Q_X(c), c·1 + (1 − Nc)·e_j with j the first smallest entry (Lemma 4)
@@ -466,6 +477,30 @@ def _check_pml_lemma4(kernel: ExactKernel, prior_set: PriorSet, bound: Fraction)
         worst_ratio=worst_ratio,
     )
     return memo[c, bound]
+
+
+def _approximate_ratios(aggregates, c: Fraction, n: int, ys: list[int]) -> np.ndarray:
+    """The Lemma-4 ratios a_y / (c S_y + (1 − Nc) b_y) of the columns ``ys`` (finite ratios: a_y > 0 and a positive
+    denominator) as floats, from the exact column aggregates (a, b, S): each within a relative 1e−15 of the exact
+    ratio (products and sums of nonnegative terms, each correctly rounded), without a Fraction per column; the
+    correctly rounded float of each exact ratio when an entry is negative (the denominator could cancel in
+    floats) or a quotient is not finite in floats."""
+    maxima, minima, sums = aggregates
+    at = np.array(ys, dtype=np.int64)
+    if (minima[at] >= 0).all():
+        total = np.array([float(v) for v in sums[at].tolist()], dtype=np.float64)
+        low = float(c) * total + float(1 - n * c) * minima[at].astype(np.float64)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            approx = maxima[at].astype(np.float64) / low
+        if np.isfinite(approx).all() and (low > 0).all():
+            return approx
+    rest = c.denominator - n * c.numerator
+    return np.array(
+        [
+            _float_or_inf(Fraction(int(maxima[y]) * c.denominator, c.numerator * int(sums[y]) + rest * int(minima[y])))
+            for y in ys
+        ]
+    )
 
 
 def _float_or_inf(q: Fraction) -> float:
@@ -495,8 +530,23 @@ SNAP_PROBES_ON_GRID = 64
 the tightest columns, half spread evenly over the kernel."""
 
 
-def _tightest_columns(check: PMLCheck, count: int) -> list[int]:
-    """The columns with the largest ratios in ``check`` (infinite ones first), at most ``count``."""
+def _tightest_columns(check: PMLCheck, count: int, kernel: ExactKernel | None = None, c=None) -> list[int]:
+    """The columns with the largest ratios in ``check`` (infinite ones first), at most ``count``. ``kernel``
+    and ``c``: the kernel ``check`` checked and the c of its Q_X(c), when known: the ratios are then ordered by
+    their floats from its column aggregates (:func:`_approximate_ratios`), not one float per Fraction (which
+    columns are probed only decides how soon a snapping grid is given up, never whether it passes)."""
+    aggregates = kernel.column_aggregates() if kernel is not None and c is not None else None
+    if aggregates is not None:  # the finite ratios from the aggregates: no Fraction per column
+        c = Fraction(c)
+        maxima, minima, sums = aggregates
+        rest = c.denominator - kernel.shape[0] * c.numerator
+        lows = [c.numerator * s + rest * b for s, b in zip(sums.tolist(), minima.tolist())]
+        ys = [y for y, (a, low) in enumerate(zip(maxima.tolist(), lows)) if a > 0 and low > 0]
+        inf = [check.worst_output] if check.worst_ratio == math.inf else []  # the first unbounded column
+        if len(ys) > count:
+            approx = _approximate_ratios(aggregates, c, kernel.shape[0], ys)
+            ys = [ys[i] for i in np.argsort(-approx, kind="stable")[:count]]
+        return (inf + ys)[:count]
     inf = [y for y, r in enumerate(check.ratios) if r is None and y == check.worst_output]
     finite = [(r, y) for y, r in enumerate(check.ratios) if r is not None]
     if len(finite) > count:
@@ -524,7 +574,8 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     limit = int(NOISE_LEVEL * kernel.denominator)
     aggregates = kernel.column_aggregates() if small else None
     maxima = aggregates[0] if aggregates is not None else kernel.numerators.max(axis=0)
-    noisy = [y for y, r in enumerate(check.ratios) if 0 < int(maxima[y]) <= limit and (r is None or r > bound)]
+    small_columns = np.flatnonzero((np.asarray(maxima) > 0) & (np.asarray(maxima) <= limit)).tolist()
+    noisy = [y for y in small_columns if check.ratios[y] is None or check.ratios[y] > bound]  # ratios read here only
     if not noisy:
         return kernel
     nums = ints.copy() if small else kernel.numerators.copy()
@@ -578,23 +629,51 @@ def repair(
     check = check_pml(start, prior_set, bound)
     if check.feasible:
         return start, Fraction(0), check
-    exact_grid = _stochastic_grid_ints(kernel) if snap else None  # (A, k): integer rounding (grid_repair.py)
+    snapped = snap_to_coarser_grid(kernel, check, prior_set, bound, bits) if snap else None
+    if snapped is not None:
+        return snapped[0], Fraction(0), snapped[1]
+    return repair_by_mixing(kernel, check, prior_set, bound, bits, max_rounds)
+
+
+def snap_to_coarser_grid(
+    kernel: ExactKernel, check: PMLCheck, prior_set: PriorSet, bound: Fraction, bits: int
+) -> tuple[ExactKernel, PMLCheck] | None:
+    """The first rounding of ``kernel`` to a grid of :data:`SNAP_BITS` coarser than 2^−bits that passes the
+    exact check, with its check; None when none does (``check``: the failed check of ``kernel`` on 2^−bits, whose
+    tightest columns are rounded first). The part of :func:`repair` before mixing."""
+    exact_grid = _stochastic_grid_ints(kernel)  # (A, k): integer rounding (grid_repair.py)
     if exact_grid is None:
         probe = _tightest_columns(check, SNAP_PROBES)
     else:  # the tightest columns and columns spread over the kernel (many columns can be equally tight)
         m = kernel.shape[1]
         spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
-        probe = list(dict.fromkeys(_tightest_columns(check, SNAP_PROBES_ON_GRID // 2) + spread))
-    fine = kernel.to_float() if snap and probe and exact_grid is None else None
-    for coarse in SNAP_BITS if snap else ():  # values the LP meant exactly (7/8, 0) often sit a few ulps off
+        # check is the kernel's own when it is on the target grid (repair() checked it as it is)
+        c = rules(prior_set, kernel.shape[0]).equivalent_c() if (1 << bits) % kernel.denominator == 0 else None
+        tightest = _tightest_columns(check, SNAP_PROBES_ON_GRID // 2, kernel, c)
+        probe = list(dict.fromkeys(tightest + spread))
+    fine = kernel.to_float() if probe and exact_grid is None else None
+    on_ints = [] if exact_grid is None else [b for b in SNAP_BITS if b < bits and 0 < exact_grid[1] - b <= 16]
+    # the grids whose probe columns are needed: not ruled out by the aggregates alone (a column breaking by more
+    # than any rounding to the grid can mend)
+    open_grids = [
+        b for b in on_ints if not _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - b)
+    ]
+    c_probe = rules(prior_set, kernel.shape[0]).equivalent_c() if on_ints else None
+    for coarse in SNAP_BITS:  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
-            if exact_grid is not None and 0 < exact_grid[1] - coarse <= 16:
+            if coarse in on_ints:
                 # the row sums are exactly 1: round the integers (what to_grid does after normalising)
-                if _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - coarse):
+                if coarse not in open_grids:
                     continue  # a column breaks by more than any rounding to this grid can mend
+                # a probe column already fails on this grid: the full rounding would fail the check. Decided from
+                # the rounding of as few rows as it takes (certify/fused.py); without a Q_X(c) nothing is decided
+                d = exact_grid[1] - coarse
+                if (
+                    c_probe is not None
+                    and coarse_probe_fails(exact_grid[0], exact_grid[1], d, probe, Fraction(c_probe), bound)[0]
+                ):
+                    continue
                 rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
-                if _columns_fail(rounding.columns(probe), prior_set, bound):
-                    continue  # a column already fails on this grid: the full rounding would fail the check
                 snapped = GridKernel(rounding.kernel(), 1 << coarse, stochastic=True)
             else:
                 if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
@@ -602,7 +681,17 @@ def repair(
                 snapped = to_grid(kernel, coarse)
             snapped_check = check_pml(snapped, prior_set, bound)
             if snapped_check.feasible:
-                return snapped, Fraction(0), snapped_check
+                return snapped, snapped_check
+    return None
+
+
+def repair_by_mixing(
+    kernel: ExactKernel, check: PMLCheck, prior_set: PriorSet, bound: Fraction, bits: int, max_rounds: int = 60
+) -> tuple[ExactKernel, Fraction, PMLCheck]:
+    """The part of :func:`repair` after snapping: noise columns merged, then the mix with the mean-row constant
+    kernel (one integer pass, or a search over float mixes). ``check``: the failed check of ``kernel`` on the
+    grid 2^−bits (of its rounding to that grid when ``kernel`` is finer)."""
+    on_grid = (1 << bits) % kernel.denominator == 0
     if not on_grid:
         fine_check = check_pml(kernel, prior_set, bound)
         kernel = merge_noise_columns(kernel, fine_check, bound) if not fine_check.feasible else kernel
@@ -683,18 +772,6 @@ def _violation_outlasts_rounding(kernel: ExactKernel, ys, prior_set: PriorSet, b
         if a > 0 and a * r * cq - p * (cp * total + rest * b) >= slack:
             return True
     return False
-
-
-def _columns_fail(columns: np.ndarray, prior_set: PriorSet, bound: Fraction) -> bool:
-    """True when one of ``columns`` (int64 columns of a kernel on a common grid) breaks (ε, Q_X(c))-PML
-    against ``bound`` exactly (so the whole kernel fails the check); False when they pass or 𝒫 is not
-    a Q_X(c) (then nothing is decided here)."""
-    n = columns.shape[0]
-    c = rules(prior_set, n).equivalent_c()
-    if c is None or columns.size == 0:
-        return False
-    _, ratios, unbounded, _ = lemma4_column_ratios(columns, Fraction(c))
-    return any(unbounded) or any(r is not None and r > bound for r in ratios)
 
 
 def _stochastic_grid_ints(kernel: ExactKernel) -> tuple[np.ndarray, int] | None:
