@@ -61,7 +61,8 @@ from mechdesign.lp.interrupt import run_interruptible
 __all__ = ["solve_dobrushin_pairs", "PairBounds"]
 
 STOP_TOLERANCE = 1e-9
-"""Relative: stop when every unsolved pair's bound is within this of the incumbent."""
+"""Stop when every unsolved pair's bound is within STOP_TOLERANCE·max(1, |incumbent|) of the incumbent: in effect
+absolute, as a Dobrushin coefficient is at most 1."""
 
 
 def _box_min(z: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
