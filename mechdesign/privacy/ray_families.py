@@ -66,11 +66,12 @@ def cyclic(n: int, pattern: np.ndarray) -> np.ndarray:
     return np.array([np.roll(pattern, s) for s in range(n)])
 
 
-def start_rays(spec: Spec, fams) -> np.ndarray:
-    """The cyclic shifts of one ray per family: a feasible, symmetric starting set (at most N per family)."""
+def start_rays(spec: Spec, fams, which=None) -> np.ndarray:
+    """The cyclic shifts of one ray per family (of the families indexed by ``which``, default all): a feasible,
+    symmetric starting set (at most N per family; the shifts of one ray add up to a constant column)."""
     n = spec.n
     start = []
-    for kind, size, level in fams:
+    for kind, size, level in fams if which is None else [fams[i] for i in which]:
         pat = np.zeros(n)
         if kind == "two":
             pat[:] = level
