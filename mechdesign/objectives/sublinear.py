@@ -218,7 +218,8 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         )
         if len(Rw):  # the LP starts from those rays and one family's cyclic shifts (feasible), not all families' shifts
             cover = start_rays(spec, fams, [_best_family(fams, mu_fn, start_rays, spec)])
-            R = np.vstack([cover, Rw[[r.tobytes() not in {c.tobytes() for c in cover} for r in Rw]]])
+            in_cover = {c.tobytes() for c in cover}
+            R = np.vstack([cover, Rw[[r.tobytes() not in in_cover for r in Rw]]])
     mu = mu_fn(R)
     seen = {r.tobytes() for r in R}
     live = PooledRayLP(n) if spec.solver.backend == "highs" else None

@@ -63,7 +63,9 @@ def indicator(sets, n: int) -> np.ndarray:
 
 
 def cyclic(n: int, pattern: np.ndarray) -> np.ndarray:
-    return np.array([np.roll(pattern, s) for s in range(n)])
+    """Row s is ``pattern`` rolled by s (np.roll(pattern, s)), all rows by one gather."""
+    pattern = np.asarray(pattern)
+    return pattern[(np.arange(n)[None, :] - np.arange(n)[:, None]) % n]
 
 
 def start_rays(spec: Spec, fams, which=None) -> np.ndarray:
