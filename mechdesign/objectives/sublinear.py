@@ -186,7 +186,7 @@ def _best_family(fams, mu_fn, start_rays, spec) -> int:
     """The family whose cyclic shifts have the largest total utility per unit of mass (Σ μ(r) / Σ 1·r)."""
     score = []
     for i in range(len(fams)):
-        S = start_rays(spec, fams, [i])
+        S = start_rays(spec, fams, [i], distinct=False)
         score.append(float(mu_fn(S).sum() / S.sum()))
     return int(np.argmax(score))
 
@@ -260,7 +260,7 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         offer((R[used] * theta[used, None]).T, best_bound, source=f"column generation, round {it}", stream=live)
         if not fresh or best_bound - value <= tol * max(abs(value), 1e-9) or it >= CG_MAX_ITERATIONS or out_of_time:
             break
-        Rn = np.unique(np.array(fresh), axis=0)
+        Rn = np.array(list({r.tobytes(): r for r in fresh}.values()))  # distinct (np.unique(axis=0): 8 % at N = 200)
         mun = mu_fn(Rn)
         if live is not None:
             live.take(Rn, mun)
