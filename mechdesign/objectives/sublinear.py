@@ -208,11 +208,10 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         return design_exact(spec, np.ones((1, n)) if spec.epsilon.value == 0 else np.eye(n))
     pricer = _pricer(spec, fams)
     R = start_rays(spec, fams)
-    best_bound, center = (
-        math.inf,
-        None,
-    )  # center: the duals of the best bound so far (pricing is between it and the LP's)
-    if spec.objective.kind in AFFINE_START:  # cutting planes over λ = a + b·P first (objectives/mi_dual_start.py)
+    # center: the duals of the best bound so far (pricing is at a point between them and the LP's)
+    best_bound, center = math.inf, None
+    if spec.objective.kind in AFFINE_START and spec.solver.backend == "highs":
+        # cutting planes over λ = a + b·P first (objectives/mi_dual_start.py)
         Rw, _, best_bound, center = affine_dual_start(
             _prior(spec, spec.objective.prior), R, mu_fn, pricer, tol, AFFINE_START_SHARE * limit
         )
