@@ -11,7 +11,11 @@ thousands of dense columns and each simplex iteration prices all of them: at N =
 1–2 s (3 ms an iteration) and the LP was 70 % of the time. Here, when S exceeds ``cap`` columns, the nonbasic
 rays of least reduced value (μ(r) − λ·r)/(1·r) are deleted from the model (``deleteCols``: the basis of the
 others stays valid, so the next solve is still warm) and kept in a pool; every round the pool is scanned at
-the LP's duals (one matrix product) and the rays that would improve the LP return to it.
+the LP's duals (one matrix product) and the rays that would improve the LP return to it, at most
+:data:`RESTORE_PER_ROW`·N of them (at N = 200 all of them were ~10,000 a round and the live LP grew to 25,000
+columns). The model holds each ray in a sparse form, b_r·1 + d_r with one link row (:func:`_base_and_deviation`):
+rays of the min_mass cone differ from their most frequent entry in about a quarter of the items, so a simplex
+iteration prices about 4× fewer nonzeros than with dense columns.
 
 Nothing here changes a bound: the certificate Σλ + N·max(g, 0) holds for any λ, and g comes from pricing over
 all rays of the cone, not from S. Removing a nonbasic column keeps the optimal basis optimal, so the LP's value
