@@ -98,7 +98,7 @@ def test_pruned_ray_pool_keeps_the_optimum_and_a_true_bound(monkeypatch, n, eps,
     # a cap of 4 columns per row forces pruning to the pool and restores every few rounds
     monkeypatch.setattr(ray_pool, "ACTIVE_CAP_PER_ROW", 4)
     # from the constant-kernel-like start only: the affine dual start reaches these optima before the cap binds
-    monkeypatch.setattr(sublinear, "AFFINE_START", set())
+    monkeypatch.setattr(sublinear, "DUAL_STARTS", {})
     pruned = []
     prune = ray_pool.PooledRayLP.prune
 

@@ -14,6 +14,7 @@ from scipy.optimize import linprog
 from test_mi_colgen_scale import CASES, cone_vertices, independent_optimum, mi_column, mi_spec
 
 import mechdesign.objectives.ray_pool as ray_pool
+import mechdesign.objectives.sublinear as sublinear
 from mechdesign.objectives.mi_dual_start import affine_dual_start
 from mechdesign.objectives.ray_pool import PooledRayLP, _base_and_deviation
 from mechdesign.objectives.sublinear import _pricer, column_utility, design_column_generation
@@ -46,8 +47,8 @@ def test_column_generation_without_affine_start_meets_the_same_optimum(monkeypat
     # both starts reach the independent optimum (scipy over the brute-force rays) within their certified gap
     s, P = mi_spec(n, eps, seed)
     expected = independent_optimum(P, eps, 1 / (2 * n))
-    for start in ({"mutual_information"}, set()):
-        monkeypatch.setattr("mechdesign.objectives.sublinear.AFFINE_START", start)
+    for starts in (dict(sublinear.DUAL_STARTS), {}):
+        monkeypatch.setattr(sublinear, "DUAL_STARTS", starts)
         cg = design_column_generation(s)
         assert cg.value <= expected + 1e-12 <= cg.bound + 2e-12
         assert cg.bound - cg.value <= 1e-6 * expected

@@ -118,11 +118,8 @@ CG_SMOOTHING = 0.8
 when no ray found there improves the LP by more than the floor, it prices at the LP duals too. 0.8 since the affine
 start gives a good first centre (N = 100: 128 rounds instead of 146 at 0.5; 0.95: 126 rounds but slower ones; without
 the affine start 0.8 was worse than 0.5: 165 rounds instead of 150)."""
-AFFINE_START = {"mutual_information"}
-"""Objectives whose column generation starts from the best dual λ = a + b·P of the prior P
-(:func:`mechdesign.objectives.mi_dual_start.affine_dual_start`): its rays join the LP, its λ is the first centre."""
 AFFINE_START_SHARE = 0.25
-"""Share of the time limit the affine start may take at most (it takes 0.3 s at N = 100, 2 s at N = 200)."""
+"""Share of the time limit the dual start (:data:`DUAL_STARTS`) may take at most (0.3 s at N = 100, 2 s at N = 200)."""
 
 
 def ray_epsilon(spec: Spec) -> float:
@@ -181,6 +178,16 @@ PRICERS: dict[str, Callable] = {"mutual_information": _mi_pricer}
 """The exact pricing oracle of each objective that has one, by kind (used by column generation)."""
 
 
+def _mi_dual_start(spec: Spec, R, mu_fn, pricer, tol: float, seconds: float):
+    return affine_dual_start(_prior(spec, spec.objective.prior), R, mu_fn, pricer, tol, seconds)
+
+
+DUAL_STARTS: dict[str, Callable] = {"mutual_information": _mi_dual_start}
+"""By objective kind: the start of column generation from a good dual (rays, utilities, certified bound, λ), run
+before it when the backend is HiGHS; mutual information starts from the best λ = a + b·P of the prior P
+(:func:`mechdesign.objectives.mi_dual_start.affine_dual_start`): its rays join the LP, its λ is the first centre."""
+
+
 def _pricer(spec: Spec, fams):
     """The pricing oracle of the objective (None when there is none)."""
     make = PRICERS.get(spec.objective.kind)
@@ -215,11 +222,9 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
     R = start_rays(spec, fams)
     # center: the duals of the best bound so far (pricing is at a point between them and the LP's)
     best_bound, center = math.inf, None
-    if spec.objective.kind in AFFINE_START and spec.solver.backend == "highs":
-        # cutting planes over λ = a + b·P first (objectives/mi_dual_start.py)
-        Rw, _, best_bound, center = affine_dual_start(
-            _prior(spec, spec.objective.prior), R, mu_fn, pricer, tol, AFFINE_START_SHARE * limit
-        )
+    dual_start = DUAL_STARTS.get(spec.objective.kind) if spec.solver.backend == "highs" else None
+    if dual_start is not None:  # e.g. cutting planes over λ = a + b·P first (objectives/mi_dual_start.py)
+        Rw, _, best_bound, center = dual_start(spec, R, mu_fn, pricer, tol, AFFINE_START_SHARE * limit)
         if len(Rw):  # the LP starts from those rays and one family's cyclic shifts (feasible), not all families' shifts
             cover = start_rays(spec, fams, [_best_family(fams, mu_fn, start_rays, spec)])
             in_cover = {c.tobytes() for c in cover}
