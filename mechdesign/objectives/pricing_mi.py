@@ -32,6 +32,7 @@ __all__ = [
     "PRICE_NODE_LIMIT",
     "PRICE_SHARE",
     "PRICE_KEEP",
+    "PRICE_RAYS_PER_ROUND",
 ]
 
 PRICE_NODE_LIMIT = 3000
@@ -40,7 +41,12 @@ PRICE_NODE_LIMIT = 3000
 PRICE_SHARE = 0.5
 """A family is searched only for rays whose reduced value exceeds this share of the best found in the round."""
 PRICE_KEEP = 10
-"""Rays returned per family and round (the best sets met above the cut)."""
+"""Rays returned per family and round at most (the best sets met above the cut); see :data:`PRICE_RAYS_PER_ROUND`."""
+PRICE_RAYS_PER_ROUND = 1730
+"""Rays per round over all families: each family returns max(2, min(PRICE_KEEP, this // families)), 10 at N = 100
+(173 families at ε = 1, c = 1/(2N)), 4 at N = 200 (347). Measured with the affine dual start, back to back: N = 50
+3.7 s with 10, 5.5 s with 4; N = 100 17 s with 10, 22 s with 4; N = 200 relative gap after 60 s 7e-4–9e-4 with 4,
+1.2e-3 with 2 or 5, 3e-3 with 10 (the LP of each round is smaller)."""
 QUICK_ENOUGH = 1.0
 """The quick pass (every family's root relaxation, :func:`mechdesign.objectives.pricing_mi_slopes.root_pass`)
 ends the round when it finds at least this many times N rays not yet known; otherwise the branch and bound runs."""
@@ -136,9 +142,9 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found, s_hint=None):
         idx = np.argpartition(sc, nf - k)[nf - k :]
         mask = np.zeros(nf, bool)
         mask[idx] = True
-        Us, Vs = float(u[idx].sum()), float(v[idx].sum())
-        found(mask, fam.value(U0 + Us, V0 + Vs))
-        return mask, Us, Vs, float(sc[idx].sum()), mask.tobytes()
+        Us, Vs = float(_add(u[idx])), float(_add(v[idx]))  # np.add.reduce = ndarray.sum bit for bit, without its
+        found(mask, fam.value(U0 + Us, V0 + Vs))  # Python wrappers (~1M calls a run at N = 100)
+        return mask, Us, Vs, float(_add(sc[idx])), mask.tobytes()
 
     def L(s, top):
         return fam.conj(s, U0) + base + beta * top
@@ -186,7 +192,7 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found, s_hint=None):
             s_a, A, moved = tB, C, True
         if A[4] == B[4]:
             continue
-        diff = np.flatnonzero(A[0] != B[0])
+        diff = np.nonzero(A[0] != B[0])[0]
         if len(diff) == 2:
             i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])  # i ∈ B∖A, jj ∈ A∖B
             if u[i] != u[jj]:
@@ -217,6 +223,7 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found, s_hint=None):
 
 
 FIXING = True
+_add = np.add.reduce
 
 
 def reduced_cost_fixing(fam: MIFamily, idx, k, U0, V0, s, target):
@@ -345,7 +352,8 @@ class MIPricer:
     (:func:`~mechdesign.objectives.pricing_mi_slopes.root_pass`: one sort per slope serves all families)
     and, for the families whose hull-vertex sets do not improve, the sets one swap away from their best
     (:func:`~mechdesign.objectives.pricing_mi_slopes.swap_pass`): when it meets improving rays (value > floor)
-    not yet in the LP, the round returns them (up to :data:`PRICE_KEEP` per family), certified by each
+    not yet in the LP, the round returns them (up to :data:`PRICE_KEEP` per family, fewer past
+    :data:`PRICE_RAYS_PER_ROUND` in all), certified by each
     family's root relaxation bound. A family whose relaxation is attained by a set is finished there. Otherwise the
     families still open are searched (:data:`PRICE_NODE_LIMIT` nodes), in decreasing order of their
     bound, only for values above max(floor, PRICE_SHARE · best value found so far), which keeps the
@@ -379,11 +387,12 @@ class MIPricer:
             fam.group = classes[fam.free]
         # the quick pass: every family's root relaxation at once (pricing_mi_slopes), its hull-vertex sets
         fa = FamilyArrays(items, n)
-        bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, PRICE_KEEP)
+        keep = max(2, min(PRICE_KEEP, PRICE_RAYS_PER_ROUND // len(items)))
+        bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, keep)
         # families whose hull vertices do not improve: the sets one swap away from their best set
         # (only where the root bound leaves room above the floor)
         which = [not S and b > floor * nm for S, b, nm in zip(root_sets, bound, fa.norm)]
-        swaps = swap_pass(fa, self.P, lam, best_sets, floor * fa.norm, PRICE_KEEP, which)
+        swaps = swap_pass(fa, self.P, lam, best_sets, floor * fa.norm, keep, which)
         root_sets = [a if len(a) else b for a, b in zip(root_sets, swaps)]
         certs = (bound / fa.norm).tolist()
         # a family whose root relaxation is attained by a set is finished: its bound is exact
@@ -405,7 +414,7 @@ class MIPricer:
                     continue
                 # once the round has rays to return, the other families get a short search (still certified)
                 sets, vals, cert, root, nodes = price_family(
-                    fam, cut, min(limit, SHORT_NODES) if new or unknown else limit, PRICE_KEEP, deadline
+                    fam, cut, min(limit, SHORT_NODES) if new or unknown else limit, keep, deadline
                 )
                 best = float(vals.max()) if len(vals) else -math.inf
                 certs[f] = min(certs[f], cert)

@@ -63,14 +63,18 @@ def indicator(sets, n: int) -> np.ndarray:
 
 
 def cyclic(n: int, pattern: np.ndarray) -> np.ndarray:
-    return np.array([np.roll(pattern, s) for s in range(n)])
+    """Row s is ``pattern`` rolled by s (np.roll(pattern, s)), all rows by one gather."""
+    pattern = np.asarray(pattern)
+    return pattern[(np.arange(n)[None, :] - np.arange(n)[:, None]) % n]
 
 
-def start_rays(spec: Spec, fams) -> np.ndarray:
-    """The cyclic shifts of one ray per family: a feasible, symmetric starting set (at most N per family)."""
+def start_rays(spec: Spec, fams, which=None, distinct: bool = True) -> np.ndarray:
+    """The cyclic shifts of one ray per family (of the families indexed by ``which``, default all): a feasible,
+    symmetric starting set (at most N per family; the shifts of one ray add up to a constant column); with
+    ``distinct`` False, repeated rays are kept (N per family)."""
     n = spec.n
     start = []
-    for kind, size, level in fams:
+    for kind, size, level in fams if which is None else [fams[i] for i in which]:
         pat = np.zeros(n)
         if kind == "two":
             pat[:] = level
@@ -79,4 +83,4 @@ def start_rays(spec: Spec, fams) -> np.ndarray:
             pat[:size] = 1.0
             pat[size] = level
         start.append(cyclic(n, pat / pat.max()))
-    return np.unique(np.vstack(start), axis=0)
+    return np.unique(np.vstack(start), axis=0) if distinct else np.vstack(start)
