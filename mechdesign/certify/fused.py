@@ -36,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.certify.grid_arith import exact_sums
-from mechdesign.certify.grid_repair import _LOW_BITS, _weight_fraction, mixing_weight_on_grid
+from mechdesign.certify.grid_repair import _LOW_BITS, mixing_plan
 
 __all__ = [
     "ColumnAggregator",
@@ -219,19 +219,10 @@ def mix_on_grid_in_place(
     one would find only after writing); the caller then repairs as before. Otherwise (w, aggregates of A''), with aggregates None when a block failed its check
     (entries ≥ 0, rows summing to 2^k: the integers are then partly mixed, and the caller starts again from
     its own copy of the kernel)."""
-    n, m = ints.shape
-    den_bits = denominator.bit_length() - 1
-    if n == 0 or m == 0 or denominator != 1 << den_bits or den_bits > 52:
+    plan = mixing_plan(ints, denominator, c, bound, aggregates)
+    if plan is None or plan[0] == 0:
         return None
-    need, sums = mixing_weight_on_grid(ints, c, bound, aggregates)
-    if need is None or need >= 1 or need == 0:
-        return None
-    W, P = _weight_fraction(need.numerator, need.denominator)
-    weight = Fraction(W, 1 << P)
-    if weight >= 1:
-        return None
-    h = np.array([(W * s) // (n << P) for s in sums], dtype=np.int64)  # ⌊w s_y / N⌋
-    live = np.array([s > 0 for s in sums], dtype=bool)
+    weight, W, P, h, live = plan
     if (h[live] < 1).any():
         return None  # an entry A − ⌊wA⌋ + h_y could be 0 and take a −1: the copying version decides
     return weight, mix_rows_in_place(ints, denominator, W, P, h, live, floats)

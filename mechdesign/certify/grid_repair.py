@@ -144,6 +144,31 @@ def mixing_weight_on_grid(
     return w, sums
 
 
+def mixing_plan(
+    ints: np.ndarray, denominator: int, c: Fraction, bound: Fraction, aggregates=None
+) -> tuple[Fraction, int, int, np.ndarray, np.ndarray] | None:
+    """What :func:`mix_on_grid` and :func:`mechdesign.certify.fused.mix_on_grid_in_place` both mix by: (w, W, P,
+    h, live) with w = W / 2^P the weight (★) asks for, h_y = ⌊w s_y / N⌋ the constant part added to column y and
+    ``live`` the columns with s_y > 0; w = 0 (no mix needed) comes with W = P = 0 and h = 0. None when
+    ``ints / denominator`` is not a kernel on a grid 2^−k (k ≤ 52) or no weight below 1 meets (★)."""
+    n, m = ints.shape
+    den_bits = denominator.bit_length() - 1
+    if n == 0 or m == 0 or denominator != 1 << den_bits or den_bits > 52:
+        return None
+    need, sums = mixing_weight_on_grid(ints, c, bound, aggregates)
+    if need is None or need >= 1:
+        return None
+    live = np.array([s > 0 for s in sums], dtype=bool)
+    if need == 0:
+        return Fraction(0), 0, 0, np.zeros(m, dtype=np.int64), live
+    W, P = _weight_fraction(need.numerator, need.denominator)
+    weight = Fraction(W, 1 << P)
+    if weight >= 1:
+        return None
+    h = np.array([(W * s) // (n << P) for s in sums], dtype=np.int64)  # ⌊w s_y / N⌋
+    return weight, W, P, h, live
+
+
 def mix_on_grid(
     ints: np.ndarray, denominator: int, c: Fraction, bound: Fraction, aggregates=None
 ) -> tuple[np.ndarray, Fraction] | None:
@@ -152,21 +177,13 @@ def mix_on_grid(
     exact integer arithmetic, and that weight; None when (★) cannot be met by one weight below 1 (the caller
     falls back to the constant kernel or a search). The result still goes through the exact check.
     ``aggregates``: :func:`~mechdesign.certify.grid_arith.column_aggregates` of ``ints``, when known."""
-    n, m = ints.shape
-    den_bits = denominator.bit_length() - 1
-    if n == 0 or m == 0 or denominator != 1 << den_bits or den_bits > 52:
+    m = ints.shape[1]
+    plan = mixing_plan(ints, denominator, c, bound, aggregates)
+    if plan is None:
         return None
-    need, sums = mixing_weight_on_grid(ints, c, bound, aggregates)
-    if need is None or need >= 1:
-        return None
-    if need == 0:
-        return ints, Fraction(0)
-    W, P = _weight_fraction(need.numerator, need.denominator)
-    weight = Fraction(W, 1 << P)
-    if weight >= 1:
-        return None
-    h = np.array([(W * s) // (n << P) for s in sums], dtype=np.int64)  # ⌊w s_y / N⌋
-    live = np.array([s > 0 for s in sums], dtype=bool)
+    weight, W, P, h, live = plan
+    if weight == 0:
+        return ints, weight
     live_before = np.cumsum(live) - live  # live columns left of each column
     n_live = int(live_before[-1] + live[-1])
 
