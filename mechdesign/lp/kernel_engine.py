@@ -145,7 +145,7 @@ def probe_then_generate(
     kernel_value: Callable[[np.ndarray, float], float],
     probe_bound: Callable[[np.ndarray, np.ndarray], float],
     round_bound: Callable[[RestrictedOutputs], float],
-    generate: Callable[[np.ndarray | int, float | None, Callable], RestrictedOutputs],
+    generate: Callable[..., RestrictedOutputs],
     probe_method: str,
     probe_source: str,
     method: str,
@@ -162,7 +162,8 @@ def probe_then_generate(
     - ``probe_bound(π, p)``: a rigorous lower bound from the probe's duals π, with p the pricing values at
       C_probe − π;
     - ``round_bound(res)``: a rigorous lower bound from a round of output generation (−inf if it has none);
-    - ``generate(initial, time_limit, on_round)``: output generation from the outputs ``initial``.
+    - ``generate(**options)``: :func:`mechdesign.lp.colgen.generate_outputs` on this LP, called with the
+      options ``initial`` (the first outputs), ``time_limit``, ``tolerance``, ``threads``, ``verbose``, ``on_round``.
 
     The probe is the answer when its value meets its float Lagrangian within ``tolerance``·max(1, |value|)
     and its rigorous bound within :data:`RIGOROUS_TOLERANCE` (the rigorous bound is lower by its rounding
@@ -192,9 +193,8 @@ def probe_then_generate(
         best_bound = probe_bound(pi, values)
         fallback = (K, value)
         initial = np.argsort(values, kind="stable")[:2]
-        incumbent.offer(
-            K, user_sense * best_bound, source=probe_source
-        )  # not the rounds' stream: they need not beat it
+        # offered outside the rounds' stream: their kernels need not beat the probe's
+        incumbent.offer(K, user_sense * best_bound, source=probe_source)
         lagrangian = float(pi.sum() + np.minimum(values, 0.0).sum())
         if closed(value, lagrangian) and closed(value, best_bound, RIGOROUS_TOLERANCE):
             return KernelLPResult(
@@ -211,7 +211,9 @@ def probe_then_generate(
             stream=stream,
         )
 
-    res = generate(initial, left(), on_round)
+    res = generate(
+        initial=initial, time_limit=left(), tolerance=tolerance, threads=threads, verbose=verbose, on_round=on_round
+    )
     K, value = res.kernel(m), math.inf
     if math.isfinite(res.value):
         best_bound = max(best_bound, round_bound(res))
@@ -253,20 +255,6 @@ def solve_kernel_lp(
     −Σ C K (Bayes vulnerability with C = −diag(P)): its bounds are then offered negated, as upper bounds."""
     C = np.ascontiguousarray(C, dtype=float)
     c_up = pricing_c(c)
-
-    def generate(initial, time_left, on_round):
-        return generate_outputs(
-            C,
-            float(c),
-            E,
-            time_limit=time_left,
-            tolerance=tolerance,
-            initial=initial,
-            threads=threads,
-            verbose=verbose,
-            on_round=on_round,
-        )
-
     return probe_then_generate(
         C,
         c,
@@ -274,7 +262,7 @@ def solve_kernel_lp(
         kernel_value=lambda K, lp_value: lp_value,
         probe_bound=lambda pi, values: lagrangian_bound(C, pi, c_up, E, values),
         round_bound=lambda res: lagrangian_bound(C, res.pi, c_up, E),
-        generate=generate,
+        generate=lambda **options: generate_outputs(C, float(c), E, **options),
         probe_method="ray master (one ray per output)",
         probe_source="ray probe",
         method="output generation",

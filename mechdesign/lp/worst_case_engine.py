@@ -101,21 +101,6 @@ def solve_worst_case_kernel_lp(
     c_lp = float(c)
     a_down, _ = _mass_left(c, n)
     mu0 = epigraph_multipliers(np.ones(n), a_down)  # c + μ0: the uniform prior (a few ulps below 1/N)
-
-    def generate(initial, time_left, on_round):
-        return generate_outputs(
-            c_lp * L,
-            c_lp,
-            E,
-            time_limit=time_left,
-            tolerance=tolerance,
-            initial=initial,
-            threads=threads,
-            verbose=verbose,
-            on_round=on_round,
-            epigraph=(L, a_down),
-        )
-
     return probe_then_generate(
         (c_lp + mu0)[:, None] * L,  # the expected loss under the uniform prior
         c,
@@ -123,7 +108,7 @@ def solve_worst_case_kernel_lp(
         kernel_value=lambda K, lp_value: worst_case_value(K, L, c_lp),
         probe_bound=lambda pi, values: worst_case_bound(L, c, pi, mu0, E, values),
         round_bound=lambda res: -math.inf if res.mu is None else worst_case_bound(L, c, res.pi, res.mu, E),
-        generate=generate,
+        generate=lambda **options: generate_outputs(c_lp * L, c_lp, E, epigraph=(L, a_down), **options),
         probe_method="ray master (uniform prior)",
         probe_source="ray probe (uniform prior)",
         method="output generation (worst case)",
