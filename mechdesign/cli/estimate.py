@@ -12,11 +12,10 @@ they agree on N and M. Every input is checked before anything is written: bad in
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
+from mechdesign.release.atomic_write import write_text_atomically
 from mechdesign.spec.errors import InputError
 
 __all__ = ["register"]
@@ -208,7 +207,7 @@ def _cmd_estimate(args) -> int:
             text = json.dumps(result.to_json(), indent=2) + "\n"
         else:
             text = result.to_frame().to_csv(index=False)
-        _write_atomically(text, args.output)
+        write_text_atomically(text, args.output, prefix=".estimate-")
     if args.json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
     else:
@@ -216,18 +215,3 @@ def _cmd_estimate(args) -> int:
     for w in result.warnings:
         print(f"mechdesign: warning: {w}", file=sys.stderr)
     return 0
-
-
-def _write_atomically(text: str, output: str) -> None:
-    target = Path(output)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".estimate-")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except OSError as exc:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise InputError(f"-o: cannot write {output}: {exc.strerror or exc}") from None

@@ -33,7 +33,11 @@ without trusting this module.
 only for a few outputs, adding the output with the most negative p_y each
 round: optimal kernels use few outputs, so this converges in a handful of
 rounds. (Generating rays instead, a master with one column per ray, was tried:
-exact as well, but it tails off over hundreds of rounds, 14–35 s at N = 100.)
+exact as well, but it tails off over hundreds of rounds, 14–35 s at N = 100. A later ray master with
+every output priced each round, Wentges smoothing and difference-transformed sparse rows was tried and
+removed as well: it still tailed off, 28–108 rounds at N = 50. Its rigorous bound lives on in
+:mod:`mechdesign.lp.lagrangian_bound`, its one-ray-per-output first round in
+:func:`mechdesign.lp.kernel_engine.ray_probe`.)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ built. Two programs, cheapest first:
 
 1. **One ray per output** (:func:`ray_probe`). Each output's best vertex of 𝒦 at π = 0 (its own cost's
    staircase / k-RR shape, :func:`mechdesign.lp.colgen.price`) becomes one column of the master
-   (Dantzig–Wolfe over (vertex, output) pairs; :mod:`mechdesign.lp.ray_master`)
+   (Dantzig–Wolfe over (vertex, output) pairs)
 
        minimise Σ_y θ_y C(:,y)·r_y   s.t.  Σ_y θ_y r_y = 1 (N rows),  θ ≥ 0,
 
@@ -22,9 +22,13 @@ built. Two programs, cheapest first:
    set of outputs, each entering at its priced ray. Optima that use few outputs (|x − y|, squared loss:
    2 at ε = 1) take 10–20 rounds of a few pivots each.
 
+:func:`probe_then_generate` runs the two programs for this LP and for the worst-case prior's
+(:mod:`mechdesign.lp.worst_case_engine`); each engine gives it only what is its own: the probe's cost, its
+bounds, the value of a kernel and its call of output generation.
+
 **Bound.** For any π, optimum ≥ Σ_x π_x + Σ_y min(0, min_{r∈𝒦} (C(:,y) − π)·r) (Lagrangian relaxation of the
 row sums; every column of a kernel lies in 𝒦 after scaling by its maximum ≤ 1), evaluated rigorously by
-:func:`mechdesign.lp.ray_master.lagrangian_bound` with a float c' ≥ c and E ≤ e^{−ε} (a larger 𝒦: the
+:func:`mechdesign.lp.lagrangian_bound.lagrangian_bound` with a float c' ≥ c and E ≤ e^{−ε} (a larger 𝒦: the
 bound holds for the problem as written) and an a-posteriori bound on its rounding error. This is the
 "bound computed column by column from the row multipliers" of issue 13: O(NM log N), no lifted LP.
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -45,10 +50,10 @@ from mechdesign.lp import incumbent
 from mechdesign.lp.colgen import RestrictedOutputs, generate_outputs, price
 from mechdesign.lp.highs import new_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.ray_master import lagrangian_bound, pricing_c
+from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
 from mechdesign.lp.threads import highs_threads
 
-__all__ = ["KernelLPResult", "solve_kernel_lp", "ray_probe"]
+__all__ = ["KernelLPResult", "solve_kernel_lp", "ray_probe", "probe_then_generate"]
 
 RIGOROUS_TOLERANCE = 1e-7
 """Largest relative gap to the *rigorous* bound that still counts as the program's optimum (the design's own
@@ -88,9 +93,8 @@ def _rays(priced, n: int, ys: np.ndarray) -> np.ndarray:
 def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threads: int | None, verbose: bool):
     """Program 1 of the module doc: returns (kernel, value, π, iterations) or None if HiGHS fails.
 
-    The master's rows are pre-multiplied by the difference matrix D ((Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1})
-    as in :mod:`mechdesign.lp.ray_master`: a two-level vertex whose ones form an interval has 3 nonzeros
-    instead of N; the duals of the original rows are π = Dᵀπ̃.
+    The master's rows are pre-multiplied by the difference matrix D ((Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1}):
+    a two-level vertex whose ones form an interval has 3 nonzeros instead of N; the duals of the original rows are π = Dᵀπ̃.
     """
     n, m = C.shape
     ys = np.arange(m)
@@ -133,6 +137,106 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     return K, value, pi, max(int(h.getInfo().simplex_iteration_count), 0), (n, m + 1)
 
 
+def probe_then_generate(
+    C_probe: np.ndarray,
+    c: Fraction | float,
+    E: float,
+    *,
+    kernel_value: Callable[[np.ndarray, float], float],
+    probe_bound: Callable[[np.ndarray, np.ndarray], float],
+    round_bound: Callable[[RestrictedOutputs], float],
+    generate: Callable[..., RestrictedOutputs],
+    probe_method: str,
+    probe_source: str,
+    method: str,
+    time_limit: float | None,
+    tolerance: float,
+    threads: int | None,
+    verbose: bool,
+    user_sense: int = 1,
+) -> KernelLPResult:
+    """Program 1, then program 2 of the module doc, for an LP that says only what is its own:
+
+    - ``C_probe``: the cost whose one-ray-per-output master (:func:`ray_probe`) runs first;
+    - ``kernel_value(K, v)``: the value reported for a kernel K of either program whose LP value is v;
+    - ``probe_bound(π, p)``: a rigorous lower bound from the probe's duals π, with p the pricing values at
+      C_probe − π;
+    - ``round_bound(res)``: a rigorous lower bound from a round of output generation (−inf if it has none);
+    - ``generate(**options)``: :func:`mechdesign.lp.colgen.generate_outputs` on this LP, called with the
+      options ``initial`` (the first outputs), ``time_limit``, ``tolerance``, ``threads``, ``verbose``, ``on_round``.
+
+    The probe is the answer when its value meets its float Lagrangian within ``tolerance``·max(1, |value|)
+    and its rigorous bound within :data:`RIGOROUS_TOLERANCE` (the rigorous bound is lower by its rounding
+    allowance: 4e-9 at N = M = 3000, more than 1e-9 of an optimum near 1). Otherwise output generation starts
+    from the two outputs that price lowest at the probe's duals (measured at N = 1500, |x − y|: 2.7× fewer
+    HiGHS seconds than from the first and last output), and the probe's kernel stays the answer when
+    output generation ends with none better (a time limit before its first round). Each program's kernel and
+    bound are offered to the running design (Ctrl-C, :mod:`mechdesign.lp.incumbent`); ``user_sense = −1``
+    when the design maximises −value: bounds are then offered negated, as upper bounds."""
+    start = time.perf_counter()
+    m = C_probe.shape[1]
+    stream = object()
+
+    def left():
+        return None if time_limit is None else max(time_limit - (time.perf_counter() - start), 1e-3)
+
+    def closed(value, bound, tol=tolerance):
+        return value - bound <= tol * max(1.0, abs(value))
+
+    best_bound, iterations, initial = -math.inf, 0, 2
+    fallback = (None, math.inf)  # the probe's kernel and value
+    probe = ray_probe(C_probe, float(c), E, left(), threads, verbose)
+    if probe is not None:
+        K, lp_value, pi, iterations, size = probe
+        value = kernel_value(K, lp_value)
+        values = price(C_probe - pi[:, None], pricing_c(c), E).value
+        best_bound = probe_bound(pi, values)
+        fallback = (K, value)
+        initial = np.argsort(values, kind="stable")[:2]
+        # offered outside the rounds' stream: their kernels need not beat the probe's
+        incumbent.offer(K, user_sense * best_bound, source=probe_source)
+        lagrangian = float(pi.sum() + np.minimum(values, 0.0).sum())
+        if closed(value, lagrangian) and closed(value, best_bound, RIGOROUS_TOLERANCE):
+            return KernelLPResult(
+                K, value, best_bound, probe_method, 1, iterations, size[0], size[1],
+                time.perf_counter() - start, "optimal",
+            )  # fmt: skip
+
+    def on_round(res: RestrictedOutputs):
+        incumbent.offer(
+            lambda: res.kernel(m),
+            lambda: user_sense * round_bound(res),
+            estimate=user_sense * res.bound,
+            source=f"{method}, round {res.rounds}",
+            stream=stream,
+        )
+
+    res = generate(
+        initial=initial, time_limit=left(), tolerance=tolerance, threads=threads, verbose=verbose, on_round=on_round
+    )
+    K, value = res.kernel(m), math.inf
+    if math.isfinite(res.value):
+        best_bound = max(best_bound, round_bound(res))
+        value = kernel_value(K, res.value)
+    if fallback[1] < value:  # no round finished (a time limit: value is inf), or the probe's kernel is better
+        K, value = fallback
+    status = res.status
+    if status == "optimal" and not closed(value, best_bound, RIGOROUS_TOLERANCE):
+        status = "iteration_limit"  # the float loop closed, the rigorous bound not (never seen; reported as such)
+    return KernelLPResult(
+        kernel=K,
+        value=value,
+        bound=best_bound,
+        method=method,
+        rounds=res.rounds + 1,
+        iterations=iterations + res.iterations,
+        rows=res.rows,
+        cols=res.cols,
+        seconds=time.perf_counter() - start,
+        status=status,
+    )
+
+
 def solve_kernel_lp(
     C: np.ndarray,
     c: Fraction | float,
@@ -146,75 +250,25 @@ def solve_kernel_lp(
 ) -> KernelLPResult:
     """Minimise Σ C_xy K_xy over (ε,Q_X(c))-PML kernels (c = 0: ε-LDP); ``E`` a float ≤ e^{−ε}, ``c`` as
     written (a Fraction: the bound then uses a float ≥ it). Stops when the value is within
-    ``tolerance``·max(1, |value|) of the rigorous bound. Each program's kernel and bound are offered to the
-    running design (Ctrl-C, :mod:`mechdesign.lp.incumbent`); ``user_sense = −1`` when the design maximises
+    ``tolerance``·max(1, |value|) of the bound (:func:`probe_then_generate`: the probe and output generation
+    on C itself, the value of a kernel is the program's Σ C K). ``user_sense = −1`` when the design maximises
     −Σ C K (Bayes vulnerability with C = −diag(P)): its bounds are then offered negated, as upper bounds."""
-    start = time.perf_counter()
     C = np.ascontiguousarray(C, dtype=float)
-    n, m = C.shape
-    c_lp, c_up = float(c), pricing_c(c)
-    stream = object()
-
-    def left():
-        return None if time_limit is None else max(time_limit - (time.perf_counter() - start), 1e-3)
-
-    def closed(value, bound, tol=tolerance):
-        return value - bound <= tol * max(1.0, abs(value))
-
-    best_bound = -math.inf
-    initial: np.ndarray | int = 2
-    probe = ray_probe(C, c_lp, E, left(), threads, verbose)
-    iterations = 0
-    if probe is not None:
-        K, value, pi, iterations, size = probe
-        values = price(C - pi[:, None], c_up, E).value
-        best_bound = lagrangian_bound(C, pi, c_up, E, values)
-        # output generation starts from the two outputs that price lowest at the master's duals: measured
-        # at N = 1500 (|x − y|), 2.7× fewer HiGHS seconds than starting from the first and last output
-        initial = np.argsort(values, kind="stable")[:2]
-        incumbent.offer(K, user_sense * best_bound, source="ray probe")  # not the rounds' stream: they need not beat it
-        # stop on the float Lagrangian, as output generation does; the rigorous bound is lower by its
-        # rounding allowance (Σ_y err_y: 4e-9 at N = M = 3000, more than 1e-9 of an optimum near 1)
-        if closed(value, float(pi.sum() + np.minimum(values, 0.0).sum())):
-            return KernelLPResult(
-                K, value, best_bound, "ray master (one ray per output)", 1, iterations, size[0], size[1],
-                time.perf_counter() - start, "optimal",
-            )  # fmt: skip
-
-    def on_round(res: RestrictedOutputs):
-        incumbent.offer(
-            lambda: res.kernel(m),
-            lambda: user_sense * lagrangian_bound(C, res.pi, c_up, E),
-            estimate=user_sense * res.bound,
-            source=f"output generation, round {res.rounds}",
-            stream=stream,
-        )
-
-    res = generate_outputs(
+    c_up = pricing_c(c)
+    return probe_then_generate(
         C,
-        c_lp,
+        c,
         E,
-        time_limit=left(),
+        kernel_value=lambda K, lp_value: lp_value,
+        probe_bound=lambda pi, values: lagrangian_bound(C, pi, c_up, E, values),
+        round_bound=lambda res: lagrangian_bound(C, res.pi, c_up, E),
+        generate=lambda **options: generate_outputs(C, float(c), E, **options),
+        probe_method="ray master (one ray per output)",
+        probe_source="ray probe",
+        method="output generation",
+        time_limit=time_limit,
         tolerance=tolerance,
-        initial=initial,
         threads=threads,
         verbose=verbose,
-        on_round=on_round,
-    )
-    bound = lagrangian_bound(C, res.pi, c_up, E) if math.isfinite(res.value) else -math.inf
-    best_bound = max(best_bound, bound)
-    status = res.status
-    if status == "optimal" and not closed(res.value, best_bound, RIGOROUS_TOLERANCE):
-        status = "iteration_limit"  # the float loop closed, the rigorous bound not (never seen; reported as such)
-    return KernelLPResult(
-        kernel=res.kernel(m),
-        value=res.value,
-        bound=best_bound,
-        method="output generation",
-        rounds=res.rounds + 1,
-        iterations=iterations + res.iterations,
-        rows=res.rows,
-        cols=res.cols,
-        seconds=time.perf_counter() - start,
-        status=status,
+        user_sense=user_sense,
     )

@@ -30,15 +30,13 @@ which :func:`worst_case_bound` evaluates rigorously (the cost w∘L is rounded: 
 from __future__ import annotations
 
 import math
-import time
 from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.lp import incumbent
-from mechdesign.lp.colgen import RestrictedOutputs, epigraph_multipliers, generate_outputs, price
-from mechdesign.lp.kernel_engine import RIGOROUS_TOLERANCE, KernelLPResult, ray_probe
-from mechdesign.lp.ray_master import UNIT_ROUNDOFF, lagrangian_bound, pricing_c
+from mechdesign.lp.colgen import epigraph_multipliers, generate_outputs
+from mechdesign.lp.kernel_engine import KernelLPResult, probe_then_generate
+from mechdesign.lp.lagrangian_bound import UNIT_ROUNDOFF, lagrangian_bound, pricing_c
 
 __all__ = ["solve_worst_case_kernel_lp", "worst_case_bound", "worst_case_value"]
 
@@ -94,86 +92,28 @@ def solve_worst_case_kernel_lp(
 ) -> KernelLPResult:
     """Minimise max_{P∈Q_X(c)} Σ P(x) L_xy K_xy over (ε,Q_X(c))-PML kernels (c = 0: ε-LDP, the worst of
     all priors); ``E`` a float ≤ e^{−ε}, ``c`` as written. The result's ``value`` is the worst-case loss of
-    its kernel and ``bound`` a rigorous lower bound (module doc). Stops within ``tolerance``·max(1, |value|)."""
-    start = time.perf_counter()
+    its kernel and ``bound`` a rigorous lower bound (module doc). Stops within ``tolerance``·max(1, |value|)
+    (:func:`mechdesign.lp.kernel_engine.probe_then_generate`: the probe on the uniform prior's expected loss,
+    output generation with the epigraph rows)."""
     L = np.ascontiguousarray(L, dtype=float)
-    n, m = L.shape
+    n = L.shape[0]
     c = Fraction(c)
     c_lp = float(c)
     a_down, _ = _mass_left(c, n)
-    stream = object()
-
-    def left():
-        return None if time_limit is None else max(time_limit - (time.perf_counter() - start), 1e-3)
-
-    def closed(value, bound, tol=tolerance):
-        return value - bound <= tol * max(1.0, abs(value))
-
-    # 1. the uniform prior: a feasible kernel and a bound on the worst case
-    mu0 = epigraph_multipliers(np.ones(n), a_down)
-    best_bound, iterations, initial = -math.inf, 0, 2
-    fallback = (None, math.inf)  # the probe's kernel and worst case
-    C0 = (c_lp + mu0)[:, None] * L  # the expected loss under the uniform prior
-    probe = ray_probe(C0, c_lp, E, left(), threads, verbose)
-    if probe is not None:
-        K, _, pi, iterations, size = probe
-        value = worst_case_value(K, L, c_lp)
-        values = price(C0 - pi[:, None], pricing_c(c), E).value
-        best_bound = worst_case_bound(L, c, pi, mu0, E, values)
-        fallback = (K, value)
-        initial = np.argsort(values, kind="stable")[:2]
-        incumbent.offer(K, best_bound, source="ray probe (uniform prior)")
-        # stop on the float Lagrangian, as the kernel engine does: the rigorous bound is lower by its rounding
-        # allowance (4e-9 at N = M = 3000: more than 1e-9 of an optimum near 1, and Hamming at N = 3000 went on
-        # to N/2 rounds of output generation); it must still be within RIGOROUS_TOLERANCE
-        lagrangian = float(pi.sum() + np.minimum(values, 0.0).sum())
-        if closed(value, lagrangian) and closed(value, best_bound, RIGOROUS_TOLERANCE):
-            return KernelLPResult(
-                K, value, best_bound, "ray master (uniform prior)", 1, iterations, size[0], size[1],
-                time.perf_counter() - start, "optimal",
-            )  # fmt: skip
-
-    # 2. output generation with the epigraph rows
-    def on_round(res: RestrictedOutputs):
-        incumbent.offer(
-            lambda: res.kernel(m),
-            lambda: worst_case_bound(L, c, res.pi, res.mu, E),
-            estimate=res.bound,
-            source=f"output generation (worst case), round {res.rounds}",
-            stream=stream,
-        )
-
-    res = generate_outputs(
-        c_lp * L,
-        c_lp,
+    mu0 = epigraph_multipliers(np.ones(n), a_down)  # c + μ0: the uniform prior (a few ulps below 1/N)
+    return probe_then_generate(
+        (c_lp + mu0)[:, None] * L,  # the expected loss under the uniform prior
+        c,
         E,
-        time_limit=left(),
+        kernel_value=lambda K, lp_value: worst_case_value(K, L, c_lp),
+        probe_bound=lambda pi, values: worst_case_bound(L, c, pi, mu0, E, values),
+        round_bound=lambda res: -math.inf if res.mu is None else worst_case_bound(L, c, res.pi, res.mu, E),
+        generate=lambda **options: generate_outputs(c_lp * L, c_lp, E, epigraph=(L, a_down), **options),
+        probe_method="ray master (uniform prior)",
+        probe_source="ray probe (uniform prior)",
+        method="output generation (worst case)",
+        time_limit=time_limit,
         tolerance=tolerance,
-        initial=initial,
         threads=threads,
         verbose=verbose,
-        on_round=on_round,
-        epigraph=(L, a_down),
-    )
-    if math.isfinite(res.value) and res.mu is not None:
-        best_bound = max(best_bound, worst_case_bound(L, c, res.pi, res.mu, E))
-    K, value = res.kernel(m), math.inf
-    if math.isfinite(res.value):
-        value = worst_case_value(K, L, c_lp)
-    if fallback[1] < value:  # no round finished (a time limit: value is inf), or the probe's kernel is better
-        K, value = fallback
-    status = res.status
-    if status == "optimal" and not closed(value, best_bound, RIGOROUS_TOLERANCE):
-        status = "iteration_limit"
-    return KernelLPResult(
-        kernel=K,
-        value=value,
-        bound=best_bound,
-        method="output generation (worst case)",
-        rounds=res.rounds + 1,
-        iterations=iterations + res.iterations,
-        rows=res.rows,
-        cols=res.cols,
-        seconds=time.perf_counter() - start,
-        status=status,
     )

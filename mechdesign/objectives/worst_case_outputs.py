@@ -31,30 +31,15 @@ def solve_worst_case_outputs(spec: Spec, compiled: CompiledProblem, compile_seco
         return None
     with design_problem(lp):  # its rounds' kernels and bounds are the design's (Ctrl-C, lp/incumbent.py)
         res = solve_side_output_generation(lp, layout, time_limit=options.time_limit)
-    if res.status == "time_limit":  # the budget is spent: report it rather than start the whole LP
-        return PlanOutcome(
-            status=Status.TIME_LIMIT,
-            kernel=None if res.x is None else res.x[compiled.kernel],
-            value=None if res.x is None else lp.user_objective(res.x),
-            bound=None,
-            sense=lp.sense,
-            method="output-generation (epigraph rows kept)",
-            seconds=res.seconds,
-            compile_seconds=compile_seconds,
-            iterations=res.iterations,
-            lps=res.rounds,
-            rows=lp.num_rows,
-            columns=lp.num_cols,
-            nonzeros=int(lp.A.nnz),
-            message=f"time limit after {res.rounds} rounds",
-        )
-    if res.status != "optimal" or res.x is None:
+    optimal = res.status == "optimal" and res.x is not None
+    # a time limit is reported (the budget is spent) rather than start the whole LP
+    if not optimal and res.status != "time_limit":
         return None
     return PlanOutcome(
-        status=Status.OPTIMAL,
-        kernel=res.x[compiled.kernel],
-        value=lp.user_objective(res.x),
-        bound=res.bound,
+        status=Status.OPTIMAL if optimal else Status.TIME_LIMIT,
+        kernel=None if res.x is None else res.x[compiled.kernel],
+        value=None if res.x is None else lp.user_objective(res.x),
+        bound=res.bound if optimal else None,
         sense=lp.sense,
         method="output-generation (epigraph rows kept)",
         seconds=res.seconds,
@@ -64,5 +49,9 @@ def solve_worst_case_outputs(spec: Spec, compiled: CompiledProblem, compile_seco
         rows=lp.num_rows,
         columns=lp.num_cols,
         nonzeros=int(lp.A.nnz),
-        message=f"optimal: {res.rounds} rounds, {res.outputs} of {layout.K.shape[1]} outputs",
+        message=(
+            f"optimal: {res.rounds} rounds, {res.outputs} of {layout.K.shape[1]} outputs"
+            if optimal
+            else f"time limit after {res.rounds} rounds"
+        ),
     )

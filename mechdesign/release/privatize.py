@@ -22,12 +22,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from mechdesign.spec.errors import InputError
+from mechdesign.release.atomic_write import write_text_atomically
 from mechdesign.release.mechanism import Mechanism
 
 __all__ = ["register", "run_privatize", "load_mechanism"]
@@ -156,15 +155,4 @@ def _write_atomically(text: str, output, out) -> None:
     if not output:
         (out or sys.stdout).write(text)
         return
-    target = Path(output)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".privatize-")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except OSError as exc:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise InputError(f"-o: cannot write {output}: {exc.strerror or exc}") from None
+    write_text_atomically(text, output, prefix=".privatize-")

@@ -1,10 +1,13 @@
-"""The experimental ray master (mechdesign/lp/ray_master.py) against an independent lifted LP.
+"""The rigorous Lagrangian bound (mechdesign/lp/lagrangian_bound.py) against an independent lifted LP.
 
 Expected values come from scipy.optimize.linprog on the lifted (ε,Q_X(c))-PML kernel LP written out here
 from DESIGN.md §2 (Lemma 4 of the Dobrushin paper): variables K (N×M), t (column maxima), u (column minima);
 rows Σ_y K_xy = 1, K_xy ≤ t_y, u_y ≤ K_xy, e^{−ε} t_y ≤ c Σ_x K_xy + (1 − Nc) u_y. Not built by mechdesign.
+By weak duality the bound is below that optimum for every π; at the LP's own row-sum multipliers (scipy's
+``eqlin.marginals``) strong duality makes it tight.
 """
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -12,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from mechdesign.lp.ray_master import pricing_c, solve_ray_master
+from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
 
 
 def direct_lp(C: np.ndarray, c: float, eps: float) -> float:
@@ -47,7 +50,7 @@ def direct_lp(C: np.ndarray, c: float, eps: float) -> float:
     cost = np.concatenate([C.ravel(), np.zeros(2 * m)])
     res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(r), A_eq=A_eq, b_eq=np.ones(n), bounds=(0, 1), method="highs")
     assert res.status == 0
-    return float(res.fun)
+    return float(res.fun), np.asarray(res.eqlin.marginals, float)
 
 
 def losses(n, m):
@@ -59,17 +62,23 @@ def losses(n, m):
 @pytest.mark.parametrize("eps", [1e-3, 1.0, 5.0])
 @pytest.mark.parametrize("c_num", [0, 1])  # c = 0 (LDP) and c = 1/(2N)
 @pytest.mark.parametrize("loss", ["absolute", "squared", "hamming"])
-def test_ray_master_matches_direct_lp(n, m, eps, c_num, loss):
+def test_lagrangian_bound_is_below_the_direct_lp_and_tight_at_its_duals(n, m, eps, c_num, loss):
     rng = np.random.default_rng(n * 100 + m)
     prior = rng.dirichlet(np.ones(n))
     C = prior[:, None] * losses(n, m)[loss]
     c = Fraction(c_num, 2 * n)
-    expected = direct_lp(C, float(c), eps)
+    expected, pi_star = direct_lp(C, float(c), eps)
     E = np.nextafter(np.exp(-eps), 0.0)
-    res = solve_ray_master(C, pricing_c(c), E)
-    assert res.status == "optimal"
-    assert res.value == pytest.approx(expected, abs=1e-7)
-    assert res.bound <= expected + 1e-12  # a true lower bound
-    K = res.kernel
-    assert np.allclose(K.sum(axis=1), 1.0, atol=1e-9)
-    assert float((C * K).sum()) == pytest.approx(expected, abs=1e-7)
+    at_optimum = lagrangian_bound(C, pi_star, pricing_c(c), E)
+    assert at_optimum <= expected + 1e-12  # a true lower bound
+    assert at_optimum == pytest.approx(expected, abs=1e-7)  # strong duality: tight at the optimal multipliers
+    for _ in range(5):  # weak duality: any π gives a lower bound
+        pi = pi_star + rng.normal(scale=0.1 * (1.0 + np.abs(pi_star).max()), size=n)
+        assert lagrangian_bound(C, pi, pricing_c(c), E) <= expected + 1e-12
+
+
+@pytest.mark.parametrize("c", [Fraction(0), Fraction(1, 3), Fraction(1, 10), Fraction(1, 2000), Fraction(1, 4)])
+def test_pricing_c_is_the_smallest_float_not_below_c(c):
+    f = pricing_c(c)
+    assert Fraction(f) >= c
+    assert Fraction(math.nextafter(f, -math.inf)) < c or f == 0.0
