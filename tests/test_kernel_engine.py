@@ -214,3 +214,43 @@ def test_worst_case_prior_by_seated_output_generation_matches_the_epigraph_lp(lo
     ref = reference_worst_case(L, c, 1.0)
     assert r.objective == pytest.approx(ref, abs=1e-9)
     assert r.certificate.dual_bound <= ref + 1e-12
+
+
+def test_a_time_limit_before_output_generation_finishes_a_round_returns_the_probe_kernel():
+    # probe_then_generate's fallback: when output generation ends without a solved round (here its HiGHS time
+    # limit is spent at once: 1 ms for a first restricted LP of ~1,200 rows and ~1,000 pivots), the answer is
+    # the probe's kernel, still a PML kernel with its value and a bound below it, not a kernel of zeros
+    from mechdesign.lp.colgen import generate_outputs
+    from mechdesign.lp.kernel_engine import probe_then_generate, ray_probe
+    from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
+
+    n = 400
+    x = np.arange(n)
+    C = np.abs(x[:, None] - x[None, :]) / n  # |x − y| under the uniform prior: the probe alone is not optimal
+    c, E = Fraction(1, 2 * n), math.nextafter(math.exp(-1.0), 0.0)
+    res = probe_then_generate(
+        C,
+        c,
+        E,
+        kernel_value=lambda K, lp_value: lp_value,
+        probe_bound=lambda pi, values: lagrangian_bound(C, pi, pricing_c(c), E, values),
+        round_bound=lambda r: lagrangian_bound(C, r.pi, pricing_c(c), E),
+        generate=lambda **options: generate_outputs(C, float(c), E, **{**options, "time_limit": 0.0}),
+        probe_method="probe",
+        probe_source="probe",
+        method="output generation",
+        time_limit=None,
+        tolerance=1e-9,
+        threads=1,
+        verbose=False,
+    )
+    assert res.status == "time_limit"
+    K = res.kernel
+    probe_K = ray_probe(C, float(c), E, None, 1, False)[0]
+    np.testing.assert_array_equal(K, probe_K)
+    assert K.min() >= 0 and np.allclose(K.sum(axis=1), 1.0, atol=1e-9)
+    # (ε, Q_X(c))-PML column by column (DESIGN.md §2 with the worst vertex of Q_X(c)), e^ε = 1/E
+    worst = float(c) * K.sum(axis=0) + (1 - n * float(c)) * K.min(axis=0)
+    assert np.all(K.max(axis=0) <= worst / E * (1 + 1e-9) + 1e-12)
+    assert res.value == pytest.approx(float((C * K).sum()), rel=1e-9)
+    assert res.bound <= res.value
