@@ -1,0 +1,443 @@
+"""Kernel files read exactly as int64 numerators on a common denominator, with no Python object per entry.
+
+:func:`mechdesign.release.kernel_io.read_kernel_normalised` reads every entry as a :class:`fractions.Fraction`,
+which is exact but costs ~10 µs and ~200 bytes per entry (110 s and 2.6 GB for a 3000 × 3000 kernel). Every
+kernel mechdesign writes, and most a user brings, is simpler than that:
+
+* a float64 array (``.npy``, or the ``kernel`` floats of a JSON file) is exactly a dyadic rational per entry:
+  each finite double is m·2^e with an integer |m| < 2^53, so the whole array is A / 2^k with integers A when
+  k ≥ max over the entries of (its binary digits after the point); with k ≤ 62 and |A| ≤ 2^62 the
+  numerators are int64 (:func:`dyadic_numerators`);
+* a CSV (or the ``kernel_exact`` strings of a JSON file) of ``p/q`` entries: the bytes are parsed into
+  (p, q) int64 arrays by numpy (:func:`parse_fraction_text`), each fraction reduced by ``np.gcd``, and put on
+  the common denominator D = lcm of the reduced denominators when D ≤ 2^62 and every p·(D/q) fits
+  (:func:`common_denominator`); for a kernel mechdesign writes, D = 2^k is the largest denominator.
+
+D is the denominator :meth:`mechdesign.certify.exact.ExactKernel.from_fractions` would choose (the lcm of
+the reduced denominators), so the kernel read here is *equal* to the one the Fraction path builds (same
+numerators, same denominator) and every downstream report is unchanged. Anything outside these grammars (a
+decimal, a sign, a space, a comment line, a quoted comma, a subnormal, a denominator that would not fit) makes
+:func:`read_normalised_fast` return None, and the caller reads the file the exact Fraction way as before.
+A row that sums to 1 only within the tolerance also returns None: dividing by its exact sum makes a common
+denominator far outside int64, which only the Fraction path can hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from mechdesign.certify.exact import GridKernel
+from mechdesign.certify.grid_arith import INT64_ENTRY_LIMIT, exact_sums
+from mechdesign.spec.errors import InputError
+
+__all__ = [
+    "dyadic_numerators",
+    "parse_fraction_text",
+    "common_denominator",
+    "read_normalised_fast",
+]
+
+_LIMIT_BITS = 62
+"""Numerators and the common denominator stay ≤ 2^62 (:data:`mechdesign.certify.grid_arith.INT64_ENTRY_LIMIT`)."""
+
+_MAX_DIGITS = 18
+"""A run of at most 18 decimal digits is < 10^18 < 2^63: parsed exactly in int64."""
+
+_ROWS_PER_BLOCK_ENTRIES = 1 << 18
+
+
+def dyadic_numerators(floats: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(A, 2^k) with ``floats == A / 2^k`` exactly, A int64 and 2^k the lcm of the entries' reduced
+    denominators, for a 2-D float64 array of finite entries; None when k > 62 or some |A| > 2^62.
+
+    Each finite double is F = f·2^e with 1/2 ≤ |f| < 1 (``np.frexp``); m = f·2^53 is an integer, and F has
+    53 − e − tz(m) binary digits after the point (tz: trailing zero bits of m), its reduced denominator being
+    2 to that power (or 1 when it is ≤ 0)."""
+    n, m = floats.shape
+    step = max(1, _ROWS_PER_BLOCK_ENTRIES // max(m, 1))
+    k = 0
+    for lo in range(0, n, step):
+        frac, exp = np.frexp(floats[lo : lo + step])
+        mant = np.ldexp(frac, 53).astype(np.int64)  # exact: |frac| < 1, 53 bits
+        nonzero = mant != 0
+        if not nonzero.any():
+            continue
+        mant = mant[nonzero]
+        lowest = mant & -mant  # the lowest set bit (two's complement: for either sign)
+        tz = np.frexp(lowest.astype(np.float64))[1] - 1  # exact: a power of two ≤ 2^52
+        digits = 53 - exp[nonzero].astype(np.int64) - tz
+        k = max(k, int(digits.max()))
+        if k > _LIMIT_BITS:
+            return None
+    largest = float(np.abs(floats).max()) if floats.size else 0.0
+    if largest * 2.0**k > INT64_ENTRY_LIMIT:
+        return None
+    ints = np.ldexp(floats, k).astype(np.int64)  # exact: integers of magnitude ≤ 2^62, scaled by a power of two
+    return ints, 1 << k
+
+
+_ALLOWED = np.zeros(256, dtype=bool)
+_ALLOWED[ord("0") : ord("9") + 1] = True
+_ALLOWED[ord("/")] = True
+_ALLOWED[ord("\n")] = True
+
+
+def parse_fraction_text(raw: bytes, delimiter: bytes = b",") -> tuple[np.ndarray, np.ndarray, tuple[int, int]] | None:
+    """(p, q, (N, M)): the entries of a text kernel whose every field is ``digits`` or ``digits/digits`` (at most
+    18 digits each), fields separated by ``delimiter``, rows by newlines, every row with the same number of fields,
+    no blank or comment line, parsed as int64 numerators p and denominators q (1 for an integer), row-major.
+
+    None for anything else (a decimal point, a sign, white space, quotes, a comment, a blank line, a ragged row,
+    a longer number): the caller then reads the text the exact Fraction way, which also words any error. Within
+    this grammar ``Fraction(field)`` is p/q exactly (q = 0 returns None: the Fraction path reports it)."""
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n")
+        if b"\r" in raw:
+            return None
+    raw = raw.rstrip(b"\n")
+    if not raw or b"\n\n" in raw or raw.startswith(b"\n"):
+        return None
+    raw += b"\n"
+    sep = ord(delimiter)
+    first = raw[: raw.index(b"\n")]
+    m = first.count(delimiter) + 1
+    n = raw.count(b"\n")
+    allowed = _ALLOWED.copy()
+    allowed[sep] = True
+    p = np.empty(n * m, dtype=np.int64)
+    q = np.empty(n * m, dtype=np.int64)
+    at = 0
+    chunk = 1 << 23
+    lo = 0
+    while lo < len(raw):
+        hi = raw.rfind(b"\n", lo, lo + chunk) + 1 if lo + chunk < len(raw) else len(raw)
+        if hi <= lo:  # a single line longer than the chunk
+            hi = raw.index(b"\n", lo) + 1
+        parsed = _parse_lines(np.frombuffer(raw, dtype=np.uint8, count=hi - lo, offset=lo), sep, m, allowed)
+        if parsed is None:
+            return None
+        num, den = parsed
+        if at + num.size > p.size:
+            return None
+        p[at : at + num.size] = num
+        q[at : at + den.size] = den
+        at += num.size
+        lo = hi
+    if at != p.size or (q == 0).any():
+        return None
+    return p, q, (n, m)
+
+
+def _parse_lines(b: np.ndarray, sep: int, m: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`parse_fraction_text` on whole lines ``b`` (ending in a newline)."""
+    if not allowed[b].all():
+        return None
+    digit = (b - ord("0")) < 10  # uint8 wrap-around: only '0'..'9'
+    other = ~digit  # separators, slashes and newlines
+    # every separator, slash and newline directly follows a digit (no empty field, "/,", "//"), the text starts
+    # with a digit, and every slash is directly followed by a digit
+    if not digit[0] or not digit[np.flatnonzero(other) - 1].all():
+        return None
+    slash = np.flatnonzero(b == ord("/"))
+    if not digit[slash + 1].all():
+        return None
+    breaks = np.flatnonzero((b == sep) | (b == ord("\n")))
+    # at most one slash per field: consecutive slashes have a separator between them
+    if slash.size > 1 and not (np.diff(np.searchsorted(breaks, slash)) > 0).all():
+        return None
+    starts = np.flatnonzero(digit & np.concatenate(([True], other[:-1])))
+    ends = np.flatnonzero(digit & np.concatenate((other[1:], [True])))
+    lengths = ends - starts + 1
+    longest = int(lengths.max())
+    if longest > _MAX_DIGITS:
+        return None
+    values = np.zeros(starts.size, dtype=np.int64)
+    for j in range(longest):  # right-aligned digits, leading zeros where a number is shorter
+        pos = ends - (longest - 1 - j)
+        d = b[np.maximum(pos, 0)].astype(np.int64) - ord("0")
+        values *= 10
+        values += np.where(pos >= starts, d, 0)
+    is_den = np.zeros(starts.size, dtype=bool)
+    inner = starts > 0
+    is_den[inner] = b[starts[inner] - 1] == ord("/")
+    num_at = np.flatnonzero(~is_den)
+    num = values[num_at]
+    den = np.ones(num.size, dtype=np.int64)
+    has_slash = b[ends[num_at] + 1] == ord("/")
+    den[has_slash] = values[is_den]
+    # every row has m fields: count the numerators before each newline
+    newlines = np.flatnonzero(b == ord("\n"))
+    per_line = np.diff(np.searchsorted(starts[num_at], newlines), prepend=0)
+    if not (per_line == m).all():
+        return None
+    return num, den
+
+
+def common_denominator(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(A, D) with p/q = A/D entrywise, D the lcm of the reduced denominators q / gcd(p, q) (the denominator
+    ``ExactKernel.from_fractions`` chooses) and A int64; None when D > 2^62 or some |A| > 2^62. p, q: int64,
+    q > 0. Works in place on ``p`` and ``q``."""
+    g = np.gcd(p, q)  # gcd(0, q) = q: 0/q reduces to 0/1
+    np.floor_divide(p, g, out=p)
+    np.floor_divide(q, g, out=q)
+    del g
+    largest_q = int(q.max()) if q.size else 1
+    if (q & (q - 1) == 0).all():  # powers of two: the lcm is the largest
+        den = largest_q
+    else:
+        den = 1
+        for v in np.unique(q).tolist():
+            den = den * v // _gcd(den, v)
+            if den > INT64_ENTRY_LIMIT:
+                return None
+    if den > INT64_ENTRY_LIMIT:
+        return None
+    scale = den // q  # exact: q divides den
+    if (np.abs(p) > INT64_ENTRY_LIMIT // scale).any():
+        return None
+    np.multiply(p, scale, out=p)
+    return p, den
+
+
+def _gcd(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a
+
+
+def read_normalised_fast(path: Path) -> tuple[GridKernel, list[int]] | None:
+    """:func:`mechdesign.release.kernel_io.read_kernel_normalised` for the files this module reads without a
+    Fraction per entry: the same kernel (equal numerators and denominator), the same rule and the same messages
+    for a negative entry or a row sum more than 1e-9 from 1; None when the file is outside the grammars of the
+    module docstring, or some row needs normalising (the caller then reads it the Fraction way)."""
+    suffix = path.suffix.lower()
+    if not path.is_file():
+        return None
+    if suffix == ".npy":
+        ints = _npy_numerators(path)
+    elif suffix == ".json":
+        ints = _json_numerators(path)
+    elif suffix in (".csv", ".txt", ".tsv"):
+        parsed = parse_fraction_text(path.read_bytes(), b"\t" if suffix == ".tsv" else b",")
+        ints = _on_common_denominator(parsed)
+    else:
+        return None
+    if ints is None:
+        return None
+    return _checked(ints[0], ints[1], str(path))
+
+
+def _on_common_denominator(parsed) -> tuple[np.ndarray, int] | None:
+    if parsed is None:
+        return None
+    p, q, shape = parsed
+    common = common_denominator(p, q)
+    return None if common is None else (common[0].reshape(shape), common[1])
+
+
+def _npy_numerators(path: Path) -> tuple[np.ndarray, int] | None:
+    try:
+        arr = np.load(path, allow_pickle=False, mmap_mode="r")
+    except (ValueError, OSError):
+        return None  # the Fraction path words the error
+    if arr.ndim != 2 or arr.size == 0:
+        return None
+    if arr.dtype.kind == "f" and arr.dtype.itemsize <= 8:
+        floats = np.asarray(arr, dtype=np.float64)  # exact: float16/32 widen exactly
+    elif arr.dtype.kind in "iu" and arr.dtype.itemsize <= 4:
+        floats = np.asarray(arr, dtype=np.float64)  # exact: |int| < 2^32
+    else:
+        return None  # int64, longdouble, complex: the Fraction path converts them as it always has
+    if not np.isfinite(floats).all():
+        return None  # the Fraction path names the first non-finite entry
+    return dyadic_numerators(floats)
+
+
+_KEY = {name: re.compile(rb'"' + name.encode() + rb'"\s*:\s*\[\s*\[') for name in ("kernel_exact", "kernel")}
+_ROWS_END = re.compile(rb"\]\s*\]")
+_JSON_SPACE = np.zeros(256, dtype=bool)
+_JSON_SPACE[[ord(" "), ord("\t"), ord("\n"), ord("\r")]] = True
+_EXACT_SPAN_ALLOWED = _JSON_SPACE.copy()
+for _c in b'0123456789/",[]':
+    _EXACT_SPAN_ALLOWED[_c] = True
+_JSON_CHUNK = 1 << 23
+"""The cut arrays are checked and parsed in pieces of whole rows of about this many bytes (8 MB)."""
+
+
+def _json_numerators(path: Path) -> tuple[np.ndarray, int] | None:
+    """The ``kernel_exact`` rows of a JSON object as ``mechdesign solve --json`` or ``-o k.json`` write it,
+    without ``json.loads`` of the N·M strings: the ``kernel_exact`` and ``kernel`` arrays are cut out of the
+    text and the rest (a few kB) is parsed by ``json.loads`` with a unique placeholder in their place, which
+    must come back as the top-level values of "kernel_exact" and "kernel" (so each cut was the object's own
+    value, not text inside a string or a nested object). The ``kernel_exact`` text is checked to be valid JSON
+    of rows of quoted ``p/q`` strings (no space inside a string) and parsed by :func:`parse_fraction_text`; the
+    ``kernel`` floats, which the reader ignores when ``kernel_exact`` is there, are only checked to be valid
+    JSON (``json.loads`` of a piece of rows at a time). Together: the file is valid JSON and its
+    ``kernel_exact`` is what ``json.loads`` would return."""
+    raw = path.read_bytes()
+    spans = {}
+    for name, pattern in _KEY.items():
+        key = pattern.search(raw)
+        if key is not None:
+            spans[name] = _rows_span(raw, key)
+    if "kernel_exact" not in spans or any(s is None for s in spans.values()):
+        return None
+    order = sorted(spans.items(), key=lambda kv: kv[1][0])
+    if len(order) == 2 and order[0][1][1] > order[1][1][0]:
+        return None  # overlapping cuts
+    token = "mechdesign-cut"
+    while token.encode() in raw:
+        token += "x"
+    placeholders = {name: f"{token}-{name}" for name in spans}
+    pieces, last = [], 0
+    for name, (lo, hi) in order:
+        pieces += [raw[last:lo], json.dumps(placeholders[name]).encode()]
+        last = hi
+    pieces.append(raw[last:])
+    try:
+        data = json.loads(b"".join(pieces))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict) or any(data.get(name) != ph for name, ph in placeholders.items()):
+        return None
+    if "kernel" in spans and not _valid_json_rows(raw, *spans["kernel"]):
+        return None
+    nums, dens, width, rows = [], [], None, 0
+    for lo, hi in _row_pieces(raw, *spans["kernel_exact"]):
+        parsed = _exact_rows_text(np.frombuffer(raw, dtype=np.uint8, count=hi - lo, offset=lo))
+        if parsed is None or width not in (None, parsed[2][1]):
+            return None
+        nums.append(parsed[0])
+        dens.append(parsed[1])
+        width = parsed[2][1]
+        rows += parsed[2][0]
+    del raw
+    p, q = np.concatenate(nums), np.concatenate(dens)
+    del nums, dens
+    return _on_common_denominator((p, q, (rows, width)))
+
+
+def _rows_span(raw: bytes, key: re.Match) -> tuple[int, int] | None:
+    """[lo, hi) of the array of rows that follows ``"name": `` (from its '[' to its ']' when rows are lists of
+    scalars: the first "]" followed by white space and "]" closes it; the placeholder test decides)."""
+    lo = raw.index(b"[", key.start())
+    end = _ROWS_END.search(raw, lo)
+    return None if end is None else (lo, end.end())
+
+
+def _row_pieces(raw: bytes, lo: int, hi: int):
+    """The rows of the array ``raw[lo:hi]`` (``[row, row, ...]``) as pieces ``[row, ..., row]`` of about
+    :data:`_JSON_CHUNK` bytes: each piece is cut just after a "]" and its leading comma is dropped, so each is
+    an array of whole rows when every "]" closes a row (a cut elsewhere fails the checks of the piece)."""
+    pos, inner_end = lo + 1, hi - 1
+    first = True
+    while pos < inner_end:
+        cut = raw.find(b"]", pos + _JSON_CHUNK, inner_end)
+        cut = inner_end if cut == -1 else cut + 1
+        start = pos
+        while start < cut and raw[start] in b" \t\r\n":
+            start += 1
+        if start == inner_end and not first:
+            return  # white space after the last row
+        if not first:
+            if start >= cut or raw[start] != ord(","):
+                yield start, start  # an empty piece: fails every check
+                return
+            start += 1
+        first = False
+        yield start - 1, cut + 1  # with the "[" before and the "]" after: lo - 1 and hi hold a byte each
+        pos = cut
+
+
+def _valid_json_rows(raw: bytes, lo: int, hi: int) -> bool:
+    """True when ``raw[lo:hi]`` is a valid JSON array (checked a piece of rows at a time)."""
+    if b'"' in raw[lo:hi]:
+        return False  # no strings: every "]" closes a row, so the pieces are whole rows
+    for a, b in _row_pieces(raw, lo, hi):
+        try:
+            json.loads(b"[" + raw[a + 1 : b - 1] + b"]")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return False
+    return True
+
+
+def _exact_rows_text(piece: np.ndarray):
+    """(p, q, shape) from a byte piece ``?row, ..., row?`` (first and last byte ignored: they stand for "[" and
+    "]") when it is exactly rows ``["p/q", ...]`` of quoted strings of digits with at most one slash and white
+    space only between tokens (valid JSON), else None."""
+    b = piece[1:-1]
+    if b.size == 0 or not _EXACT_SPAN_ALLOWED[b].all():
+        return None
+    quote = b == ord('"')
+    inside = (np.cumsum(quote) & 1).astype(bool)  # True from an opening quote up to (not incl.) its closing one
+    inside &= ~quote
+    value = ((b - ord("0")) < 10) | (b == ord("/"))
+    if not np.array_equal(value, inside):  # string content is exactly the digits and slashes
+        return None
+    compact = b[~_JSON_SPACE[b]]  # white space is outside strings (checked above): drop it
+    q_at = np.flatnonzero(compact == ord('"'))
+    if q_at.size == 0 or q_at.size % 2 or q_at[0] == 0 or q_at[-1] == compact.size - 1:
+        return None
+    opens, closes = q_at[0::2], q_at[1::2]
+    if not (
+        np.isin(compact[opens - 1], [ord("["), ord(",")]).all()
+        and np.isin(compact[closes + 1], [ord("]"), ord(",")]).all()
+    ):
+        return None
+    text = compact[compact != ord('"')]
+    if text.size < 3 or text[0] != ord("[") or text[-1] != ord("]"):
+        return None
+    inner = text[1:-1]
+    close = np.flatnonzero(inner == ord("]"))
+    opening = np.flatnonzero(inner == ord("["))
+    # rows: "],[" between rows and nowhere else a bracket
+    if close.size != opening.size or (
+        close.size
+        and (
+            not (close + 2 < inner.size).all()
+            or not (inner[np.minimum(close + 1, inner.size - 1)] == ord(",")).all()
+            or not (opening == close + 2).all()
+        )
+    ):
+        return None
+    keep = np.ones(inner.size, dtype=bool)
+    keep[close + 1] = False
+    keep[opening] = False
+    lines = inner.copy()
+    lines[close] = ord("\n")
+    return parse_fraction_text(lines[keep].tobytes() + b"\n")
+
+
+def _checked(ints: np.ndarray, den: int, source: str) -> tuple[GridKernel, list[int]] | None:
+    """The rule of ``read_kernel_normalised`` on A / D: the first row (in order) with a negative entry or an
+    exact sum more than 1e-9 from 1 is an InputError with the same message; a kernel whose rows all sum to
+    exactly 1 is returned; None when some row sums to 1 only within 1e-9 (normalised by the Fraction path)."""
+    negative_rows = (ints < 0).any(axis=1)
+    largest = max(abs(int(ints.max())), abs(int(ints.min())))
+    sums = exact_sums(ints, axis=1, largest=largest).tolist()
+    tolerance = Fraction(1, 10**9)
+    off = [i for i, s in enumerate(sums) if s != den]
+    far = [i for i in off if abs(Fraction(sums[i], den) - 1) > tolerance]
+    first_negative = int(np.argmax(negative_rows)) if negative_rows.any() else None
+    candidates = [i for i in (first_negative, far[0] if far else None) if i is not None]
+    if candidates:
+        i = min(candidates)
+        if negative_rows[i]:
+            j = int(np.argmax(ints[i] < 0))
+            raise InputError(
+                f"{source}: row {i}, column {j}: entries must be >= 0, found "
+                f"{float(Fraction(int(ints[i, j]), den)):g} (invalid kernel)"
+            )
+        s = Fraction(sums[i], den)
+        raise InputError(
+            f"{source}: row {i} sums to {float(s):.17g}, more than 1e-9 from 1 "
+            "(invalid kernel: rows must be probability distributions)"
+        )
+    if off:
+        return None
+    return GridKernel(ints, den, stochastic=True), []
