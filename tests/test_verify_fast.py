@@ -408,3 +408,54 @@ def test_text_writers_hold_each_entry_exactly(tmp_path, suffix):
         assert data["kernel_exact"] == [[str(v) for v in r] for r in expected]  # reduced "p/q", as str(Fraction)
         assert [[Fraction(v) for v in r] for r in data["kernel"]] == expected  # the floats are exact too
     assert math.isclose(float(sum(expected[1])), 1.0)
+
+
+# ---------------------------------------------------------------------- the JSON number rows against json.loads
+
+
+def _json_rows_of_numbers(text: str) -> bool:
+    """The oracle: Python's json module reads ``[text]`` as a non-empty list of non-empty lists of numbers."""
+    try:
+        data = json.loads("[" + text + "]")
+    except json.JSONDecodeError:
+        return False
+    return bool(data) and all(isinstance(r, list) and r and all(type(v) in (int, float) for v in r) for r in data)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[0.5, 0.25], [1e-5, 2E+3]",
+        "[-0.5e-3, 0, -0, 10]",
+        "[1 2]",
+        "[1.]",
+        "[.5]",
+        "[+1]",
+        "[1e]",
+        "[--1]",
+        "[]",
+        "[1.2e3.4]",
+        "[1e2e3]",
+        "[01]",
+        "[-01]",
+        "[0.01, 1e05]",
+        "[1-2]",
+        "[1],[2]",
+        "[1] [2]",
+        "[1],,[2]",
+        "[1,]",
+        "[[1]]",
+        "[1e-]",
+        "[1.5e+10 , 3 ]\n ,\t[4]",
+    ],
+)
+def test_number_rows_validity_is_json_loads(text):
+    valid = kernel_arrays._number_rows_valid(np.frombuffer(text.encode(), dtype=np.uint8))
+    assert (valid if valid is not None else _json_rows_of_numbers(text)) == _json_rows_of_numbers(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789.eE+-, []\n", min_size=1, max_size=30))
+def test_number_rows_validity_is_json_loads_on_random_text(text):
+    valid = kernel_arrays._number_rows_valid(np.frombuffer(text.encode(), dtype=np.uint8))
+    assert valid is not None and valid == _json_rows_of_numbers(text)

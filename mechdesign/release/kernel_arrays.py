@@ -134,45 +134,43 @@ def parse_fraction_text(raw: bytes, delimiter: bytes = b",") -> tuple[np.ndarray
 
 
 def _parse_lines(b: np.ndarray, sep: int, m: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`parse_fraction_text` on whole lines ``b`` (ending in a newline)."""
-    if not allowed[b].all():
+    """:func:`parse_fraction_text` on whole lines ``b`` (ending in a newline).
+
+    Works on the non-digit bytes only (a fifth of a kernel's text): in the grammar no two non-digits are
+    adjacent and the text starts with a digit, so the digit runs are exactly the gaps between consecutive
+    non-digits, and each run is a numerator unless the non-digit before it is a slash."""
+    marks = np.flatnonzero((b - np.uint8(ord("0"))) >= 10)  # uint8 wrap-around: every byte but '0'..'9'
+    c = b[marks]
+    if not allowed[c].all() or marks[0] == 0 or (np.diff(marks) == 1).any():
+        return None  # a byte outside the grammar, the text starting with a non-digit, an empty field, "/,", "//"
+    slash = c == ord("/")
+    if (slash[1:] & slash[:-1]).any():
+        return None  # two slashes in one field
+    starts = np.empty(marks.size, dtype=np.int64)  # run k lies between marks k - 1 and k
+    starts[0] = 0
+    starts[1:] = marks[:-1] + 1
+    lengths = marks - starts
+    counts = np.bincount(lengths)
+    if counts.size - 1 > _MAX_DIGITS:
         return None
-    digit = (b - ord("0")) < 10  # uint8 wrap-around: only '0'..'9'
-    other = ~digit  # separators, slashes and newlines
-    # every separator, slash and newline directly follows a digit (no empty field, "/,", "//"), the text starts
-    # with a digit, and every slash is directly followed by a digit
-    if not digit[0] or not digit[np.flatnonzero(other) - 1].all():
-        return None
-    slash = np.flatnonzero(b == ord("/"))
-    if not digit[slash + 1].all():
-        return None
-    breaks = np.flatnonzero((b == sep) | (b == ord("\n")))
-    # at most one slash per field: consecutive slashes have a separator between them
-    if slash.size > 1 and not (np.diff(np.searchsorted(breaks, slash)) > 0).all():
-        return None
-    starts = np.flatnonzero(digit & np.concatenate(([True], other[:-1])))
-    ends = np.flatnonzero(digit & np.concatenate((other[1:], [True])))
-    lengths = ends - starts + 1
-    longest = int(lengths.max())
-    if longest > _MAX_DIGITS:
-        return None
-    values = np.zeros(starts.size, dtype=np.int64)
-    for j in range(longest):  # right-aligned digits, leading zeros where a number is shorter
-        pos = ends - (longest - 1 - j)
-        d = b[np.maximum(pos, 0)].astype(np.int64) - ord("0")
-        values *= 10
-        values += np.where(pos >= starts, d, 0)
-    is_den = np.zeros(starts.size, dtype=bool)
-    inner = starts > 0
-    is_den[inner] = b[starts[inner] - 1] == ord("/")
-    num_at = np.flatnonzero(~is_den)
-    num = values[num_at]
+    values = np.empty(starts.size, dtype=np.int64)
+    for length in np.flatnonzero(counts).tolist():  # numbers of one length at a time: one gather per digit
+        at = slice(None) if counts[length] == starts.size else np.flatnonzero(lengths == length)
+        first = starts[at]
+        acc = b[first].astype(np.int64)
+        for j in range(1, length):
+            acc *= 10
+            acc += b[first + j]
+        acc -= ord("0") * ((10**length - 1) // 9)  # the ASCII offset of every digit: 48 · 11…1
+        values[at] = acc
+    is_den = np.zeros(marks.size, dtype=bool)
+    is_den[1:] = slash[:-1]
+    is_num = ~is_den
+    num = values[is_num]
     den = np.ones(num.size, dtype=np.int64)
-    has_slash = b[ends[num_at] + 1] == ord("/")
-    den[has_slash] = values[is_den]
-    # every row has m fields: count the numerators before each newline
-    newlines = np.flatnonzero(b == ord("\n"))
-    per_line = np.diff(np.searchsorted(starts[num_at], newlines), prepend=0)
+    den[slash[is_num]] = values[is_den]  # a numerator followed by a slash takes the next run as its denominator
+    # every row has m fields: the numerators up to each newline
+    per_line = np.diff(np.cumsum(is_num)[c == ord("\n")], prepend=0)
     if not (per_line == m).all():
         return None
     return num, den
@@ -355,15 +353,110 @@ def _row_pieces(raw: bytes, lo: int, hi: int):
 
 
 def _valid_json_rows(raw: bytes, lo: int, hi: int) -> bool:
-    """True when ``raw[lo:hi]`` is a valid JSON array (checked a piece of rows at a time)."""
+    """True when ``raw[lo:hi]`` is a valid JSON array of rows of numbers (:func:`_number_rows_valid`, a piece of
+    rows at a time; ``json.loads`` of the piece when it holds letters, as NaN or Infinity)."""
     if b'"' in raw[lo:hi]:
         return False  # no strings: every "]" closes a row, so the pieces are whole rows
     for a, b in _row_pieces(raw, lo, hi):
-        try:
-            json.loads(b"[" + raw[a + 1 : b - 1] + b"]")
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        valid = _number_rows_valid(np.frombuffer(raw, dtype=np.uint8, count=b - a, offset=a)[1:-1])
+        if valid is None:
+            try:
+                json.loads(b"[" + raw[a + 1 : b - 1] + b"]")
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return False
+        elif not valid:
             return False
     return True
+
+
+_NUMBER_ROWS_ALLOWED = _JSON_SPACE.copy()
+for _c in b"0123456789.eE+-,[]":
+    _NUMBER_ROWS_ALLOWED[_c] = True
+
+
+def _shifted(a: np.ndarray, by: int, fill) -> np.ndarray:
+    """a moved right by ``by`` (1: the previous element at each position) or left (−1: the next), ``fill`` at the
+    end that has no neighbour."""
+    out = np.empty_like(a)
+    if by > 0:
+        out[:by], out[by:] = fill, a[:-by]
+    else:
+        out[by:], out[:by] = fill, a[-by:]
+    return out
+
+
+def _number_rows_valid(b: np.ndarray) -> bool | None:
+    """Is ``b`` exactly ``row, row, ...`` with rows ``[number, ...]`` of JSON numbers
+    (``-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?``) and white space only between tokens? None when it holds
+    other bytes (NaN, Infinity: the caller asks ``json.loads``).
+
+    A token is a maximal run of the bytes ``0-9 . e E + -``. It is a JSON number exactly when: a "-" is at its
+    start or right after the e, and "+" only right after the e, each followed by a digit; a "." lies between two
+    digits; the e follows a digit and precedes a digit or a sign; a token holds at most one "." and one e, the
+    "." before the e; and a "0" that starts the integer part is not followed by a digit."""
+    if b.size == 0 or not _NUMBER_ROWS_ALLOWED[b].all():
+        return None
+    digit = (b - np.uint8(ord("0"))) < 10
+    dot, minus, plus = b == ord("."), b == ord("-"), b == ord("+")
+    exp = (b == ord("e")) | (b == ord("E"))
+    token = digit | dot | exp | minus | plus
+    prev_token, digit_prev, digit_next = (
+        _shifted(token, 1, False),
+        _shifted(digit, 1, False),
+        _shifted(digit, -1, False),
+    )
+    exp_prev = _shifted(exp, 1, False)
+    sign_next = _shifted(minus | plus, -1, False)
+    start_minus = minus & ~prev_token
+    if not (
+        (~minus | ((start_minus | exp_prev) & digit_next)).all()
+        and (~plus | (exp_prev & digit_next)).all()
+        and (~dot | (digit_prev & digit_next)).all()
+        and (~exp | (digit_prev & (digit_next | sign_next))).all()
+    ):
+        return False
+    integer_start = digit & (~prev_token | _shifted(start_minus, 1, False))
+    if (integer_start & (b == ord("0")) & digit_next).any():
+        return False
+    breaks = np.flatnonzero(~token)
+    dots, exps = np.flatnonzero(dot), np.flatnonzero(exp)
+    dot_token, exp_token = np.searchsorted(breaks, dots), np.searchsorted(breaks, exps)
+    if (np.diff(dot_token) == 0).any() or (np.diff(exp_token) == 0).any():
+        return False  # two "." or two e in one token
+    after = np.searchsorted(dots, exps)  # the first "." after each e
+    has = after < dots.size
+    if (dot_token[after[has]] == exp_token[has]).any():
+        return False  # a "." after the e of its token
+    # structure: each token becomes one symbol "n"; then "[n,n,...],[n,...]" exactly
+    starts = token & ~prev_token
+    solid = ~_JSON_SPACE[b]
+    symbols = np.where(starts, np.uint8(ord("n")), b)[solid & (starts | ~token)]
+    return _rows_of_symbols(symbols)  # "1 2" (white space between two tokens) gives "nn": not rows
+
+
+def _rows_of_symbols(s: np.ndarray) -> bool:
+    """``s`` is exactly ``[n,...,n],[n,...],...`` (one or more rows of one or more "n")."""
+    if s.size < 3 or s[0] != ord("[") or s[-1] != ord("]"):
+        return False
+    inner = s[1:-1]
+    close = np.flatnonzero(inner == ord("]"))
+    opening = np.flatnonzero(inner == ord("["))
+    if close.size != opening.size or (
+        close.size
+        and (
+            not (close + 2 < inner.size).all()
+            or not (inner[np.minimum(close + 1, inner.size - 1)] == ord(",")).all()
+            or not (opening == close + 2).all()
+        )
+    ):
+        return False
+    keep = np.ones(inner.size, dtype=bool)
+    keep[close + 1] = False
+    keep[opening] = False
+    rest = inner[keep]  # "n" at even places, "," or "]" (between rows) at odd ones
+    return bool(
+        rest.size % 2 == 1 and (rest[0::2] == ord("n")).all() and np.isin(rest[1::2], [ord(","), ord("]")]).all()
+    )
 
 
 def _exact_rows_text(piece: np.ndarray):
@@ -374,7 +467,7 @@ def _exact_rows_text(piece: np.ndarray):
     if b.size == 0 or not _EXACT_SPAN_ALLOWED[b].all():
         return None
     quote = b == ord('"')
-    inside = (np.cumsum(quote) & 1).astype(bool)  # True from an opening quote up to (not incl.) its closing one
+    inside = (np.cumsum(quote, dtype=np.uint8) & 1).astype(bool)  # from an opening quote to its closing one (parity)
     inside &= ~quote
     value = ((b - ord("0")) < 10) | (b == ord("/"))
     if not np.array_equal(value, inside):  # string content is exactly the digits and slashes
