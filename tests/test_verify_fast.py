@@ -459,3 +459,19 @@ def test_number_rows_validity_is_json_loads(text):
 def test_number_rows_validity_is_json_loads_on_random_text(text):
     valid = kernel_arrays._number_rows_valid(np.frombuffer(text.encode(), dtype=np.uint8))
     assert valid is not None and valid == _json_rows_of_numbers(text)
+
+
+_TOKENS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
+    st.integers(-(10**20), 10**20).map(str),
+    st.text(alphabet="0123456789.eE+-", min_size=1, max_size=8),
+)
+_GLUE = st.sampled_from([",", ", ", " ,", ",\n ", " ", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(_TOKENS, _GLUE), min_size=1, max_size=4), min_size=1, max_size=3), _GLUE)
+def test_number_rows_validity_is_json_loads_on_number_like_rows(rows, between):
+    text = between.join("[" + "".join(t + g for t, g in row[:-1]) + row[-1][0] + "]" for row in rows)
+    valid = kernel_arrays._number_rows_valid(np.frombuffer(text.encode(), dtype=np.uint8))
+    assert valid is not None and valid == _json_rows_of_numbers(text), text

@@ -374,17 +374,6 @@ for _c in b"0123456789.eE+-,[]":
     _NUMBER_ROWS_ALLOWED[_c] = True
 
 
-def _shifted(a: np.ndarray, by: int, fill) -> np.ndarray:
-    """a moved right by ``by`` (1: the previous element at each position) or left (−1: the next), ``fill`` at the
-    end that has no neighbour."""
-    out = np.empty_like(a)
-    if by > 0:
-        out[:by], out[by:] = fill, a[:-by]
-    else:
-        out[by:], out[:by] = fill, a[-by:]
-    return out
-
-
 def _number_rows_valid(b: np.ndarray) -> bool | None:
     """Is ``b`` exactly ``row, row, ...`` with rows ``[number, ...]`` of JSON numbers
     (``-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?``) and white space only between tokens? None when it holds
@@ -393,44 +382,69 @@ def _number_rows_valid(b: np.ndarray) -> bool | None:
     A token is a maximal run of the bytes ``0-9 . e E + -``. It is a JSON number exactly when: a "-" is at its
     start or right after the e, and "+" only right after the e, each followed by a digit; a "." lies between two
     digits; the e follows a digit and precedes a digit or a sign; a token holds at most one "." and one e, the
-    "." before the e; and a "0" that starts the integer part is not followed by a digit."""
-    if b.size == 0 or not _NUMBER_ROWS_ALLOWED[b].all():
+    "." before the e; and a "0" that starts the integer part is not followed by a digit. Everything is decided
+    from the non-digit bytes (their positions tell where the digit runs are), a fifth of a kernel's text."""
+    if b.size == 0:
         return None
-    digit = (b - np.uint8(ord("0"))) < 10
-    dot, minus, plus = b == ord("."), b == ord("-"), b == ord("+")
-    exp = (b == ord("e")) | (b == ord("E"))
-    token = digit | dot | exp | minus | plus
-    prev_token, digit_prev, digit_next = (
-        _shifted(token, 1, False),
-        _shifted(digit, 1, False),
-        _shifted(digit, -1, False),
-    )
-    exp_prev = _shifted(exp, 1, False)
-    sign_next = _shifted(minus | plus, -1, False)
-    start_minus = minus & ~prev_token
+    marks = np.flatnonzero((b - np.uint8(ord("0"))) >= 10)  # every byte but '0'..'9'
+    c = b[marks]
+    if not _NUMBER_ROWS_ALLOWED[c].all():
+        return None
+    k = marks.size
+    if k == 0:
+        return False
+    gap_before = np.empty(k, dtype=bool)  # digits directly before mark i
+    gap_before[0] = marks[0] > 0
+    gap_before[1:] = np.diff(marks) > 1
+    gap_after = np.empty(k, dtype=bool)  # digits directly after mark i
+    gap_after[:-1] = gap_before[1:]
+    gap_after[-1] = marks[-1] < b.size - 1
+    dot, minus, plus = c == ord("."), c == ord("-"), c == ord("+")
+    exp = (c == ord("e")) | (c == ord("E"))
+    in_token = dot | exp | minus | plus
+    structural = ~in_token  # , [ ] and white space
+    prev_mark_token = np.zeros(k, dtype=bool)  # the byte before mark i is a token mark
+    prev_mark_token[1:] = in_token[:-1] & ~gap_before[1:]
+    exp_prev = np.zeros(k, dtype=bool)
+    exp_prev[1:] = exp[:-1] & ~gap_before[1:]
+    sign_next = np.zeros(k, dtype=bool)
+    sign_next[:-1] = (minus[1:] | plus[1:]) & ~gap_after[:-1]
+    start_minus = minus & ~gap_before & ~prev_mark_token
     if not (
-        (~minus | ((start_minus | exp_prev) & digit_next)).all()
-        and (~plus | (exp_prev & digit_next)).all()
-        and (~dot | (digit_prev & digit_next)).all()
-        and (~exp | (digit_prev & (digit_next | sign_next))).all()
+        (~minus | ((start_minus | exp_prev) & gap_after)).all()
+        and (~plus | (exp_prev & gap_after)).all()
+        and (~dot | (gap_before & gap_after)).all()
+        and (~exp | (gap_before & (gap_after | sign_next))).all()
     ):
         return False
-    integer_start = digit & (~prev_token | _shifted(start_minus, 1, False))
-    if (integer_start & (b == ord("0")) & digit_next).any():
+    # a "0" that starts an integer part (after a structural byte or a leading "-") followed by another digit
+    ends = np.empty(k, dtype=np.int64)  # where the digit run after mark i ends (exclusive)
+    ends[:-1] = marks[1:]
+    ends[-1] = b.size
+    opens = np.flatnonzero((structural | start_minus) & gap_after)
+    if ((b[marks[opens] + 1] == ord("0")) & (ends[opens] - marks[opens] > 2)).any():
         return False
-    breaks = np.flatnonzero(~token)
+    if marks[0] > 1 and b[0] == ord("0"):
+        return False
+    token_id = np.cumsum(structural)
     dots, exps = np.flatnonzero(dot), np.flatnonzero(exp)
-    dot_token, exp_token = np.searchsorted(breaks, dots), np.searchsorted(breaks, exps)
-    if (np.diff(dot_token) == 0).any() or (np.diff(exp_token) == 0).any():
+    if (np.diff(token_id[dots]) == 0).any() or (np.diff(token_id[exps]) == 0).any():
         return False  # two "." or two e in one token
     after = np.searchsorted(dots, exps)  # the first "." after each e
     has = after < dots.size
-    if (dot_token[after[has]] == exp_token[has]).any():
+    if (token_id[dots[after[has]]] == token_id[exps[has]]).any():
         return False  # a "." after the e of its token
-    # structure: each token becomes one symbol "n"; then "[n,n,...],[n,...]" exactly
-    starts = token & ~prev_token
-    solid = ~_JSON_SPACE[b]
-    symbols = np.where(starts, np.uint8(ord("n")), b)[solid & (starts | ~token)]
+    # structure: each token becomes one symbol "n" (at a leading "-", or after the structural byte before its
+    # digits); white space is dropped; then "[n,n,...],[n,...]" exactly
+    solid = structural & ~_JSON_SPACE[c]
+    slots = np.zeros((k, 2), dtype=np.uint8)  # 0: empty
+    slots[:, 0] = np.where(solid, c, 0)
+    slots[start_minus, 0] = ord("n")
+    slots[structural & gap_after, 1] = ord("n")
+    symbols = slots.ravel()
+    symbols = symbols[symbols != 0]
+    if marks[0] > 0:
+        symbols = np.concatenate(([np.uint8(ord("n"))], symbols))
     return _rows_of_symbols(symbols)  # "1 2" (white space between two tokens) gives "nn": not rows
 
 
