@@ -391,7 +391,10 @@ def test_npy_writer_refuses_entries_that_are_not_doubles(tmp_path):
 
 
 @pytest.mark.parametrize("suffix", ["csv", "json"])
-def test_text_writers_hold_each_entry_exactly(tmp_path, suffix):
+def test_text_writers_hold_each_entry_exactly(tmp_path, monkeypatch, suffix):
+    import mechdesign.release.kernel_text as kernel_text
+
+    monkeypatch.setattr(kernel_text, "ROWS_PER_BLOCK", 4)  # blocks of one row (M = 3): the joins between blocks
     rng = np.random.default_rng(2)
     ints = rng.integers(0, 1 << 50, size=(6, 3))
     ints[:, -1] = (1 << 52) - ints[:, :-1].sum(axis=1)
@@ -475,3 +478,33 @@ def test_number_rows_validity_is_json_loads_on_number_like_rows(rows, between):
     text = between.join("[" + "".join(t + g for t, g in row[:-1]) + row[-1][0] + "]" for row in rows)
     valid = kernel_arrays._number_rows_valid(np.frombuffer(text.encode(), dtype=np.uint8))
     assert valid is not None and valid == _json_rows_of_numbers(text), text
+
+
+@pytest.mark.parametrize(
+    "spec_text",
+    [
+        "alphabet: 5\nepsilon: 1\nprior_set: {kind: min_mass, c: 1/10}\nobjective: {kind: expected_loss, loss: hamming}\n",
+        "alphabet: 3\nepsilon: 0.5\nprior_set: {kind: simplex}\nobjective: {kind: expected_loss, loss: absolute}\n",
+    ],
+)
+def test_solve_json_streamed_is_the_old_text_byte_for_byte(tmp_path, capsys, monkeypatch, spec_text):
+    from mechdesign.design import design
+    from mechdesign.spec.json_values import dumps_indented
+    from mechdesign.spec.models import load_spec
+    import mechdesign.release.kernel_text as kernel_text
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(spec_text)
+    monkeypatch.setattr(kernel_text, "ROWS_PER_BLOCK", 4)  # several blocks of rows even at N = 5
+    status = main(["solve", str(spec), "--json", "-q"])
+    streamed = capsys.readouterr().out
+    assert status == 0
+    data = json.loads(streamed)
+    result = design(load_spec(spec))
+    # the old writer: the whole object through dumps_indented (the accuracy line as the CLI computes it)
+    old = dumps_indented({**result.to_json(), "inversion_accuracy": data["inversion_accuracy"]}) + "\n"
+    ignore = ("seconds", "compile_seconds", "certify_seconds", "total_seconds")  # wall clock differs run to run
+    strip = lambda text: [line for line in text.splitlines() if not any(f'"{k}"' in line for k in ignore)]  # noqa: E731
+    assert strip(streamed) == strip(old)
+    main(["solve", str(spec), "-q", "-o", str(tmp_path / "r.json")])
+    assert strip((tmp_path / "r.json").read_text()) == strip(old)

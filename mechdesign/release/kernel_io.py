@@ -173,9 +173,10 @@ def write_kernel(kernel: ExactKernel, path: str | Path) -> None:
         ):
             raise InputError(f"{path}: kernel entries are not all doubles; use .csv or .json for an exact copy")
         np.save(path, floats)
-    elif suffix == ".json":
-        path.write_text(json.dumps({"kernel_exact": kernel.strings(), "kernel": kernel.to_float().tolist()}, indent=1))
-    elif suffix in (".csv", ".txt"):
-        path.write_text("\n".join(",".join(row) for row in kernel.strings()) + "\n")
+    elif suffix in (".json", ".csv", ".txt"):
+        from mechdesign.release.kernel_text import write_csv, write_json
+
+        with open(path, "w", encoding="utf-8") as out:  # a block of rows at a time (kernel_text.py)
+            (write_json if suffix == ".json" else write_csv)(kernel, out)
     else:
         raise InputError(f"{path}: unknown kernel format {suffix!r} (use .csv, .json or .npy)")
