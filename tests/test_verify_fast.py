@@ -508,3 +508,63 @@ def test_solve_json_streamed_is_the_old_text_byte_for_byte(tmp_path, capsys, mon
     assert strip(streamed) == strip(old)
     main(["solve", str(spec), "-q", "-o", str(tmp_path / "r.json")])
     assert strip((tmp_path / "r.json").read_text()) == strip(old)
+
+
+def test_a_wide_first_line_is_ragged_not_a_huge_allocation(tmp_path, capsys, monkeypatch):
+    # 10^6 fields on the first line and 10^4 one-field lines: N·M = 10^10 entries would be 160 GB of int64
+    path = tmp_path / "k.csv"
+    path.write_text(",".join(["0"] * 10**6) + "\n" + "1\n" * 10**4)
+    assert kernel_arrays.parse_fraction_text(path.read_bytes()) is None
+    status, out, err = _run(capsys, ["verify", path, "--prior-set", "simplex", "--epsilon", "1"])
+    assert status == 2 and "ragged kernel" in err + out
+
+
+def _old_read(path):
+    """read_kernel_normalised with the fast reader off: (kernel fractions, normalised rows) or the error text."""
+    saved = kernel_arrays.read_normalised_fast
+    kernel_arrays.read_normalised_fast = lambda p: None
+    try:
+        kernel, normalised = kernel_io.read_kernel_normalised(path)
+        return _fractions(kernel), normalised
+    except (InputError, ValueError) as exc:
+        return f"error: {exc}"
+    finally:
+        kernel_arrays.read_normalised_fast = saved
+
+
+_SPACE = st.sampled_from(["", " ", "\n", "\n  ", "\t"])
+
+
+@st.composite
+def _json_texts(draw):
+    """A kernel_exact JSON text with random white space, sometimes mutated by one byte."""
+    n, m = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    den = draw(st.sampled_from([4, 6, 1 << 52]))
+    rows = []
+    for _ in range(n):
+        cuts = sorted(draw(st.lists(st.integers(0, den), min_size=m - 1, max_size=m - 1)))
+        rows.append([str(Fraction(b - a, den)) for a, b in zip([0] + cuts, cuts + [den])])
+    s = lambda: draw(_SPACE)  # noqa: E731
+    body = ("," + s()).join("[" + s() + ("," + s()).join(f'"{v}"' for v in r) + s() + "]" for r in rows)
+    text = '{"kernel_exact":' + s() + "[" + s() + body + s() + "]" + s() + "}"
+    for _ in range(draw(st.integers(0, 2))):  # a byte replaced or inserted, mostly next to a digit
+        digits = [i for i, ch in enumerate(text) if ch.isdigit()]
+        at = draw(st.sampled_from(digits)) + draw(st.sampled_from([0, 1])) if digits else 0
+        cut = draw(st.sampled_from([0, 1]))
+        text = text[:at] + draw(st.sampled_from(['"', ",", " ", "[", "]", "/", "0", "-", ""])) + text[at + cut :]
+    return text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_json_texts())
+def test_random_json_texts_read_as_the_fraction_path_reads_them(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("j") / "k.json"
+    path.write_text(text)
+    old = _old_read(path)
+    try:
+        fast = kernel_arrays.read_normalised_fast(path)
+    except InputError as exc:
+        assert old == f"error: {exc}", text
+        return
+    if fast is not None:
+        assert (_fractions(fast[0]), fast[1]) == old, text

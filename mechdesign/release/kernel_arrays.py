@@ -107,6 +107,8 @@ def parse_fraction_text(raw: bytes, delimiter: bytes = b",") -> tuple[np.ndarray
     first = raw[: raw.index(b"\n")]
     m = first.count(delimiter) + 1
     n = raw.count(b"\n")
+    if 2 * n * m > len(raw):
+        return None  # each field takes a digit and a separator at least: a ragged file (and no huge allocation)
     allowed = _ALLOWED.copy()
     allowed[sep] = True
     p = np.empty(n * m, dtype=np.int64)
