@@ -151,7 +151,25 @@ def _parse_lines(b: np.ndarray, sep: int, m: int, allowed: np.ndarray) -> tuple[
     starts = np.empty(marks.size, dtype=np.int64)  # run k lies between marks k - 1 and k
     starts[0] = 0
     starts[1:] = marks[:-1] + 1
-    lengths = marks - starts
+    values = _digit_values(b, starts, marks - starts)
+    if values is None:
+        return None
+    is_den = np.zeros(marks.size, dtype=bool)
+    is_den[1:] = slash[:-1]
+    is_num = ~is_den
+    num = values[is_num]
+    den = np.ones(num.size, dtype=np.int64)
+    den[slash[is_num]] = values[is_den]  # a numerator followed by a slash takes the next run as its denominator
+    # every row has m fields: the numerators up to each newline
+    per_line = np.diff(np.cumsum(is_num)[c == ord("\n")], prepend=0)
+    if not (per_line == m).all():
+        return None
+    return num, den
+
+
+def _digit_values(b: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+    """The decimal numbers b[starts[i] : starts[i] + lengths[i]] (runs of 1 to 18 ASCII digits) as int64; None
+    when a run is longer than 18 digits."""
     counts = np.bincount(lengths)
     if counts.size - 1 > _MAX_DIGITS:
         return None
@@ -165,17 +183,7 @@ def _parse_lines(b: np.ndarray, sep: int, m: int, allowed: np.ndarray) -> tuple[
             acc += b[first + j]
         acc -= ord("0") * ((10**length - 1) // 9)  # the ASCII offset of every digit: 48 · 11…1
         values[at] = acc
-    is_den = np.zeros(marks.size, dtype=bool)
-    is_den[1:] = slash[:-1]
-    is_num = ~is_den
-    num = values[is_num]
-    den = np.ones(num.size, dtype=np.int64)
-    den[slash[is_num]] = values[is_den]  # a numerator followed by a slash takes the next run as its denominator
-    # every row has m fields: the numerators up to each newline
-    per_line = np.diff(np.cumsum(is_num)[c == ord("\n")], prepend=0)
-    if not (per_line == m).all():
-        return None
-    return num, den
+    return values
 
 
 def common_denominator(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, int] | None:
@@ -475,51 +483,70 @@ def _rows_of_symbols(s: np.ndarray) -> bool:
     )
 
 
+_EXACT_MARKS_ALLOWED = _JSON_SPACE.copy()
+for _c in b'/",[]':
+    _EXACT_MARKS_ALLOWED[_c] = True
+
+
 def _exact_rows_text(piece: np.ndarray):
     """(p, q, shape) from a byte piece ``?row, ..., row?`` (first and last byte ignored: they stand for "[" and
-    "]") when it is exactly rows ``["p/q", ...]`` of quoted strings of digits with at most one slash and white
-    space only between tokens (valid JSON), else None."""
+    "]") when it is exactly rows ``["p/q", ...]`` of quoted strings of digits with at most one slash (1 to 18
+    digits each), with white space only between tokens (valid JSON), else None.
+
+    Decided from the non-digit bytes ("marks") alone, as :func:`_parse_lines`: a mark is inside a string when an
+    odd number of quotes precede it; inside a string only a "/" may stand, with digits on both sides, and an
+    opening quote is followed, a closing quote preceded, by digits; digits occur nowhere else. Each string then
+    becomes one symbol "n" and the symbols must form ``[n,...],[n,...]`` exactly."""
     b = piece[1:-1]
-    if b.size == 0 or not _EXACT_SPAN_ALLOWED[b].all():
+    if b.size == 0:
         return None
-    quote = b == ord('"')
-    inside = (np.cumsum(quote, dtype=np.uint8) & 1).astype(bool)  # from an opening quote to its closing one (parity)
-    inside &= ~quote
-    value = ((b - ord("0")) < 10) | (b == ord("/"))
-    if not np.array_equal(value, inside):  # string content is exactly the digits and slashes
+    marks = np.flatnonzero((b - np.uint8(ord("0"))) >= 10)
+    c = b[marks]
+    if marks.size < 4 or not _EXACT_MARKS_ALLOWED[c].all():
         return None
-    compact = b[~_JSON_SPACE[b]]  # white space is outside strings (checked above): drop it
-    q_at = np.flatnonzero(compact == ord('"'))
-    if q_at.size == 0 or q_at.size % 2 or q_at[0] == 0 or q_at[-1] == compact.size - 1:
-        return None
-    opens, closes = q_at[0::2], q_at[1::2]
+    k = marks.size
+    gap_before = np.empty(k, dtype=bool)  # digits directly before mark i
+    gap_before[0] = marks[0] > 0
+    gap_before[1:] = np.diff(marks) > 1
+    if gap_before[0] or marks[-1] != b.size - 1:
+        return None  # digits before the first mark or after the last: outside any string
+    gap_after = np.empty(k, dtype=bool)
+    gap_after[:-1] = gap_before[1:]
+    gap_after[-1] = False
+    quote = c == ord('"')
+    opening = quote & (np.cumsum(quote, dtype=np.uint8) & 1).astype(bool)  # odd count up to and incl. it
+    closing = quote & ~opening
+    inside = ~quote & (np.cumsum(quote, dtype=np.uint8) & 1).astype(bool)
+    slash = c == ord("/")
     if not (
-        np.isin(compact[opens - 1], [ord("["), ord(",")]).all()
-        and np.isin(compact[closes + 1], [ord("]"), ord(",")]).all()
+        np.array_equal(inside, slash)  # inside a string only "/", and every "/" inside one
+        and np.array_equal(gap_before, closing | slash)  # digits end exactly at a "/" or a closing quote
+        and np.array_equal(gap_after, opening | slash)  # and start exactly after an opening quote or a "/"
+        and np.count_nonzero(quote) % 2 == 0  # every string closed
     ):
         return None
-    text = compact[compact != ord('"')]
-    if text.size < 3 or text[0] != ord("[") or text[-1] != ord("]"):
+    if (slash[1:] & slash[:-1]).any():
+        return None  # two slashes in one string
+    # symbols: an opening quote is "n"; closing quotes, slashes and white space go
+    keep = ~(closing | slash | _JSON_SPACE[c])
+    symbols = np.where(opening, np.uint8(ord("n")), c)[keep]
+    if not _rows_of_symbols(symbols):
         return None
-    inner = text[1:-1]
-    close = np.flatnonzero(inner == ord("]"))
-    opening = np.flatnonzero(inner == ord("["))
-    # rows: "],[" between rows and nowhere else a bracket
-    if close.size != opening.size or (
-        close.size
-        and (
-            not (close + 2 < inner.size).all()
-            or not (inner[np.minimum(close + 1, inner.size - 1)] == ord(",")).all()
-            or not (opening == close + 2).all()
-        )
-    ):
+    widths = np.diff(np.cumsum(symbols == ord("n"))[symbols == ord("]")], prepend=0)
+    if not (widths == widths[0]).all():
         return None
-    keep = np.ones(inner.size, dtype=bool)
-    keep[close + 1] = False
-    keep[opening] = False
-    lines = inner.copy()
-    lines[close] = ord("\n")
-    return parse_fraction_text(lines[keep].tobytes() + b"\n")
+    ends = np.flatnonzero(gap_before)  # the mark after each run of digits
+    starts = marks[ends - 1] + 1
+    values = _digit_values(b, starts, marks[ends] - starts)
+    if values is None:
+        return None
+    is_den = closing[ends] & slash[ends - 1]  # a run between a "/" and the closing quote
+    num = values[~is_den]
+    den = np.ones(num.size, dtype=np.int64)
+    den[slash[ends[~is_den]]] = values[is_den]
+    if (den == 0).any():
+        return None
+    return num, den, (widths.size, int(widths[0]))
 
 
 def _checked(ints: np.ndarray, den: int, source: str) -> tuple[GridKernel, list[int]] | None:
