@@ -568,3 +568,21 @@ def test_random_json_texts_read_as_the_fraction_path_reads_them(tmp_path_factory
         return
     if fast is not None:
         assert (_fractions(fast[0]), fast[1]) == old, text
+
+
+@pytest.mark.parametrize("den_bits", [0, 3, 52])
+@pytest.mark.parametrize("quoted", [False, True])
+def test_fraction_lines_are_str_of_each_fraction(monkeypatch, den_bits, quoted):
+    import mechdesign.release.kernel_text as kernel_text
+
+    monkeypatch.setattr(kernel_text, "ROWS_PER_BLOCK", 6)
+    rng = np.random.default_rng(den_bits)
+    den = 1 << den_bits
+    ints = rng.integers(-den, den + 1, size=(7, 3))
+    ints[0] = [0, den, -den]  # 0, 1 and -1: "0", "1", "-1" (no "/1")
+    ints[1, 0] = 1  # 1/den (just "1" when den = 1)
+    kernel = GridKernel(ints.astype(np.int64), den)
+    lines = [line for block in kernel_text.fraction_line_blocks(kernel, quoted) for line in block]
+    # str(Fraction) is the text every entry must have (the Fraction path's own reading of it is Fraction(text))
+    expected = [[str(Fraction(int(a), den)) for a in row] for row in ints]
+    assert lines == [json.dumps(r) if quoted else ",".join(r) for r in expected]

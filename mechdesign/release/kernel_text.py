@@ -26,7 +26,14 @@ import numpy as np
 
 from mechdesign.certify.exact import ExactKernel, GridKernel
 
-__all__ = ["ROWS_PER_BLOCK", "fraction_row_blocks", "write_csv", "write_json", "write_result_json"]
+__all__ = [
+    "ROWS_PER_BLOCK",
+    "fraction_row_blocks",
+    "fraction_line_blocks",
+    "write_csv",
+    "write_json",
+    "write_result_json",
+]
 
 ROWS_PER_BLOCK = 1 << 18
 """Entries per block of rows: a block's strings are a few tens of MB at most."""
@@ -52,18 +59,56 @@ def _float_row_blocks(floats: np.ndarray) -> Iterator[np.ndarray]:
         yield floats[lo : lo + step]
 
 
+def fraction_line_blocks(kernel: ExactKernel, quoted: bool) -> Iterator[list[str]]:
+    """Each row's text, a block of rows at a time: ``",".join(row)`` of the strings of
+    :meth:`ExactKernel.strings` (``quoted``: ``json.dumps(row)``, '["p/q", "p/q"]').
+
+    On a grid 2^−k (int64 numerators, a power-of-two denominator) a row is one ``%``-format of its reduced
+    numerators and denominators ("%d/%d" per entry, reduced by the entry's lowest set bit as ``strings()``
+    reduces it), and "/1" is then dropped where the denominator is 1: no string object per entry."""
+    n, m = kernel.shape
+    den = kernel.denominator
+    ints = kernel.int64()
+    if ints is None or ints.ndim != 2 or den & (den - 1) or not m:
+        for rows in fraction_row_blocks(kernel):
+            yield [json.dumps(row) if quoted else ",".join(row) for row in rows]
+        return
+    entry, sep = ('"%d/%d"', ", ") if quoted else ("%d/%d", ",")
+    row_format = sep.join([entry] * m)
+    if quoted:
+        row_format = "[" + row_format + "]"
+    whole = '/1"' if quoted else "/1,"  # a denominator 1 (its text ends at the quote or the comma)
+    step = max(1, ROWS_PER_BLOCK // m)
+    pairs = np.empty((min(step, n), 2 * m), dtype=np.int64)
+    for lo in range(0, n, step):
+        block = ints[lo : lo + step]
+        common = np.where(block == 0, den, np.minimum(block & -block, den))  # gcd(A, 2^k), as strings() does
+        part = pairs[: block.shape[0]]
+        np.floor_divide(block, common, out=part[:, 0::2])
+        np.floor_divide(den, common, out=part[:, 1::2])
+        lines = []
+        for row in part.tolist():
+            line = (row_format % tuple(row)).replace(whole, whole[-1])
+            if not quoted and line.endswith("/1"):
+                line = line[:-2]
+            lines.append(line)
+        yield lines
+
+
 def write_csv(kernel: ExactKernel, out: IO[str]) -> None:
     """One line per row, entries "p/q" separated by commas."""
-    for rows in fraction_row_blocks(kernel):
-        out.write("\n".join(",".join(row) for row in rows) + "\n")
+    for lines in fraction_line_blocks(kernel, quoted=False):
+        out.write("\n".join(lines) + "\n")
 
 
 def _write_rows(out: IO[str], blocks, pad: str, close: str) -> None:
-    """A JSON array of rows, one row per line after ``pad``, closed by ``close`` + "]"."""
+    """A JSON array of rows, one row per line after ``pad``, closed by ``close`` + "]": ``blocks`` of float rows
+    (arrays) or of the rows' JSON text."""
     out.write("[\n")
     first = True
     for block in blocks:
-        text = ",\n".join(pad + json.dumps(row) for row in (block.tolist() if isinstance(block, np.ndarray) else block))
+        texts = (json.dumps(row) for row in block.tolist()) if isinstance(block, np.ndarray) else block
+        text = ",\n".join(pad + t for t in texts)
         out.write(text if first else ",\n" + text)
         first = False
     out.write("\n" + close + "]")
@@ -72,7 +117,7 @@ def _write_rows(out: IO[str], blocks, pad: str, close: str) -> None:
 def write_json(kernel: ExactKernel, out: IO[str]) -> None:
     """``{"kernel_exact": [...], "kernel": [...]}`` with one row per line."""
     out.write('{\n "kernel_exact": ')
-    _write_rows(out, fraction_row_blocks(kernel), "  ", " ")
+    _write_rows(out, fraction_line_blocks(kernel, quoted=True), "  ", " ")
     out.write(',\n "kernel": ')
     _write_rows(out, _float_row_blocks(kernel.to_float()), "  ", " ")
     out.write("\n}")
@@ -95,7 +140,7 @@ def write_result_json(result, extra: dict[str, Any], out: IO[str], indent: int =
     if floats is not None:
         streamed["kernel"] = _float_row_blocks(floats)
     if result.exact_kernel is not None:
-        streamed["kernel_exact"] = fraction_row_blocks(result.exact_kernel)
+        streamed["kernel_exact"] = fraction_line_blocks(result.exact_kernel, quoted=True)
     for name in streamed:
         bare[name] = f"{tag}{name}"
     text = dumps_indented({**bare, **extra}, indent)
