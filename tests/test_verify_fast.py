@@ -586,3 +586,18 @@ def test_fraction_lines_are_str_of_each_fraction(monkeypatch, den_bits, quoted):
     # str(Fraction) is the text every entry must have (the Fraction path's own reading of it is Fraction(text))
     expected = [[str(Fraction(int(a), den)) for a in row] for row in ints]
     assert lines == [json.dumps(r) if quoted else ",".join(r) for r in expected]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5], [0.5, 0.25, 0.25]]),  # few values
+        np.array([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]]),  # many distinct values
+        np.array([[0.0, -0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]]),  # -0.0 kept apart
+        np.array([[1e-300, 1.0, 1.0, 1.0, 1.0, 1.0]] * 3),
+    ],
+)
+def test_float_lines_are_json_dumps_of_each_row(block):
+    import mechdesign.release.kernel_text as kernel_text
+
+    assert kernel_text._float_lines(block) == [json.dumps(row) for row in block.tolist()]
