@@ -601,3 +601,11 @@ def test_float_lines_are_json_dumps_of_each_row(block):
     import mechdesign.release.kernel_text as kernel_text
 
     assert kernel_text._float_lines(block) == [json.dumps(row) for row in block.tolist()]
+
+
+@pytest.mark.parametrize(
+    "text", ["1/2,1/2\n1/4,3/4", "1/2,1/2\n1/4,3/4\n", "1/2,1/2\n1/4,3/4\n\n\n", "1/2,1/2\r\n1/4,3/4\r\n"]
+)
+def test_final_newlines_do_not_matter(text):
+    p, q, shape = kernel_arrays.parse_fraction_text(text.encode())
+    assert shape == (2, 2) and p.tolist() == [1, 1, 1, 3] and q.tolist() == [2, 2, 4, 4]

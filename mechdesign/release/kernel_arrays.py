@@ -4,7 +4,7 @@
 which is exact but costs ~10 µs and ~200 bytes per entry (110 s and 2.6 GB for a 3000 × 3000 kernel). Every
 kernel mechdesign writes, and most a user brings, is simpler than that:
 
-* a float64 array (``.npy``, or the ``kernel`` floats of a JSON file) is exactly a dyadic rational per entry:
+* a float64 array (``.npy``) is exactly a dyadic rational per entry:
   each finite double is m·2^e with an integer |m| < 2^53, so the whole array is A / 2^k with integers A when
   k ≥ max over the entries of (its binary digits after the point); with k ≤ 62 and |A| ≤ 2^62 the
   numerators are int64 (:func:`dyadic_numerators`);
@@ -16,7 +16,8 @@ kernel mechdesign writes, and most a user brings, is simpler than that:
 D is the denominator :meth:`mechdesign.certify.exact.ExactKernel.from_fractions` would choose (the lcm of
 the reduced denominators), so the kernel read here is *equal* to the one the Fraction path builds (same
 numerators, same denominator) and every downstream report is unchanged. Anything outside these grammars (a
-decimal, a sign, a space, a comment line, a quoted comma, a subnormal, a denominator that would not fit) makes
+decimal, a sign, a space, a comment line, a quoted comma, a subnormal, a denominator that would not fit, a JSON
+file with only ``kernel`` floats) makes
 :func:`read_normalised_fast` return None, and the caller reads the file the exact Fraction way as before.
 A row that sums to 1 only within the tolerance also returns None: dividing by its exact sum makes a common
 denominator far outside int64, which only the Fraction path can hold.
@@ -99,15 +100,18 @@ def parse_fraction_text(raw: bytes, delimiter: bytes = b",") -> tuple[np.ndarray
         raw = raw.replace(b"\r\n", b"\n")
         if b"\r" in raw:
             return None
-    raw = raw.rstrip(b"\n")
-    if not raw or b"\n\n" in raw or raw.startswith(b"\n"):
+    end = len(raw)  # the text up to its trailing newlines (no copy of a file of hundreds of MB)
+    while end and raw[end - 1] == ord("\n"):
+        end -= 1
+    if not end or raw.startswith(b"\n") or raw.find(b"\n\n", 0, end) != -1:
         return None
-    raw += b"\n"
+    if end == len(raw):
+        raw += b"\n"  # the last line's newline
+    total = end + 1  # raw[:total] is whole lines, each ending in a newline
     sep = ord(delimiter)
-    first = raw[: raw.index(b"\n")]
-    m = first.count(delimiter) + 1
-    n = raw.count(b"\n")
-    if 2 * n * m > len(raw):
+    m = raw.count(delimiter, 0, raw.index(b"\n")) + 1
+    n = raw.count(b"\n", 0, total)
+    if 2 * n * m > total:
         return None  # each field takes a digit and a separator at least: a ragged file (and no huge allocation)
     allowed = _ALLOWED.copy()
     allowed[sep] = True
@@ -116,8 +120,8 @@ def parse_fraction_text(raw: bytes, delimiter: bytes = b",") -> tuple[np.ndarray
     at = 0
     chunk = 1 << 23
     lo = 0
-    while lo < len(raw):
-        hi = raw.rfind(b"\n", lo, lo + chunk) + 1 if lo + chunk < len(raw) else len(raw)
+    while lo < total:
+        hi = raw.rfind(b"\n", lo, lo + chunk) + 1 if lo + chunk < total else total
         if hi <= lo:  # a single line longer than the chunk
             hi = raw.index(b"\n", lo) + 1
         parsed = _parse_lines(np.frombuffer(raw, dtype=np.uint8, count=hi - lo, offset=lo), sep, m, allowed)
