@@ -274,9 +274,6 @@ _KEY = {name: re.compile(rb'"' + name.encode() + rb'"\s*:\s*\[\s*\[') for name i
 _ROWS_END = re.compile(rb"\]\s*\]")
 _JSON_SPACE = np.zeros(256, dtype=bool)
 _JSON_SPACE[[ord(" "), ord("\t"), ord("\n"), ord("\r")]] = True
-_EXACT_SPAN_ALLOWED = _JSON_SPACE.copy()
-for _c in b'0123456789/",[]':
-    _EXACT_SPAN_ALLOWED[_c] = True
 _JSON_CHUNK = 1 << 23
 """The cut arrays are checked and parsed in pieces of whole rows of about this many bytes (8 MB)."""
 
