@@ -881,9 +881,22 @@ def verify_kernel(kernel: ExactKernel, prior_set: PriorSet, epsilon) -> Verifica
 
     text = epsilon.text if hasattr(epsilon, "text") else str(epsilon)
     cap = ratio_cap(prior_set, kernel.denominator)  # e^ε ≥ cap behaves as ∞ for this kernel (saturation.py)
-    nums = kernel.numerators
-    row_sums = [Fraction(int(s), kernel.denominator) for s in nums.sum(axis=1)]
-    negative = [(int(i), int(j)) for i, j in zip(*np.nonzero(nums < 0))][:10]
+    ints = kernel.int64()
+    if ints is not None and ints.ndim == 2:  # int64 numerators: no Python int per entry (issue 13)
+        row_sums = [Fraction(s, kernel.denominator) for s in exact_sums(ints, axis=1).tolist()]
+        negative = [(int(i), int(j)) for i, j in zip(*np.nonzero(ints < 0))][:10] if ints.size else []
+
+        def column_maxima():
+            aggregates = kernel.column_aggregates()
+            return aggregates[0] if aggregates is not None else ints.max(axis=0)
+    else:
+        nums = kernel.numerators
+        row_sums = [Fraction(int(s), kernel.denominator) for s in nums.sum(axis=1)]
+        negative = [(int(i), int(j)) for i, j in zip(*np.nonzero(nums < 0))][:10]
+
+        def column_maxima():
+            return nums.max(axis=0)
+
     for bits in (160, 640, 2560):  # both bounds are e^ε itself when it is rational (ε = log 3)
         lower = expr.exp_lower_bound(text, bits, cap=cap)
         upper = expr.exp_upper_bound(text, bits, cap=cap)  # None: e^ε ≥ cap, only infinite ratios fail
@@ -891,7 +904,7 @@ def verify_kernel(kernel: ExactKernel, prior_set: PriorSet, epsilon) -> Verifica
         if check.feasible or not check.stochastic:
             return Verification(check.feasible, True, check, upper, row_sums, negative)
         if any(r is not None and upper is not None and r > upper for r in check.ratios) or any(
-            r is None and int(mx) > 0 for r, mx in zip(check.ratios, nums.max(axis=0))
+            r is None and int(mx) > 0 for r, mx in zip(check.ratios, column_maxima())
         ):
             return Verification(False, True, check, upper, row_sums, negative)
     return Verification(False, False, check, upper, row_sums, negative)

@@ -21,9 +21,20 @@ import sys
 from pathlib import Path
 
 from mechdesign.spec.errors import InputError, MechdesignError
-from mechdesign.spec.json_values import dumps_indented
 
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def _write_with(write, out: str | None) -> None:
+    """``write(stream)`` to the file ``out`` (the errors of :func:`_write`), or to stdout."""
+    if out:
+        try:
+            with open(out, "w", encoding="utf-8") as stream:
+                write(stream)
+        except OSError as exc:
+            raise InputError(f"-o: cannot write {out}: {exc.strerror or exc}") from None
+    else:
+        write(sys.stdout)
 
 
 def _write(text: str, out: str | None) -> None:
@@ -88,7 +99,10 @@ def _cmd_solve(args) -> int:
             file=sys.stderr,
         )
     elif args.json or suffix == ".json":
-        _write(dumps_indented({**result.to_json(), "inversion_accuracy": accuracy}) + "\n", args.output)
+        from mechdesign.release.kernel_text import write_result_json
+
+        # the kernel rows a block at a time: the same text as dumps_indented({**result.to_json(), ...})
+        _write_with(lambda out: write_result_json(result, {"inversion_accuracy": accuracy}, out), args.output)
     else:
         _write(render_result(result, accuracy=accuracy), args.output)
     if interrupted is not None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mechdesign.certify.exact import ExactKernel
+from mechdesign.certify.exact import ExactKernel, grid_bits
 from mechdesign.spec.errors import InputError
 
 __all__ = ["read_kernel", "read_kernel_normalised", "write_kernel", "parse_entry", "ROW_SUM_TOLERANCE"]
@@ -91,6 +91,11 @@ def read_kernel_normalised(path: str | Path) -> tuple[ExactKernel, list[int]]:
     ``np.savetxt`` and the like) is replaced by row / s, exactly; every verdict is then about
     this normalised kernel. Returns (kernel, indices of the rows that were normalised).
     """
+    from mechdesign.release.kernel_arrays import read_normalised_fast
+
+    fast = read_normalised_fast(Path(path))  # int64 numerators, no Fraction per entry; None: read as Fractions
+    if fast is not None:
+        return fast
     rows, source = _read_rows(path)
     exact = _from_rows(rows, source, stochastic=False).fractions()
     normalised = []
@@ -156,6 +161,11 @@ def write_kernel(kernel: ExactKernel, path: str | Path) -> None:
     suffix = path.suffix.lower()
     if suffix == ".npy":
         floats = kernel.to_float()
+        ints = kernel.int64() if grid_bits(kernel) is not None else None
+        if ints is not None and (not ints.size or max(int(ints.max()), -int(ints.min())) <= 1 << 53):
+            # A / 2^k with k <= 52 and |A| <= 2^53: every entry is a double and to_float is exact
+            np.save(path, floats)
+            return
         back = ExactKernel.from_fractions([[Fraction(float(v)) for v in row] for row in floats])
         if not all(
             Fraction(int(a), back.denominator) == Fraction(int(b), kernel.denominator)
@@ -163,9 +173,10 @@ def write_kernel(kernel: ExactKernel, path: str | Path) -> None:
         ):
             raise InputError(f"{path}: kernel entries are not all doubles; use .csv or .json for an exact copy")
         np.save(path, floats)
-    elif suffix == ".json":
-        path.write_text(json.dumps({"kernel_exact": kernel.strings(), "kernel": kernel.to_float().tolist()}, indent=1))
-    elif suffix in (".csv", ".txt"):
-        path.write_text("\n".join(",".join(row) for row in kernel.strings()) + "\n")
+    elif suffix in (".json", ".csv", ".txt"):
+        from mechdesign.release.kernel_text import write_csv, write_json
+
+        with open(path, "w", encoding="utf-8") as out:  # a block of rows at a time (kernel_text.py)
+            (write_json if suffix == ".json" else write_csv)(kernel, out)
     else:
         raise InputError(f"{path}: unknown kernel format {suffix!r} (use .csv, .json or .npy)")
