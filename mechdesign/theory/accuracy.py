@@ -41,22 +41,32 @@ __all__ = [
 def kernel_rank(K) -> int:
     """Numerical rank of K (numpy's default SVD tolerance: σ_max · max(N, M) · machine ε).
 
-    Past N = 200 a cheaper test runs first: Cholesky of the Gram matrix G = K Kᵀ and LAPACK's
-    estimate of its reciprocal condition number (dpocon, ≈ (σ_min/σ_max)²); when that shows σ_min
-    comfortably above the tolerance (by a factor 100, covering the estimate's slack) the rank is N,
-    otherwise the SVD decides."""
+    Past N = 200 a cheaper test runs first (:func:`_full_rank_gram_factor`); when it does not show full row
+    rank, the SVD decides."""
     K = np.asarray(K, dtype=float)
-    n, m = K.shape
-    if n > 200 and m >= n:
-        from scipy.linalg import lapack
-
-        G = K @ K.T
-        chol, info = lapack.dpotrf(G, lower=0)
-        if info == 0:
-            rcond, info = lapack.dpocon(chol, np.abs(G).sum(axis=0).max())
-            if info == 0 and np.sqrt(max(rcond, 0.0)) > 100 * max(n, m) * np.finfo(float).eps:
-                return n
+    if _full_rank_gram_factor(K) is not None:
+        return K.shape[0]
     return int(np.linalg.matrix_rank(K))
+
+
+def _full_rank_gram_factor(K: np.ndarray) -> np.ndarray | None:
+    """For N > 200 and M ≥ N: the upper Cholesky factor R of the Gram matrix G = K Kᵀ = RᵀR when LAPACK's
+    estimate of G's reciprocal condition number (dpocon, ≈ (σ_min/σ_max)²) shows σ_min comfortably above
+    numpy's rank tolerance (by a factor 100, covering the estimate's slack), so that rank K = N; else None."""
+    n, m = K.shape
+    if n <= 200 or m < n:
+        return None
+    from scipy.linalg import lapack
+
+    G = K @ K.T
+    norm1 = np.abs(G).sum(axis=0).max()
+    chol, info = lapack.dpotrf(G, lower=0, overwrite_a=1)
+    if info != 0:
+        return None
+    rcond, info = lapack.dpocon(chol, norm1)
+    if info == 0 and np.sqrt(max(rcond, 0.0)) > 100 * max(n, m) * np.finfo(float).eps:
+        return np.triu(chol)
+    return None
 
 
 def inversion_matrix(K) -> np.ndarray:
@@ -65,7 +75,12 @@ def inversion_matrix(K) -> np.ndarray:
     then Kᵀ p = q̂ does not determine p (P is not identifiable from the outputs)."""
     K = np.asarray(K, dtype=float)
     n = K.shape[0]
-    r = kernel_rank(K)
+    R = _full_rank_gram_factor(K)
+    if R is not None:  # (Kᵀ)⁺ = (K Kᵀ)⁻¹ K for K of full row rank: two triangular solves, no SVD at large N
+        from scipy.linalg import solve_triangular
+
+        return solve_triangular(R, solve_triangular(R, K, trans="T", check_finite=False), check_finite=False)
+    r = int(np.linalg.matrix_rank(K))  # what kernel_rank does once its cheap test has not shown full rank
     if r < n:
         raise ValueError(
             f"the kernel has rank {r} < N = {n}: the inversion estimator is not defined "
