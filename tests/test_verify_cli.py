@@ -138,3 +138,33 @@ def test_privatize_unknown_label_writes_nothing(files, capsys):
     assert status == 2 and "row 3 (line 4): unknown label 'perhaps'" in err
     assert not out_csv.exists() and out == ""
     assert not list(tmp.glob(".privatize-*"))
+
+
+def test_a_large_worst_prior_vertex_is_written_as_its_common_mass_and_the_exception(tmp_path, capsys):
+    # a vertex of Q_X(c) is c on every symbol but one, which carries 1 − (N − 1)c (DESIGN.md §2): at N = 40 the
+    # text report names the common mass and the one exception instead of 40 fractions; --json lists all 40
+    import numpy as np
+
+    n = 40
+    K = np.full((n, 2), 0.5)
+    K[0] = [1.0, 0.0]  # output 1 impossible from symbol 0: its worst prior puts the free mass 1 − 39/80 on 0,
+    # P·K(:,1) = 39/80 · 1/2 and the ratio is (1/2) / (39/160) = 80/39 < e
+    path = tmp_path / "k.npy"
+    np.save(path, K)
+    assert main(["verify", str(path), "--prior-set", "min_mass:1/80", "--epsilon", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "worst output y = 1" in out and "80/39" in out
+    line = next(v for v in out.splitlines() if "worst prior vertex" in v)
+    assert line.strip() == "worst prior vertex P = 1/80 on every symbol but P(0) = 41/80 (40 symbols)"
+    assert main(["verify", str(path), "--prior-set", "min_mass:1/80", "--epsilon", "1", "--json"]) == 0
+    prior = json.loads(capsys.readouterr().out)["worst_prior"]
+    assert len(prior) == n and sum(Fraction(v) for v in prior) == 1
+
+
+def test_a_large_prior_without_a_common_mass_is_cut_to_its_first_and_last_masses():
+    from mechdesign.cli.verify import _prior_text
+
+    masses = [str(Fraction(i + 1, 210)) for i in range(20)]  # 1/210 .. 20/210: all different, sum 1
+    text = _prior_text(masses)
+    assert text == "[1/210, 1/105, 1/70, 2/105, 1/42, 1/35, …, 3/35, 19/210, 2/21] (20 masses; --json lists them all)"
+    assert _prior_text(masses[:12]) == "[" + ", ".join(masses[:12]) + "]"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
@@ -134,6 +135,26 @@ def _frac_list(prior) -> list[str] | None:
     return None if prior is None else [str(Fraction(p)) for p in prior]
 
 
+PRIOR_SHOWN = 12
+"""Masses of the worst prior vertex written out in the text report; --json lists every one."""
+
+
+def _prior_text(masses: list[str]) -> str:
+    """The worst prior vertex for the text report: every mass up to :data:`PRIOR_SHOWN` symbols; past that, the
+    mass most symbols share and the symbols that differ (a vertex of Q_X(c) is c on all symbols but one), or the
+    first and last masses, so that N = 3000 does not print 3000 fractions."""
+    n = len(masses)
+    if n <= PRIOR_SHOWN:
+        return "[" + ", ".join(masses) + "]"
+    common = Counter(masses).most_common(1)[0][0]
+    others = [i for i, v in enumerate(masses) if v != common]
+    if len(others) <= PRIOR_SHOWN // 2:
+        rest = ", ".join(f"P({i}) = {masses[i]}" for i in others)
+        return f"{common} on every symbol" + (f" but {rest}" if rest else "") + f" ({n} symbols)"
+    head, tail = ", ".join(masses[:6]), ", ".join(masses[-3:])
+    return f"[{head}, …, {tail}] ({n} masses; --json lists them all)"
+
+
 def _ratio_str(r) -> str:
     if r is None:
         return "none"
@@ -230,7 +251,7 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
             f"{rel} {bound_text if rel == '<=' or bound == result.upper_bound else above}"
         )
         if c.worst_prior is not None:
-            lines.append(f"  worst prior vertex P = [{', '.join(_frac_list(c.worst_prior))}]")
+            lines.append(f"  worst prior vertex P = {_prior_text(_frac_list(c.worst_prior))}")
         leak = c.leakage
         shown = eps.text if len(eps.text) <= 60 else f"{eps.value:.17g}"
         lines.append(
