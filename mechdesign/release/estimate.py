@@ -37,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mechdesign.release.blas_threads import single_threaded_blas
 from mechdesign.spec.errors import InputError
 from mechdesign.theory.accuracy import inversion_matrix, inversion_variances, kernel_rank
 
@@ -463,9 +464,14 @@ def em_mle(
     EM converges slowly when the MLE has masses at 0 or K is noisy (its rate is the fraction of
     missing information), so with ``polish`` EM runs to a gap of 1e-3 (at most 30 maps) and an
     active-set Newton method (:func:`_newton_active_set`, L non-decreasing too) finishes it (a batch of
-    several rows first runs batched SQUAREM to tol, at most 500 maps, and polishes the rest); rows
+    several rows, the bootstrap, warms up batched and polishes row by row); rows
     where Newton fails (singular Hessian: rank-deficient K) continue with EM. Every row stops when
     max_x g_x(p) − 1 ≤ tol (a bound on (L* − L(p))/n, see the module docstring) or after ``max_iter`` maps."""
+    with single_threaded_blas():
+        return _em_mle(K, counts, tol, max_iter, p0, accelerate, polish)
+
+
+def _em_mle(K, counts, tol, max_iter, p0, accelerate, polish) -> EMResult:
     K = np.ascontiguousarray(K, dtype=float)
     KT = np.ascontiguousarray(K.T)
     C = np.atleast_2d(np.asarray(counts, dtype=float))
@@ -483,10 +489,10 @@ def em_mle(
     elif not polish:
         _squarem(K, KT, C, nrep, P, tol, max_iter, iters, gap)
     else:
-        if b == 1:
-            _squarem(K, KT, C, nrep, P, max(tol, _WARMUP_GAP), min(max_iter, _WARMUP_MAPS), iters, gap)
-        else:  # a batch (bootstrap): batched SQUAREM to tol is cheaper than one Newton polish per row
-            _squarem(K, KT, C, nrep, P, tol, min(max_iter, 500), iters, gap)
+        # every row (one estimate or a bootstrap batch) warms up by batched SQUAREM and is polished by
+        # Newton: batched SQUAREM to tol (at most 500 maps) left every bootstrap row at N = 300 and
+        # N = 1000 to the polish anyway, after 60% of the time (benchmarks/results/tools_scaling.md)
+        _squarem(K, KT, C, nrep, P, max(tol, _WARMUP_GAP), min(max_iter, _WARMUP_MAPS), iters, gap)
         rest = []
         for i in np.flatnonzero(gap > tol):
             out = _newton_active_set(K, C[i], P[i], tol)
@@ -549,7 +555,28 @@ def estimate_distribution(
     ``method``: ``mle`` (EM, bootstrap intervals), ``inversion`` (asymptotic intervals) or ``projected``
     (``projection`` = ``euclidean`` or ``clip``; bootstrap intervals). ``bootstrap`` = B resamples (0: no
     standard errors or intervals for mle/projected); ``seed`` seeds the bootstrap. ``simultaneous``: a
-    Bonferroni band covering all N masses at once with probability ≥ ``confidence``."""
+    Bonferroni band covering all N masses at once with probability ≥ ``confidence``. BLAS runs on one
+    thread (:mod:`mechdesign.release.blas_threads`)."""
+    with single_threaded_blas():
+        return _estimate_distribution(
+            K,
+            counts,
+            labels,
+            output_labels,
+            method,
+            confidence,
+            bootstrap,
+            simultaneous,
+            projection,
+            seed,
+            tol,
+            max_iter,
+        )
+
+
+def _estimate_distribution(
+    K, counts, labels, output_labels, method, confidence, bootstrap, simultaneous, projection, seed, tol, max_iter
+) -> EstimateResult:
     from scipy.stats import norm
 
     if hasattr(K, "to_float"):
@@ -589,7 +616,7 @@ def estimate_distribution(
             f"the kernel has rank {rank} < N = {n_sym}: the likelihood is flat along the null space of K^T, "
             "so the MLE is one of many maximisers (P_X is not identifiable from the outputs)"
         )
-        warnings.warn(msg, NotIdentifiableWarning, stacklevel=2)
+        warnings.warn(msg, NotIdentifiableWarning, stacklevel=3)
         notes.append(msg)
     C = c[None, :].astype(float)
     P, em = _point_estimates(K, C, method, projection, B, tol, max_iter)
@@ -608,7 +635,7 @@ def estimate_distribution(
                 f"EM stopped after {int(em.iterations[0])} iterations with gap {em.gap[0]:.3g} > tol {tol:g}; "
                 "raise max_iter"
             )
-            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
             notes.append(msg)
     else:
         diagnostics["residual"] = float(np.linalg.norm(K.T @ P[0] - c / nrep))
