@@ -37,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mechdesign.release.blas_threads import single_threaded_blas
 from mechdesign.spec.errors import InputError
 from mechdesign.theory.accuracy import inversion_matrix, inversion_variances, kernel_rank
 
@@ -411,7 +412,10 @@ def _newton_active_set(K, c, p, tol, max_iter=60):
             return None
         return q, float(co @ np.log(q)), (A @ (co / q)) / n
 
-    q, L, g = stats(p)
+    first = stats(p)
+    if first is None:  # an observed output has probability 0 at p (a warm start with zeros): leave it to EM
+        return None
+    q, L, g = first
     support = p > 0
     for it in range(max_iter):
         gap = float(g.max() - 1.0)
@@ -463,9 +467,14 @@ def em_mle(
     EM converges slowly when the MLE has masses at 0 or K is noisy (its rate is the fraction of
     missing information), so with ``polish`` EM runs to a gap of 1e-3 (at most 30 maps) and an
     active-set Newton method (:func:`_newton_active_set`, L non-decreasing too) finishes it (a batch of
-    several rows first runs batched SQUAREM to tol, at most 500 maps, and polishes the rest); rows
+    several rows, the bootstrap, warms up batched and polishes row by row); rows
     where Newton fails (singular Hessian: rank-deficient K) continue with EM. Every row stops when
     max_x g_x(p) − 1 ≤ tol (a bound on (L* − L(p))/n, see the module docstring) or after ``max_iter`` maps."""
+    with single_threaded_blas():
+        return _em_mle(K, counts, tol, max_iter, p0, accelerate, polish)
+
+
+def _em_mle(K, counts, tol, max_iter, p0, accelerate, polish) -> EMResult:
     K = np.ascontiguousarray(K, dtype=float)
     KT = np.ascontiguousarray(K.T)
     C = np.atleast_2d(np.asarray(counts, dtype=float))
@@ -483,10 +492,10 @@ def em_mle(
     elif not polish:
         _squarem(K, KT, C, nrep, P, tol, max_iter, iters, gap)
     else:
-        if b == 1:
-            _squarem(K, KT, C, nrep, P, max(tol, _WARMUP_GAP), min(max_iter, _WARMUP_MAPS), iters, gap)
-        else:  # a batch (bootstrap): batched SQUAREM to tol is cheaper than one Newton polish per row
-            _squarem(K, KT, C, nrep, P, tol, min(max_iter, 500), iters, gap)
+        # every row (one estimate or a bootstrap batch) warms up by batched SQUAREM and is polished by
+        # Newton: batched SQUAREM to tol (at most 500 maps) left every bootstrap row at N = 300 and
+        # N = 1000 to the polish anyway, after 60% of the time (benchmarks/results/tools_scaling.md)
+        _squarem(K, KT, C, nrep, P, max(tol, _WARMUP_GAP), min(max_iter, _WARMUP_MAPS), iters, gap)
         rest = []
         for i in np.flatnonzero(gap > tol):
             out = _newton_active_set(K, C[i], P[i], tol)
@@ -499,6 +508,11 @@ def em_mle(
         if rest:
             rest = np.array(rest)
             Pr, itr, gr = P[rest], iters[rest], gap[rest]
+            # EM cannot move a mass at 0: rows with zeros (a warm start on a face) go on from > 0 everywhere
+            zeros = (Pr <= 0).any(axis=1)
+            if zeros.any():
+                floored = np.maximum(Pr[zeros], 1e-3 / n)
+                Pr[zeros] = floored / floored.sum(axis=1, keepdims=True)
             _squarem(K, KT, C[rest], nrep[rest], Pr, tol, max_iter, itr, gr)
             P[rest], iters[rest], gap[rest] = Pr, itr, gr
     L = _loglik(K, C, P)
@@ -549,7 +563,28 @@ def estimate_distribution(
     ``method``: ``mle`` (EM, bootstrap intervals), ``inversion`` (asymptotic intervals) or ``projected``
     (``projection`` = ``euclidean`` or ``clip``; bootstrap intervals). ``bootstrap`` = B resamples (0: no
     standard errors or intervals for mle/projected); ``seed`` seeds the bootstrap. ``simultaneous``: a
-    Bonferroni band covering all N masses at once with probability ≥ ``confidence``."""
+    Bonferroni band covering all N masses at once with probability ≥ ``confidence``. BLAS runs on one
+    thread (:mod:`mechdesign.release.blas_threads`)."""
+    with single_threaded_blas():
+        return _estimate_distribution(
+            K,
+            counts,
+            labels,
+            output_labels,
+            method,
+            confidence,
+            bootstrap,
+            simultaneous,
+            projection,
+            seed,
+            tol,
+            max_iter,
+        )
+
+
+def _estimate_distribution(
+    K, counts, labels, output_labels, method, confidence, bootstrap, simultaneous, projection, seed, tol, max_iter
+) -> EstimateResult:
     from scipy.stats import norm
 
     if hasattr(K, "to_float"):
@@ -589,7 +624,7 @@ def estimate_distribution(
             f"the kernel has rank {rank} < N = {n_sym}: the likelihood is flat along the null space of K^T, "
             "so the MLE is one of many maximisers (P_X is not identifiable from the outputs)"
         )
-        warnings.warn(msg, NotIdentifiableWarning, stacklevel=2)
+        warnings.warn(msg, NotIdentifiableWarning, stacklevel=3)
         notes.append(msg)
     C = c[None, :].astype(float)
     P, em = _point_estimates(K, C, method, projection, B, tol, max_iter)
@@ -608,7 +643,7 @@ def estimate_distribution(
                 f"EM stopped after {int(em.iterations[0])} iterations with gap {em.gap[0]:.3g} > tol {tol:g}; "
                 "raise max_iter"
             )
-            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
             notes.append(msg)
     else:
         diagnostics["residual"] = float(np.linalg.norm(K.T @ P[0] - c / nrep))
@@ -626,8 +661,11 @@ def estimate_distribution(
         q = np.clip(K.T @ p, 0, None)
         q /= q.sum()
         Cb = rng.multinomial(nrep, q, size=int(bootstrap)).astype(float)
-        p0 = np.maximum(p, 1e-3 / n_sym)  # warm start, > 0 everywhere so EM can move every mass
-        p0 /= p0.sum()
+        # warm start at p̂ itself, zeros included: Newton starts on p̂'s support (|S| × |S| Hessians, not
+        # N × N: N = 1000, 13 s -> 4 s) and adds every mass whose KKT condition fails; every count of a
+        # resample falls on an output with (K^T p̂)_y > 0, so L is finite there. Rows left to EM restart
+        # from masses > 0 everywhere (em_mle).
+        p0 = p.copy()
         Pb, emb = _point_estimates(K, Cb, method, projection, B, tol, max_iter, p0=p0)
         se = Pb.std(axis=0, ddof=1)
         lower, upper = np.quantile(Pb, a / 2, axis=0), np.quantile(Pb, 1 - a / 2, axis=0)
