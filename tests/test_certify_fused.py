@@ -513,3 +513,28 @@ def test_stage_does_not_apply_to_small_kernels_coarse_grids_or_other_prior_sets(
         }
     ).prior_set
     assert certify_on_fine_grid(np.full((2, 40_000), 1 / 40_000), point, Fraction(3), 52) is None
+
+
+def test_lemma4_worst_with_a_denominator_of_c_past_the_float_range():
+    # c = 1/10^400 is a valid min_mass spec (c ≤ 1/N); its Lemma-4 lows c_q·min_P P·A(:,y) do not fit in a
+    # float, so the largest ratio is decided in integers. Reference: each column's ratio written out from
+    # Lemma 4 of the Dobrushin paper, max_x A_xy / (c Σ_x A_xy + (1 − Nc) min_x A_xy), in Fractions.
+    from mechdesign.certify.lemma4 import lemma4_worst
+
+    c = Fraction(1, 10**400)
+    A = np.array([[6, 1, 1], [2, 3, 3], [2, 2, 4]], dtype=np.int64)
+    n = A.shape[0]
+    ratios = [Fraction(int(col.max())) / (c * int(col.sum()) + (1 - n * c) * int(col.min())) for col in A.T]
+    y, ratio = lemma4_worst((A.max(axis=0), A.min(axis=0), A.sum(axis=0)), c, n)
+    assert ratio == max(ratios) and y == ratios.index(max(ratios))
+
+
+def test_a_design_with_c_one_over_ten_to_the_400_is_certified_as_ldp():
+    # Q_X(c) tends to the simplex as c → 0 (DESIGN.md §2): at c = 10^−400 the certified optimum is the ε-LDP one
+    from mechdesign import design
+
+    base = {"alphabet": 3, "epsilon": 1, "objective": {"kind": "expected_loss", "loss": "hamming", "prior": "uniform"}}
+    tiny = design({**base, "prior_set": {"kind": "min_mass", "c": "1/1" + "0" * 400}})
+    ldp = design({**base, "prior_set": {"kind": "simplex"}})
+    assert tiny.is_ok and tiny.certificate.feasible
+    assert tiny.objective == pytest.approx(ldp.objective, rel=1e-12)

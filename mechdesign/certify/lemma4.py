@@ -96,13 +96,17 @@ def lemma4_worst(aggregates, c: Fraction, n: int) -> tuple[int | None, Fraction 
     if not finite:
         return None, None
     at = np.array(finite, dtype=np.int64)
+    exact_floats = True  # negative entries: a low can cancel in floats
     if (minima[at] >= 0).all():
-        low_f = np.array([float(lows[y]) for y in finite])
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            approx = maxima[at].astype(np.float64) * float(c.denominator) / low_f
-        exact_floats = not np.isfinite(approx).all()
-    else:
-        exact_floats = True  # negative entries: a low can cancel in floats
+        try:
+            low_f = np.array([float(lows[y]) for y in finite])
+            scale = float(c.denominator)
+        except OverflowError:  # c's denominator past 10^308 (c = 1/10^400 is a valid spec): exact ratios below
+            low_f = None
+        if low_f is not None:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                approx = maxima[at].astype(np.float64) * scale / low_f
+            exact_floats = not np.isfinite(approx).all()
     if exact_floats:
         approx = np.array([_float_or_inf(Fraction(tops[y] * c.denominator, lows[y])) for y in finite])
     near = np.flatnonzero(approx >= approx.max() * (1 - 1e-9)).tolist()
