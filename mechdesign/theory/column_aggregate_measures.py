@@ -19,13 +19,13 @@ same value.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 __all__ = ["aggregate_ldp_ratio", "aggregate_max_leakage_sum", "aggregate_capacity_ratio"]
 
 
 def _aggregates(K):
+    """(maxima, minima, sums) of an exact int64 kernel with no negative numerator, and N; else None."""
     from mechdesign.certify.exact import ExactKernel
 
     if not isinstance(K, ExactKernel):
@@ -36,31 +36,26 @@ def _aggregates(K):
     aggregates = K.column_aggregates()
     if aggregates is None or int(aggregates[1].min()) < 0:
         return None
-    maxima, minima, sums = aggregates
-    return maxima.tolist(), minima.tolist(), [int(s) for s in sums], ints.shape[0]
+    return aggregates, ints.shape[0]
 
 
-def _max_ratio(tops, lows) -> Fraction | float:
-    """max(1, max_y tops_y / lows_y) over the columns with tops_y > 0, exactly; ``inf`` when such a
-    column has lows_y ≤ 0 (integers: the comparisons are cross-multiplications, no Fraction per column)."""
-    best_num, best_den = 1, 1
-    for top, low in zip(tops, lows):
-        if top <= 0:
-            continue
-        if low <= 0:
-            return math.inf
-        if top * best_den > best_num * low:
-            best_num, best_den = top, low
-    return Fraction(best_num, best_den)
+def _largest_lemma4_ratio(aggregates, c: Fraction, n: int) -> Fraction | float:
+    """max(1, max_y a_y / (c S_y + (1 − Nc) b_y)) over the columns with a_y > 0 (``inf`` when such a column's
+    denominator is 0): the exact check's own worst column (:func:`mechdesign.certify.lemma4.lemma4_worst`);
+    1 when every column is zero (each ratio is ≥ 1: c S_y + (1 − Nc) b_y ≤ a_y)."""
+    from mechdesign.certify.lemma4 import lemma4_worst
+
+    _, ratio = lemma4_worst(aggregates, c, n)
+    return Fraction(1) if ratio is None else ratio
 
 
 def aggregate_ldp_ratio(K) -> Fraction | float | None:
-    """exp LDP(K) = max(1, max_y a_y / b_y) over the columns with a_y > 0, or None (no fast path)."""
+    """exp LDP(K) = max(1, max_y a_y / b_y) over the columns with a_y > 0, or None (no fast path): Lemma 4's
+    ratio at c = 0."""
     agg = _aggregates(K)
     if agg is None:
         return None
-    maxima, minima, _, _ = agg
-    return _max_ratio(maxima, minima)
+    return _largest_lemma4_ratio(agg[0], Fraction(0), agg[1])
 
 
 def aggregate_max_leakage_sum(K) -> Fraction | None:
@@ -68,7 +63,7 @@ def aggregate_max_leakage_sum(K) -> Fraction | None:
     agg = _aggregates(K)
     if agg is None:
         return None
-    return Fraction(sum(agg[0]), K.denominator)
+    return Fraction(sum(agg[0][0].tolist()), K.denominator)
 
 
 def aggregate_capacity_ratio(K, prior_set) -> Fraction | float | None:
@@ -81,12 +76,8 @@ def aggregate_capacity_ratio(K, prior_set) -> Fraction | float | None:
     agg = _aggregates(K)
     if agg is None:
         return None
-    maxima, minima, sums, n = agg
+    aggregates, n = agg
     c = rules(prior_set, n).equivalent_c()
     if c is None:
         return None
-    c = Fraction(c)
-    p, rest = c.numerator, c.denominator - n * c.numerator  # c·q and (1 − Nc)·q, q = c.denominator
-    tops = [c.denominator * a for a in maxima]  # q·a_y over q·min_P P·A(:,y): the ratio a_y / min_P P·A(:,y)
-    lows = [p * s + rest * b for s, b in zip(sums, minima)]
-    return _max_ratio(tops, lows)
+    return _largest_lemma4_ratio(aggregates, Fraction(c), n)
