@@ -26,7 +26,7 @@ EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0
 
 
 def _write_with(write, out: str | None) -> None:
-    """``write(stream)`` to the file ``out`` (the errors of :func:`_write`), or to stdout."""
+    """``write(stream)`` to the file ``out`` (an unwritable file: one-line InputError), or to stdout."""
     if out:
         try:
             with open(out, "w", encoding="utf-8") as stream:
@@ -38,13 +38,7 @@ def _write_with(write, out: str | None) -> None:
 
 
 def _write(text: str, out: str | None) -> None:
-    if out:
-        try:
-            Path(out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"-o: cannot write {out}: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(text)
+    _write_with(lambda stream: stream.write(text), out)
 
 
 def _cmd_solve(args) -> int:
