@@ -253,8 +253,12 @@ def test_cli_zero_column_counts_file_and_unknown_label(tmp_path, capsys):
 
 # ------------------------------------------------------------- kernel loading
 def test_int64_reader_gives_read_kernels_kernel(tmp_path):
+    from mechdesign.certify.exact import GridKernel
+    from mechdesign.release import kernel_io
     from mechdesign.release.kernel_io import read_kernel
-    from mechdesign.release.kernel_load import read_stochastic_kernel
+
+    def entry_by_entry(path):  # read_kernel's Fraction path, without its int64 reader
+        return kernel_io._from_rows(*kernel_io._read_rows(path), stochastic=True)
 
     rng = np.random.default_rng(5)
     rows = random_exact_kernel(rng, 5, 4, den=1024, zero_prob=0.2)
@@ -263,16 +267,17 @@ def test_int64_reader_gives_read_kernels_kernel(tmp_path):
     csv = tmp_path / "k.csv"
     csv.write_text("\n".join(",".join(str(v) for v in r) for r in rows) + "\n")
     for path in (npy, csv):
-        fast = read_stochastic_kernel(path)
+        fast = read_kernel(path)
+        assert isinstance(fast, GridKernel)  # the int64 reader's kernel (the Fraction path makes an ExactKernel)
         got = [[Fraction(int(a), fast.denominator) for a in r] for r in fast.numerators.tolist()]
         assert got == rows  # the test's own Fractions: dyadic floats and p/q text read exactly
-        slow = read_kernel(path)
+        slow = entry_by_entry(path)
         assert fast.denominator == slow.denominator
     # a row summing to 1 only within rounding: read_kernel's check and message
     bad = tmp_path / "bad.csv"
     bad.write_text("0.5,0.5\n0.3,0.7000000000001\n")
     with pytest.raises(InputError) as fast_err:
-        read_stochastic_kernel(bad)
-    with pytest.raises(InputError) as slow_err:
         read_kernel(bad)
+    with pytest.raises(InputError) as slow_err:
+        entry_by_entry(bad)
     assert str(fast_err.value) == str(slow_err.value)

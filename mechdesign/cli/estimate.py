@@ -118,11 +118,11 @@ def load_estimate_mechanism(spec: str | None, kernel: str | None, labels=None):
         raise InputError("estimate: give the mechanism with --kernel FILE or --spec SPEC")
     if spec is not None and kernel is not None:
         from mechdesign.objectives.registry import objective_rules
-        from mechdesign.release.kernel_load import read_stochastic_kernel
+        from mechdesign.release.kernel_io import read_kernel
         from mechdesign.spec.models import load_spec
 
         loaded = load_spec(Path(spec))
-        exact = read_stochastic_kernel(kernel)  # read_kernel's kernel and messages, int64 when it can
+        exact = read_kernel(kernel)  # int64 numerators when every row sums to exactly 1
         n, m = exact.shape
         if (n, m) != (loaded.n, loaded.m):
             raise InputError(

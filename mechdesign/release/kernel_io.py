@@ -77,7 +77,23 @@ def _from_rows(rows, source: str, stochastic: bool) -> ExactKernel:
 
 
 def read_kernel(path: str | Path, stochastic: bool = True) -> ExactKernel:
-    """Read a kernel file (CSV, JSON or .npy by extension) exactly."""
+    """Read a kernel file (CSV, JSON or .npy by extension) exactly.
+
+    With ``stochastic``, a float ``.npy`` or JSON array, or a CSV of ``p/q`` entries, whose rows sum to exactly 1
+    is read as int64 numerators on the same common denominator
+    (:func:`mechdesign.release.kernel_arrays.read_normalised_fast`: the *equal* kernel, no Fraction per entry;
+    N = 1000: about 10 s of ``estimate``); anything else (a row summing to 1 only within rounding, a negative
+    entry, a missing file, a format outside the fast grammars) is read entry by entry here, with these checks
+    and messages."""
+    if stochastic:
+        from mechdesign.release.kernel_arrays import read_normalised_fast
+
+        try:
+            fast = read_normalised_fast(Path(path))
+        except (InputError, OSError, ValueError):
+            fast = None  # the entry-by-entry path words its own message for a bad file
+        if fast is not None and not fast[1]:  # no row needed normalising: every row sums to exactly 1
+            return fast[0]
     rows, source = _read_rows(path)
     return _from_rows(rows, source, stochastic)
 

@@ -71,9 +71,9 @@ def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=No
         if result.certificate is None or not result.certificate.feasible:
             raise _NotCertified(f"the design of {spec} produced no certified kernel (status {result.status.value})")
         return Mechanism.from_result(result)
-    from mechdesign.release.kernel_load import read_stochastic_kernel
+    from mechdesign.release.kernel_io import read_kernel
 
-    exact = read_stochastic_kernel(kernel)  # read_kernel's kernel and messages, int64 when it can
+    exact = read_kernel(kernel)  # int64 numerators when every row sums to exactly 1
     n, m = exact.shape
     outputs = None
     if labels is None and Path(kernel).suffix.lower() == ".json":
