@@ -19,7 +19,8 @@ __all__ = ["single_threaded_blas"]
 
 @contextmanager
 def single_threaded_blas():
-    """Run the block with every loaded BLAS (numpy's and scipy's OpenBLAS) limited to one thread."""
+    """Run the block (or, as ``@single_threaded_blas()``, each call of the function) with every loaded BLAS
+    (numpy's and scipy's OpenBLAS) limited to one thread."""
     import scipy.linalg  # noqa: F401  (loads scipy's BLAS so that the limit below covers it)
     import scipy.linalg.blas  # noqa: F401
 

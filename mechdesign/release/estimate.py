@@ -453,6 +453,7 @@ def _newton_active_set(K, c, p, tol, max_iter=60):
     return p, max_iter, float(g.max() - 1.0)
 
 
+@single_threaded_blas()
 def em_mle(
     K, counts, tol: float = 1e-10, max_iter: int = 100_000, p0=None, accelerate: bool = True, polish: bool = True
 ) -> EMResult:
@@ -470,11 +471,6 @@ def em_mle(
     several rows, the bootstrap, warms up batched and polishes row by row); rows
     where Newton fails (singular Hessian: rank-deficient K) continue with EM. Every row stops when
     max_x g_x(p) − 1 ≤ tol (a bound on (L* − L(p))/n, see the module docstring) or after ``max_iter`` maps."""
-    with single_threaded_blas():
-        return _em_mle(K, counts, tol, max_iter, p0, accelerate, polish)
-
-
-def _em_mle(K, counts, tol, max_iter, p0, accelerate, polish) -> EMResult:
     K = np.ascontiguousarray(K, dtype=float)
     KT = np.ascontiguousarray(K.T)
     C = np.atleast_2d(np.asarray(counts, dtype=float))
@@ -544,6 +540,7 @@ def _point_estimates(K, C, method: str, projection: str, B=None, tol=1e-10, max_
     return (project_to_simplex(raw) if projection == "euclidean" else clip_and_renormalise(raw)), None
 
 
+@single_threaded_blas()
 def estimate_distribution(
     K,
     counts,
@@ -565,26 +562,6 @@ def estimate_distribution(
     standard errors or intervals for mle/projected); ``seed`` seeds the bootstrap. ``simultaneous``: a
     Bonferroni band covering all N masses at once with probability ≥ ``confidence``. BLAS runs on one
     thread (:mod:`mechdesign.release.blas_threads`)."""
-    with single_threaded_blas():
-        return _estimate_distribution(
-            K,
-            counts,
-            labels,
-            output_labels,
-            method,
-            confidence,
-            bootstrap,
-            simultaneous,
-            projection,
-            seed,
-            tol,
-            max_iter,
-        )
-
-
-def _estimate_distribution(
-    K, counts, labels, output_labels, method, confidence, bootstrap, simultaneous, projection, seed, tol, max_iter
-) -> EstimateResult:
     from scipy.stats import norm
 
     if hasattr(K, "to_float"):
