@@ -26,6 +26,7 @@ denominator far outside int64, which only the Fraction path can hold.
 from __future__ import annotations
 
 import json
+import math
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -204,7 +205,7 @@ def common_denominator(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, int] |
     else:
         den = 1
         for v in np.unique(q).tolist():
-            den = den * v // _gcd(den, v)
+            den = math.lcm(den, v)
             if den > INT64_ENTRY_LIMIT:
                 return None
     if den > INT64_ENTRY_LIMIT:
@@ -214,12 +215,6 @@ def common_denominator(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, int] |
         return None
     np.multiply(p, scale, out=p)
     return p, den
-
-
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a
 
 
 def read_normalised_fast(path: Path) -> tuple[GridKernel, list[int]] | None:
