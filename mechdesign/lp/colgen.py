@@ -49,11 +49,13 @@ from functools import partial
 
 import highspy
 import numpy as np
+from scipy import sparse
 from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
+from mechdesign.lp.mirror_fold import MirrorFold, reflection_invariant
 
 __all__ = ["KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
 
@@ -336,68 +338,36 @@ def generate_outputs(
 
     start = time.perf_counter()
     n, m = C.shape
+    G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
+    # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (lp/mirror_fold.py)
+    fold = MirrorFold.reflection(n, m) if reflection_invariant(C, G) else MirrorFold.identity(n, m)
+    nr = fold.num_rows
 
     h = new_warm_simplex(verbose, threads, 1e-9)
-    h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-    G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
+    h.addRows(nr, fold.rhs, fold.rhs, 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     if G is not None:
         # as in lp/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
         # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
         h.setOptionValue("primal_simplex_bound_perturbation_multiplier", 0.0)
-        # the epigraph rows Σ_y G_xy K_xy − τ ≤ 0 (rows N..2N−1), then τ (column 0)
-        h.addRows(n, np.full(n, -np.inf), np.zeros(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        # the epigraph rows Σ_y G_xy K_xy − τ ≤ 0 (rows N..2N−1; folded: rhs_h τ), then τ (column 0)
+        h.addRows(nr, np.full(nr, -np.inf), np.zeros(nr), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
         h.addCols(
-            1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), n,
-            np.zeros(1, np.int32), np.arange(n, 2 * n, dtype=np.int32), np.full(n, -1.0),
+            1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), nr,
+            np.zeros(1, np.int32), np.arange(nr, 2 * nr, dtype=np.int32), -fold.rhs,
         )  # fmt: skip
-    offsets: dict[int, int] = {}  # output y -> its first restricted column (a_0y)
-    row_offsets: dict[int, int] = {}  # output y -> its first row (a_0y − d_y ≤ 0); its PML row is N after
+    offsets: dict[int, int] = {}  # orbit j -> its first restricted column (a_0y)
+    row_offsets: dict[int, int] = {}  # orbit j -> its first row (a_0y − d_y ≤ 0); its PML row is N after
     width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
+    C_reps = C if not fold.folded else np.ascontiguousarray(C[:, fold.reps])
 
-    def add_outputs(ys):
-        """Columns of the new outputs (entries in the row sums), then their rows: the basis stays valid."""
-        k, first, first_row = ys.size, h.getNumCol(), h.getNumRow()
-        cost = np.vstack([C[:, ys], C[:, ys].sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
-        if G is None:
-            idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)  # a: row x; u: all rows
-            per = np.concatenate([np.arange(n), [n, 2 * n]])  # starts within one output
-            starts = (np.arange(k)[:, None] * 2 * n + per[None, :]).ravel().astype(np.int32)
-            h.addCols(
-                k * width,
-                cost.T.ravel(),
-                np.zeros(k * width),
-                np.ones(k * width),
-                2 * n * k,
-                starts,
-                np.tile(idx, k),
-                np.ones(2 * n * k),
-            )
-        else:  # a_xy: 1 in row x, G_xy in epigraph row N + x; u_y: every row sum, G(:,y) in the epigraph rows
-            idx_c, val_c, starts = [], [], [0]
-            for y in ys.tolist():
-                g = G[:, y]
-                nz = np.flatnonzero(g)
-                a_idx = np.full((n, 2), -1, np.int64)
-                a_idx[:, 0] = np.arange(n)
-                a_idx[nz, 1] = n + nz
-                a_val = np.ones((n, 2))
-                a_val[:, 1] = g
-                keep = a_idx >= 0
-                per_a = keep.sum(axis=1)
-                idx_c.append(a_idx[keep])
-                val_c.append(a_val[keep])
-                idx_c.append(np.concatenate([np.arange(n), n + nz]))
-                val_c.append(np.concatenate([np.ones(n), g[nz]]))
-                sizes = np.concatenate([per_a, [n + nz.size, 0]])
-                starts.extend((starts[-1] + np.cumsum(sizes)).tolist())
-            starts = np.asarray(starts[:-1], dtype=np.int32)
-            idx_all, val_all = np.concatenate(idx_c).astype(np.int32), np.concatenate(val_c)
-            h.addCols(
-                k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width),
-                idx_all.size, starts, idx_all, val_all,
-            )  # fmt: skip
+    def add_outputs(js):
+        """Columns of the new orbits' outputs (entries in the coupling rows), then their rows: the basis stays valid."""
+        k, first, first_row = js.size, h.getNumCol(), h.getNumRow()
+        Cy = C_reps[:, js] * fold.objective_weight[js][None, :]
+        cost = np.vstack([Cy, Cy.sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
+        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), *_coupling_entries(js))
         rows_idx, rows_val = [], []
-        for j, y in enumerate(ys):
+        for j, y in enumerate(js):
             a0 = first + j * width
             offsets[int(y)] = a0
             row_offsets[int(y)] = first_row + j * (n + 1)
@@ -422,26 +392,62 @@ def generate_outputs(
             np.concatenate(rows_val),
         )
 
+    def _coupling_entries(js):
+        """CSC entries (count, starts, rows, values) of the new columns in the coupling rows: a_xy has γ_j in
+        row sum row_of[x] and γ_j G_xy in epigraph row nr + row_of[x]; u_y (in every K_xy) the sums of those
+        over x per row; d_y none."""
+        k, ys, gam = js.size, fold.reps[js], fold.gamma[js]
+        x = np.arange(n)
+        rows, cols, vals = [], [], []
+        col0 = np.arange(k) * width
+        rows.append(np.broadcast_to(fold.row_of[:, None], (n, k)))
+        cols.append(x[:, None] + col0[None, :])
+        vals.append(np.broadcast_to(gam[None, :], (n, k)))
+        counts = np.bincount(fold.row_of, minlength=nr).astype(float)
+        rows.append(np.broadcast_to(np.arange(nr)[:, None], (nr, k)))
+        cols.append(np.broadcast_to(col0[None, :] + n, (nr, k)))
+        vals.append(counts[:, None] * gam[None, :])
+        if G is not None:
+            Gy = G[:, ys] * gam[None, :]
+            nz = Gy != 0
+            rows.append(np.broadcast_to(nr + fold.row_of[:, None], (n, k))[nz])
+            cols.append((x[:, None] + col0[None, :])[nz])
+            vals.append(Gy[nz])
+            Gf = Gy
+            if fold.folded:  # u_y's entry in folded epigraph row h: Σ over x with row_of[x] = h
+                Gf = np.zeros((nr, k))
+                np.add.at(Gf, fold.row_of, Gy)
+            nzf = Gf != 0
+            rows.append(np.broadcast_to(nr + np.arange(nr)[:, None], (nr, k))[nzf])
+            cols.append(np.broadcast_to(col0[None, :] + n, (nr, k))[nzf])
+            vals.append(Gf[nzf])
+        A = sparse.csc_matrix(
+            (np.concatenate([v.ravel() for v in vals]), (np.concatenate([r.ravel() for r in rows]),
+             np.concatenate([q.ravel() for q in cols]))),
+            shape=(2 * nr if G is not None else nr, k * width),
+        )  # fmt: skip
+        A.sum_duplicates()
+        A.sort_indices()
+        return A.nnz, A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data
+
     def restricted_columns(xs):
-        ys = np.array(sorted(offsets), dtype=int)
-        cols = np.empty((n, ys.size))
-        for j, y in enumerate(ys):
-            a0 = offsets[int(y)]
-            cols[:, j] = xs[a0 + n] + xs[a0 : a0 + n]
-        return ys, cols
+        js = np.array(sorted(offsets), dtype=int)
+        cols = np.empty((n, js.size))
+        for i, j in enumerate(js):
+            a0 = offsets[int(j)]
+            cols[:, i] = xs[a0 + n] + xs[a0 : a0 + n]
+        return js, cols
 
     if isinstance(initial, (int, np.integer)):
-        chosen = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
+        first = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
     else:
-        chosen = np.unique(np.asarray(initial, dtype=int))
-    mirrored = bool(np.array_equal(C, C[::-1, ::-1])) and (G is None or bool(np.array_equal(G, G[::-1, ::-1])))
-    if mirrored:
-        chosen = np.union1d(chosen, m - 1 - chosen)
+        first = np.unique(np.asarray(initial, dtype=int))
+    chosen = fold.orbits_of(first)  # orbits (outputs, without folding)
     add_outputs(chosen)
     bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
     pi, mu = np.zeros(n), None
     duals = (pi, mu)  # what the result reports; with ``epigraph``, the duals of the best bound met
-    ys, cols = chosen, np.zeros((n, chosen.size))
+    js, cols = chosen, np.zeros((n, chosen.size))
     while True:
         if time_limit is not None:
             set_seconds_left(h, time_limit - (time.perf_counter() - start))
@@ -453,30 +459,31 @@ def generate_outputs(
             status = "time_limit" if "Time" in ms else "solver_error"
             break
         sol = h.getSolution()
-        pi = np.asarray(sol.row_dual[:n], float)
+        row_dual = np.asarray(sol.row_dual, float)
+        pi = fold.full_multipliers(row_dual[:nr])
         value = float(h.getInfo().objective_function_value)
-        ys, cols = restricted_columns(np.asarray(sol.col_value, float))
+        js, cols = restricted_columns(np.asarray(sol.col_value, float))
         if G is None:
-            priced = price(C - pi[:, None], c, E)
+            priced = price(C_reps - pi[:, None], c, E)
         else:
-            mu = epigraph_multipliers(-np.asarray(sol.row_dual[n : 2 * n], float), tau_cost)
-            priced = price(C + mu[:, None] * G - pi[:, None], c, E)
+            mu = epigraph_multipliers(fold.full_multipliers(-row_dual[nr : 2 * nr]), tau_cost)
+            W = C + mu[:, None] * G - pi[:, None]
+            priced = price(W if not fold.folded else W[:, fold.reps], c, E)
         p = priced.value
-        lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
+        lagrangian = float(pi.sum() + (fold.multiplicity * np.minimum(p, 0.0)).sum())
         if G is None or lagrangian > bound:
             duals = (pi, mu)
         bound = max(bound, lagrangian)
         if on_round is not None:
-            on_round(_result(ys, cols, *duals, value, bound, rounds, iterations, h, start, status))
+            on_round(_result(fold, js, cols, *duals, value, bound, rounds, iterations, h, start, status))
         scale = max(1.0, abs(value))
-        report(
-            phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{chosen.size} of {m} outputs"
-        )
+        used = int(fold.multiplicity[chosen].sum())
+        report(phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{used} of {m} outputs")
         if verbose:
             import sys
 
             print(
-                f"output generation: round {rounds}, {chosen.size} of {m} outputs, restricted value "
+                f"output generation: round {rounds}, {used} of {m} outputs, restricted value "
                 f"{value:.12g}, bound {bound:.12g}, {time.perf_counter() - start:.2f} s",
                 file=sys.stderr,
             )
@@ -494,12 +501,10 @@ def generate_outputs(
         if value - bound <= LATE_GAP * scale:
             how_many = max(how_many, LATE_OUTPUTS)
         take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
-        if mirrored:  # reflection-invariant costs: an optimum symmetric under y -> M-1-y exists
-            take = np.setdiff1d(np.union1d(take, m - 1 - take), chosen)
         chosen = np.union1d(chosen, take)
         add_outputs(take)
         _seat_rays(h, take, priced, offsets, row_offsets, n)
-    return _result(ys, cols, *duals, value, bound, rounds, iterations, h, start, status)
+    return _result(fold, js, cols, *duals, value, bound, rounds, iterations, h, start, status)
 
 
 def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
@@ -529,7 +534,8 @@ def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
     return np.array(out, dtype=int)
 
 
-def _result(ys, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
+def _result(fold, js, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
+    ys, cols = fold.full_columns(js, cols)
     return RestrictedOutputs(
         mu=mu,
         outputs=ys,
