@@ -94,6 +94,14 @@ class MirrorFold:
         folded_rows = np.asarray(folded_rows, float)
         return folded_rows[self.row_of] / 2.0 if self.folded else folded_rows.copy()
 
+    def fold_rows(self, V: np.ndarray) -> np.ndarray:
+        """Σ over x with row_of[x] = h of the rows of V (N × j ↦ folded rows × j)."""
+        if not self.folded:
+            return V
+        out = np.zeros((self.num_rows, V.shape[1]))
+        np.add.at(out, self.row_of, V)
+        return out
+
     def full_columns(self, js: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The outputs and N × |outputs| columns of the symmetric kernel of representative columns
         ``columns[:, i]`` of orbits ``js[i]`` (sorted outputs)."""
