@@ -354,6 +354,23 @@ def generate_outputs(
     row sums: with C = c·L, G = L, a = 1 − Nc this is the expected loss under the worst prior of Q_X(c)
     (:mod:`mechdesign.lp.worst_case_engine`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
     reduced cost), outputs are priced at W = C + μG − π, and the bound is the Lagrangian one at that W.
+
+    Three ways to keep the restricted LP small (issue 13; numbers in ``benchmarks/results/scaling_families.md``,
+    "Symmetric kernels"):
+
+    - **Symmetric kernels.** When C (and G) are unchanged by the reflection x ↦ N−1−x, y ↦ M−1−y (|x − y|,
+      squared, Hamming loss with N = M under a uniform or worst-case prior), the LP is solved over symmetric
+      kernels (an optimum is symmetric): one block per mirror pair of outputs, one coupling row per mirror pair of
+      rows (:mod:`mechdesign.lp.mirror_fold`). Its multipliers map back to the full LP's, every output is priced
+      through its representative, and the kernel handed back is the full symmetric one.
+    - **Late rays** (epigraph, c > 0, :data:`LATE_RAYS`): once the gap is within :data:`LATE_GAP`, a new output
+      joins as one column θ ≥ 0 along its priced ray r (K(:,y) += θ r; no rows), and only an output that prices
+      below zero again after :data:`LATE_RAYS_MAX` rays gets its block. Rays and blocks add up: both lie in the
+      cone 𝒦, so the kernel stays private, and pricing is always over the whole cone, so the bound stays exact.
+    - **Differenced coupling rows** (epigraph, c > 0, N ≥ :data:`DIFFERENCE_MIN_N`,
+      :mod:`mechdesign.lp.difference_rows`): the row sums premultiplied by D, the epigraph rows (with slacks) by
+      D^k; a ray constant on runs of x is then sparse in them, and so is the factorisation HiGHS redoes after
+      every round.
     """
 
     start = time.perf_counter()
