@@ -104,11 +104,11 @@ def test_worst_case_output_generation_reaches_the_vertex_lp(n, eps, c, kind, eng
 
 def test_a_spent_time_limit_is_reported_not_certified_optimal():
     spec = {
-        "alphabet": 60,
+        "alphabet": 300,
         "epsilon": 1,
-        "prior_set": {"kind": "min_mass", "c": "1/120"},
+        "prior_set": {"kind": "min_mass", "c": "1/600"},
         "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"},
-        "output_size": 60,
+        "output_size": 300,
         "solver": {"time_limit": 0.01},
     }
     result = design(spec)

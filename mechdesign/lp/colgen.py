@@ -49,11 +49,14 @@ from functools import partial
 
 import highspy
 import numpy as np
+from scipy import sparse
 from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
+from mechdesign.lp.difference_rows import difference_matrix, sparsest_difference_order
+from mechdesign.lp.mirror_fold import MirrorFold, reflection_invariant
 
 __all__ = ["KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
 
@@ -66,6 +69,25 @@ LATE_OUTPUTS = 50
 near their optimum, so the outputs they price below zero belong to the optimum, and the worst-case prior's
 optimum uses many (|x − y| at N = 1000: ~170 outputs; 37 → 24 rounds, 53 → 32 s at load 3.6; adding many
 outputs *early* costs more: 16 a round from the start took 31 s at N = 500 instead of 4)."""
+
+
+LATE_RAYS = True
+"""With the epigraph and c > 0, outputs that join once the gap is within LATE_GAP enter as one ray column each
+(its priced ray, no rows) instead of a block of N + 1 rows; an orbit that prices below zero again gets another
+ray column, and after LATE_RAYS_MAX of them its block. The worst case with |x − y| at N = 1000: 3.6 → 2.3 s,
+39k rows instead of 114k; at N = 3000: 116 → 69 s. Under LDP (c = 0, no cost but τ's) the rays tail off:
+10 → 12–17 s at N = 1000, so c = 0 keeps blocks."""
+LATE_RAYS_MAX = 8
+
+DIFFERENCE_ROWS = True
+DIFFERENCE_MIN_N = 2000
+DIFFERENCE_MAX_ORDER = 2
+"""With the epigraph, c > 0, N ≥ DIFFERENCE_MIN_N and a loss whose columns are sparsest after k ≤
+DIFFERENCE_MAX_ORDER differences (|x − y|: k = 2), the coupling rows are premultiplied by difference matrices
+(lp/difference_rows.py): the basis factorisation after each round gets cheaper. Measured (load ~2, late rays
+on): |x − y| at N = 3000 74 → 56 s, but at N = 1000 2.9 → 3.1–3.5 s (more pivots, cheap factorisations
+either way); squared loss (k = 3) at N = 3000 14.5 → 29 s and at N = 1000 1.7 → 2.2–2.9 s; under LDP (c = 0)
+2.5–5× slower at N = 500."""
 
 
 @dataclass(frozen=True)
@@ -332,72 +354,79 @@ def generate_outputs(
     row sums: with C = c·L, G = L, a = 1 − Nc this is the expected loss under the worst prior of Q_X(c)
     (:mod:`mechdesign.lp.worst_case_engine`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
     reduced cost), outputs are priced at W = C + μG − π, and the bound is the Lagrangian one at that W.
+
+    Three ways to keep the restricted LP small (issue 13; numbers in ``benchmarks/results/scaling_families.md``,
+    "Symmetric kernels"):
+
+    - **Symmetric kernels.** When C (and G) are unchanged by the reflection x ↦ N−1−x, y ↦ M−1−y (|x − y|,
+      squared, Hamming loss with N = M under a uniform or worst-case prior), the LP is solved over symmetric
+      kernels (an optimum is symmetric): one block per mirror pair of outputs, one coupling row per mirror pair of
+      rows (:mod:`mechdesign.lp.mirror_fold`). Its multipliers map back to the full LP's, every output is priced
+      through its representative, and the kernel handed back is the full symmetric one.
+    - **Late rays** (epigraph, c > 0, :data:`LATE_RAYS`): once the gap is within :data:`LATE_GAP`, a new output
+      joins as one column θ ≥ 0 along its priced ray r (K(:,y) += θ r; no rows), and only an output that prices
+      below zero again after :data:`LATE_RAYS_MAX` rays gets its block. Rays and blocks add up: both lie in the
+      cone 𝒦, so the kernel stays private, and pricing is always over the whole cone, so the bound stays exact.
+    - **Differenced coupling rows** (epigraph, c > 0, N ≥ :data:`DIFFERENCE_MIN_N`,
+      :mod:`mechdesign.lp.difference_rows`): the row sums premultiplied by D, the epigraph rows (with slacks) by
+      D^k; a ray constant on runs of x is then sparse in them, and so is the factorisation HiGHS redoes after
+      every round.
     """
 
     start = time.perf_counter()
     n, m = C.shape
+    G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
+    # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (lp/mirror_fold.py)
+    fold = MirrorFold.reflection(n, m) if reflection_invariant(C, G) else MirrorFold.identity(n, m)
+    nr = fold.num_rows
+
+    # with the epigraph, the coupling rows are premultiplied by difference matrices (lp/difference_rows.py):
+    # T_sum = D on the row sums, T_epi = D^k on the epigraph rows (as equalities with slacks when k > 0);
+    # only where it measured faster (DIFFERENCE_ROWS)
+    k_epi = 0
+    if DIFFERENCE_ROWS and G is not None and c > 0 and n >= DIFFERENCE_MIN_N:
+        k_epi = sparsest_difference_order(fold.fold_rows(G[:, fold.reps[:: max(1, fold.reps.size // 8)]]))
+        k_epi = k_epi if k_epi <= DIFFERENCE_MAX_ORDER else 0
+    T_sum = difference_matrix(nr, 1) if k_epi else None
+    T_epi = difference_matrix(nr, k_epi) if k_epi else None
+    none = (0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
 
     h = new_warm_simplex(verbose, threads, 1e-9)
-    h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-    G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
+    rhs = fold.rhs if T_sum is None else T_sum @ fold.rhs
+    h.addRows(nr, rhs, rhs, *none)
     if G is not None:
         # as in lp/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
         # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
         h.setOptionValue("primal_simplex_bound_perturbation_multiplier", 0.0)
-        # the epigraph rows Σ_y G_xy K_xy − τ ≤ 0 (rows N..2N−1), then τ (column 0)
-        h.addRows(n, np.full(n, -np.inf), np.zeros(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        # the epigraph rows T_epi (Σ_y G_xy K_xy − rhs_h τ + s_h) = 0 (rows nr..2nr−1; k = 0: ≤ 0 without s),
+        # then τ (column 0) and the slacks s_h (columns 1..nr)
+        h.addRows(nr, np.full(nr, -np.inf) if k_epi == 0 else np.zeros(nr), np.zeros(nr), *none)
+        tau = sparse.csc_matrix(-fold.rhs[:, None] if T_epi is None else T_epi @ -fold.rhs[:, None])
+        tau.eliminate_zeros()
         h.addCols(
-            1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), n,
-            np.zeros(1, np.int32), np.arange(n, 2 * n, dtype=np.int32), np.full(n, -1.0),
+            1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), tau.nnz,
+            np.zeros(1, np.int32), (nr + tau.indices).astype(np.int32), tau.data,
         )  # fmt: skip
-    offsets: dict[int, int] = {}  # output y -> its first restricted column (a_0y)
-    row_offsets: dict[int, int] = {}  # output y -> its first row (a_0y − d_y ≤ 0); its PML row is N after
-    width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
-
-    def add_outputs(ys):
-        """Columns of the new outputs (entries in the row sums), then their rows: the basis stays valid."""
-        k, first, first_row = ys.size, h.getNumCol(), h.getNumRow()
-        cost = np.vstack([C[:, ys], C[:, ys].sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
-        if G is None:
-            idx = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int32)  # a: row x; u: all rows
-            per = np.concatenate([np.arange(n), [n, 2 * n]])  # starts within one output
-            starts = (np.arange(k)[:, None] * 2 * n + per[None, :]).ravel().astype(np.int32)
+        if k_epi > 0:
+            S = T_epi.tocsc()
             h.addCols(
-                k * width,
-                cost.T.ravel(),
-                np.zeros(k * width),
-                np.ones(k * width),
-                2 * n * k,
-                starts,
-                np.tile(idx, k),
-                np.ones(2 * n * k),
-            )
-        else:  # a_xy: 1 in row x, G_xy in epigraph row N + x; u_y: every row sum, G(:,y) in the epigraph rows
-            idx_c, val_c, starts = [], [], [0]
-            for y in ys.tolist():
-                g = G[:, y]
-                nz = np.flatnonzero(g)
-                a_idx = np.full((n, 2), -1, np.int64)
-                a_idx[:, 0] = np.arange(n)
-                a_idx[nz, 1] = n + nz
-                a_val = np.ones((n, 2))
-                a_val[:, 1] = g
-                keep = a_idx >= 0
-                per_a = keep.sum(axis=1)
-                idx_c.append(a_idx[keep])
-                val_c.append(a_val[keep])
-                idx_c.append(np.concatenate([np.arange(n), n + nz]))
-                val_c.append(np.concatenate([np.ones(n), g[nz]]))
-                sizes = np.concatenate([per_a, [n + nz.size, 0]])
-                starts.extend((starts[-1] + np.cumsum(sizes)).tolist())
-            starts = np.asarray(starts[:-1], dtype=np.int32)
-            idx_all, val_all = np.concatenate(idx_c).astype(np.int32), np.concatenate(val_c)
-            h.addCols(
-                k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width),
-                idx_all.size, starts, idx_all, val_all,
+                nr, np.zeros(nr), np.zeros(nr), np.full(nr, np.inf), S.nnz,
+                S.indptr[:-1].astype(np.int32), (nr + S.indices).astype(np.int32), S.data,
             )  # fmt: skip
+    offsets: dict[int, int] = {}  # orbit j -> its first restricted column (a_0y)
+    row_offsets: dict[int, int] = {}  # orbit j -> its first row (a_0y − d_y ≤ 0); its PML row is N after
+    width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
+    C_reps = C if not fold.folded else np.ascontiguousarray(C[:, fold.reps])
+    G_reps = G if (G is None or not fold.folded) else np.ascontiguousarray(G[:, fold.reps])
+
+    def add_outputs(js):
+        """Columns of the new orbits' outputs (entries in the coupling rows), then their rows: the basis stays valid."""
+        k, first, first_row = js.size, h.getNumCol(), h.getNumRow()
+        Cy = C_reps[:, js] * fold.objective_weight[js][None, :]
+        cost = np.vstack([Cy, Cy.sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
+        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), *_coupling_entries(js))
         rows_idx, rows_val = [], []
-        for j, y in enumerate(ys):
+        for j, y in enumerate(js):
             a0 = first + j * width
             offsets[int(y)] = a0
             row_offsets[int(y)] = first_row + j * (n + 1)
@@ -422,26 +451,87 @@ def generate_outputs(
             np.concatenate(rows_val),
         )
 
+    def _coupling_entries(js):
+        """CSC entries (count, starts, rows, values) of the new columns in the coupling rows: a_xy has γ_j in
+        row sum row_of[x] and γ_j G_xy in epigraph row nr + row_of[x]; u_y (in every K_xy) the sums of those
+        over x per row; d_y none."""
+        k, ys, gam = js.size, fold.reps[js], fold.gamma[js]
+        x = np.arange(n)
+        rows, cols, vals = [], [], []
+        col0 = np.arange(k) * width
+        rows.append(np.broadcast_to(fold.row_of[:, None], (n, k)))
+        cols.append(x[:, None] + col0[None, :])
+        vals.append(np.broadcast_to(gam[None, :], (n, k)))
+        counts = np.bincount(fold.row_of, minlength=nr).astype(float)
+        rows.append(np.broadcast_to(np.arange(nr)[:, None], (nr, k)))
+        cols.append(np.broadcast_to(col0[None, :] + n, (nr, k)))
+        vals.append(counts[:, None] * gam[None, :])
+        if G is not None:
+            Gy = G[:, ys] * gam[None, :]
+            nz = Gy != 0
+            rows.append(np.broadcast_to(nr + fold.row_of[:, None], (n, k))[nz])
+            cols.append((x[:, None] + col0[None, :])[nz])
+            vals.append(Gy[nz])
+            Gf = fold.fold_rows(Gy)  # u_y's entry in folded epigraph row h: Σ over x with row_of[x] = h
+            nzf = Gf != 0
+            rows.append(np.broadcast_to(nr + np.arange(nr)[:, None], (nr, k))[nzf])
+            cols.append(np.broadcast_to(col0[None, :] + n, (nr, k))[nzf])
+            vals.append(Gf[nzf])
+        A = sparse.csc_matrix(
+            (np.concatenate([v.ravel() for v in vals]), (np.concatenate([r.ravel() for r in rows]),
+             np.concatenate([q.ravel() for q in cols]))),
+            shape=(2 * nr if G is not None else nr, k * width),
+        )  # fmt: skip
+        A.sum_duplicates()
+        if T_sum is not None:
+            A = (sparse.block_diag([T_sum, T_epi], format="csr") @ A).tocsc()
+            A.eliminate_zeros()
+        A.sort_indices()
+        return A.nnz, A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data
+
+    ray_columns: list[tuple[int, int, np.ndarray]] = []  # (restricted column θ, orbit j, its ray r)
+
+    def add_ray_columns(js, priced):
+        """One column θ ≥ 0 per orbit along its priced ray r: K(:, y_j) gains θ r (no rows)."""
+        k, first = js.size, h.getNumCol()
+        R = np.stack([priced_ray(priced, int(j), n) for j in js], axis=1)  # N × k
+        gam = fold.gamma[js]
+        cost = (C_reps[:, js] * R).sum(axis=0) * fold.objective_weight[js]
+        parts = [fold.fold_rows(R) * gam[None, :]]
+        if G is not None:
+            parts.append(fold.fold_rows(G[:, fold.reps[js]] * R) * gam[None, :])
+        A = sparse.csr_matrix(np.vstack(parts))
+        if T_sum is not None:
+            A = sparse.block_diag([T_sum, T_epi], format="csr") @ A
+        A = A.tocsc()
+        A.eliminate_zeros()
+        A.sort_indices()
+        h.addCols(
+            k, cost, np.zeros(k), np.full(k, np.inf), A.nnz,
+            A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data,
+        )  # fmt: skip
+        ray_columns.extend((first + i, int(j), R[:, i]) for i, j in enumerate(js.tolist()))
+
     def restricted_columns(xs):
-        ys = np.array(sorted(offsets), dtype=int)
-        cols = np.empty((n, ys.size))
-        for j, y in enumerate(ys):
-            a0 = offsets[int(y)]
-            cols[:, j] = xs[a0 + n] + xs[a0 : a0 + n]
-        return ys, cols
+        js = np.array(sorted(set(offsets) | {j for _, j, _ in ray_columns}), dtype=int)
+        pos = {int(j): i for i, j in enumerate(js)}
+        cols = np.zeros((n, js.size))
+        for j, a0 in offsets.items():
+            cols[:, pos[j]] = xs[a0 + n] + xs[a0 : a0 + n]
+        for col, j, r in ray_columns:
+            cols[:, pos[j]] += xs[col] * r
+        return js, cols
 
     if isinstance(initial, (int, np.integer)):
-        chosen = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
+        first = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
     else:
-        chosen = np.unique(np.asarray(initial, dtype=int))
-    mirrored = bool(np.array_equal(C, C[::-1, ::-1])) and (G is None or bool(np.array_equal(G, G[::-1, ::-1])))
-    if mirrored:
-        chosen = np.union1d(chosen, m - 1 - chosen)
+        first = np.unique(np.asarray(initial, dtype=int))
+    chosen = fold.orbits_of(first)  # orbits (outputs, without folding)
     add_outputs(chosen)
     bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
     pi, mu = np.zeros(n), None
     duals = (pi, mu)  # what the result reports; with ``epigraph``, the duals of the best bound met
-    ys, cols = chosen, np.zeros((n, chosen.size))
+    js, cols = chosen, np.zeros((n, chosen.size))
     while True:
         if time_limit is not None:
             set_seconds_left(h, time_limit - (time.perf_counter() - start))
@@ -453,30 +543,33 @@ def generate_outputs(
             status = "time_limit" if "Time" in ms else "solver_error"
             break
         sol = h.getSolution()
-        pi = np.asarray(sol.row_dual[:n], float)
+        row_dual = np.asarray(sol.row_dual, float)
+        pi = fold.full_multipliers(row_dual[:nr] if T_sum is None else T_sum.T @ row_dual[:nr])
         value = float(h.getInfo().objective_function_value)
-        ys, cols = restricted_columns(np.asarray(sol.col_value, float))
+        js, cols = restricted_columns(np.asarray(sol.col_value, float))
         if G is None:
-            priced = price(C - pi[:, None], c, E)
+            priced = price(C_reps - pi[:, None], c, E)
         else:
-            mu = epigraph_multipliers(-np.asarray(sol.row_dual[n : 2 * n], float), tau_cost)
-            priced = price(C + mu[:, None] * G - pi[:, None], c, E)
+            mu = epigraph_multipliers(
+                fold.full_multipliers(-(row_dual[nr : 2 * nr] if T_epi is None else T_epi.T @ row_dual[nr : 2 * nr])),
+                tau_cost,
+            )
+            priced = price(C_reps + mu[:, None] * G_reps - pi[:, None], c, E)
         p = priced.value
-        lagrangian = float(pi.sum() + np.minimum(p, 0.0).sum())
+        lagrangian = float(pi.sum() + (fold.multiplicity * np.minimum(p, 0.0)).sum())
         if G is None or lagrangian > bound:
             duals = (pi, mu)
         bound = max(bound, lagrangian)
         if on_round is not None:
-            on_round(_result(ys, cols, *duals, value, bound, rounds, iterations, h, start, status))
+            on_round(_result(fold, js, cols, *duals, value, bound, rounds, iterations, h, start, status))
         scale = max(1.0, abs(value))
-        report(
-            phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{chosen.size} of {m} outputs"
-        )
+        used = int(fold.multiplicity[js].sum())  # orbits with a block or a ray column
+        report(phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{used} of {m} outputs")
         if verbose:
             import sys
 
             print(
-                f"output generation: round {rounds}, {chosen.size} of {m} outputs, restricted value "
+                f"output generation: round {rounds}, {used} of {m} outputs, restricted value "
                 f"{value:.12g}, bound {bound:.12g}, {time.perf_counter() - start:.2f} s",
                 file=sys.stderr,
             )
@@ -493,13 +586,32 @@ def generate_outputs(
         how_many = per_round * (1 + rounds // GROW_EVERY)
         if value - bound <= LATE_GAP * scale:
             how_many = max(how_many, LATE_OUTPUTS)
-        take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
-        if mirrored:  # reflection-invariant costs: an optimum symmetric under y -> M-1-y exists
-            take = np.setdiff1d(np.union1d(take, m - 1 - take), chosen)
-        chosen = np.union1d(chosen, take)
-        add_outputs(take)
-        _seat_rays(h, take, priced, offsets, row_offsets, n)
-    return _result(ys, cols, *duals, value, bound, rounds, iterations, h, start, status)
+        if LATE_RAYS and G is not None and c > 0 and value - bound <= LATE_GAP * scale:
+            # late: new orbits join as one ray column each (no rows); an orbit whose ray column prices
+            # below zero again gets its block
+            take = distinct_rays(candidates[np.argsort(p[candidates])], priced, candidates.size)
+            rays_of = np.bincount([j for _, j, _ in ray_columns], minlength=p.size)
+            again, new = take[rays_of[take] >= LATE_RAYS_MAX], take[rays_of[take] < LATE_RAYS_MAX]
+            if new.size:
+                add_ray_columns(new, priced)
+            take = again
+        else:
+            take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
+        if take.size:
+            chosen = np.union1d(chosen, take)
+            add_outputs(take)
+            _seat_rays(h, take, priced, offsets, row_offsets, n)
+    return _result(fold, js, cols, *duals, value, bound, rounds, iterations, h, start, status)
+
+
+def priced_ray(priced: Priced, j: int, n: int) -> np.ndarray:
+    """The ray :func:`price` chose for column j: 1 on its q smallest entries, then ``frac``, then ``base``."""
+    q = int(priced.q[j])
+    r = np.full(n, float(priced.base[j]))
+    r[priced.order[:q, j]] = 1.0
+    if q < n:
+        r[priced.order[q, j]] = float(priced.frac[j])
+    return r
 
 
 def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
@@ -529,7 +641,8 @@ def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
     return np.array(out, dtype=int)
 
 
-def _result(ys, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
+def _result(fold, js, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
+    ys, cols = fold.full_columns(js, cols)
     return RestrictedOutputs(
         mu=mu,
         outputs=ys,

@@ -24,7 +24,9 @@ which :func:`worst_case_bound` evaluates rigorously (the cost w∘L is rounded: 
 2. Otherwise output generation with the epigraph rows kept (:func:`mechdesign.lp.colgen.generate_outputs` with
    ``epigraph``): the lifted LP over a growing set of outputs, each entering at the ray priced with the
    multipliers of the worst-case vertices, W = c·L + μ∘L − π ("price with the multipliers of the worst-case
-   vertices"), starting from the two outputs priced lowest at the probe's duals.
+   vertices"), starting from the two outputs priced lowest at the probe's duals. For a reflection-invariant
+   loss (|x − y|, squared) the restricted LP holds symmetric kernels only, late outputs join as ray columns
+   and, at large N, the coupling rows are differenced (:func:`mechdesign.lp.colgen.generate_outputs`).
 """
 
 from __future__ import annotations
