@@ -249,7 +249,17 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
 
     Each finished block is also folded into the kernel's exact column aggregates
     (:class:`mechdesign.certify.fused.ColumnAggregator`, cached for the exact check) and, when ``floats`` (an
-    N × M float64 array) is given, written to it as the kernel's floats (A / 2^52, exact)."""
+    N × M float64 array) is given, written to it as the kernel's floats (A / 2^52, exact). ``floats`` may be ``K``
+    itself (the certify stage's own copy of the solver's kernel, :func:`mechdesign.certify.stage.certify_on_fine_grid`):
+    each block is read into a scratch block before its rows are written, and a row written over holds its own
+    rounding, whose rounding is itself (rows on the grid summing to exactly 1), so a reader of ``K`` after (or
+    during) the pass rounds it to the same integers.
+
+    Per block (issue 13, fewer passes over the entries): clip to [0, 1] (``np.clip``, one pass; a row holding a
+    NaN, which ``np.clip`` keeps, is clipped again as :func:`_clip_unit` does, NaN → 0), then 1 + x in floats,
+    which is 1 + rint(2^52 x) 2^−52 exactly (the doubles in [1, 2] are the multiples of 2^−52, and both round half
+    to even), minus 1 (exact): the rounded floats, from which the integers are 2^52 times (exact); only the N
+    absorbing entries are patched after."""
     K = np.asarray(K, float)
     if K.ndim != 2 or K.size == 0:
         return None
@@ -257,27 +267,36 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
     out = np.empty((n, m), dtype=np.int64)
     aggregates = ColumnAggregator(m)
     step = min(SUM_ROWS, max(1, ROW_BLOCK_ENTRIES // m))  # ≤ SUM_ROWS rows: a block's column sums fit in int64
-    scratch = np.empty((min(n, step), m))  # reused from block to block (a fresh one would be fresh pages)
+    # scratch blocks reused from block to block (a fresh one would be fresh pages)
+    scratch = np.empty((min(n, step), m))
+    rounded = np.empty((min(n, step), m)) if floats is None else None
+    row_limit = 1 << 9
     for lo in range(0, n, step):
-        block = np.fmax(K[lo : lo + step], 0.0, out=scratch[: min(step, n - lo)])  # _clip_unit, in the scratch
-        np.fmin(block, 1.0, out=block)
+        count = min(step, n - lo)
+        block = np.clip(K[lo : lo + count], 0.0, 1.0, out=scratch[:count])  # NaN stays NaN here
         # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2 (float row sums within a factor 1 + M·2^−52): int64 when small
-        if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > 1 << 9:
-            return None
-        block *= GRID  # exact: a power of two
-        np.rint(block, out=block)
-        nums = out[lo : lo + step]
-        nums[...] = block  # integers ≤ 2^52 as doubles: exact
+        top = float(block.sum(axis=1).max()) * (1 + m * 2.0**-52)
+        if not top <= row_limit:  # a NaN (or a large row): clip as _clip_unit does (fmax ignores NaN), then test
+            np.fmax(K[lo : lo + count], 0.0, out=block)
+            np.fmin(block, 1.0, out=block)
+            if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > row_limit:
+                return None
+        block += 1.0  # 1 + rint(2^52 x) 2^−52: the doubles in [1, 2] are the multiples of 2^−52 (ties to even)
+        target = rounded[:count] if floats is None else floats[lo : lo + count]
+        np.subtract(block, 1.0, out=target)  # rint(2^52 x) 2^−52 exactly (Sterbenz), +0.0 for −0.0
+        np.multiply(target, GRID, out=block)  # the integers, as doubles (exact)
+        nums = out[lo : lo + count]
+        np.copyto(nums, block, casting="unsafe")  # integers ≤ 2^52 as doubles: exact
         rows = nums.sum(axis=1)
         big = np.argmax(nums, axis=1)
-        at = np.arange(nums.shape[0])
+        at = np.arange(count)
         absorbed = nums[at, big] + (GRID - rows)  # each row's largest entry absorbs the remainder
         if (absorbed < 0).any():
             return None  # a row far from stochastic: the full function renormalises it
         nums[at, big] = absorbed  # 0 ≤ value ≤ 2^52: the entries are ≥ 0 and the row sums to 2^52
         aggregates.add(nums)
         if floats is not None:
-            np.multiply(nums, 1.0 / GRID, out=floats[lo : lo + step])  # exact: integers ≤ 2^52, a power of two
+            target[at, big] = absorbed * (1.0 / GRID)  # exact: integers ≤ 2^52, a power of two
     # every entry ≥ 0, every row sums to 2^52 (just made so)
     return GridKernel(out, GRID, stochastic=True, aggregates=aggregates.result())
 

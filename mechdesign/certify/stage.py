@@ -67,11 +67,20 @@ class FineGridOutcome:
     """``kernel`` as floats (exact: entries on a grid 2^−k, k ≤ 52), a fresh array the caller owns."""
 
 
-def certify_on_fine_grid(K, prior_set: PriorSet, bound: Fraction, bits: int) -> FineGridOutcome | None:
+def certify_on_fine_grid(
+    K, prior_set: PriorSet, bound: Fraction, bits: int, overwrite: bool = False
+) -> FineGridOutcome | None:
     """``repair(to_grid(K), prior_set, bound, bits=bits)`` and its float kernel, in the fused passes of the module
     docstring; None when it does not apply (``bits`` ≠ 52, 𝒫 not a Q_X(c) for any c, at most
     :data:`~mechdesign.certify.exact.SEARCH_ALSO_BELOW` entries, a row far from stochastic): then the caller
-    runs :func:`~mechdesign.certify.exact.to_grid` and :func:`~mechdesign.certify.exact.repair`."""
+    runs :func:`~mechdesign.certify.exact.to_grid` and :func:`~mechdesign.certify.exact.repair`.
+
+    ``overwrite``: the caller gives ``K`` (a C-contiguous, writeable float64 array) to the stage, which writes the
+    2^−52 rounding's floats over it instead of into a fresh N × M array (issue 13: a fresh array's first page faults
+    cost as much as a pass). ``K`` then holds, row by row, either its own rows or their rounding, whose rounding is
+    itself, so anyone reading ``K`` after (or during) the stage, and the fallbacks below that round ``K`` again,
+    round it to the same integers; the mix writes to a fresh array, never over ``K``. When the rounding passes
+    the check, the returned ``floats`` is ``K`` itself."""
     K = np.asarray(K, float)
     if bits != GRID_BITS or K.ndim != 2 or K.shape[0] * K.shape[1] <= SEARCH_ALSO_BELOW:
         return None
@@ -79,7 +88,8 @@ def certify_on_fine_grid(K, prior_set: PriorSet, bound: Fraction, bits: int) -> 
     c = rules(prior_set, n).equivalent_c()
     if c is None:
         return None
-    floats = np.empty((n, m))
+    in_place = overwrite and K.flags.c_contiguous and K.flags.writeable and K.dtype == np.float64
+    floats = K if in_place else np.empty((n, m))
     start = _to_fine_grid_by_rows(K, floats)
     if start is None:
         return None
@@ -95,7 +105,14 @@ def certify_on_fine_grid(K, prior_set: PriorSet, bound: Fraction, bits: int) -> 
     if owned is not None and owned[1] == bits and aggregates is not None:
         ints = owned[0]
         ints.flags.writeable = True  # ours: made by the rounding above (or its merged copy), not shared
-        mixed = mix_on_grid_in_place(ints, merged.denominator, Fraction(c), bound, aggregates, floats)
+        # the mix from the rounding's floats when they are the kernel's (no noise column merged); its floats go
+        # over the rounding's floats, or to a fresh array when those are K's (K keeps its rounding)
+        source = floats if merged is start else None
+        if in_place:
+            floats = np.empty((n, m))
+        mixed = mix_on_grid_in_place(
+            ints, merged.denominator, Fraction(c), bound, aggregates, floats, source=source
+        )
         if mixed is None:
             ints.flags.writeable = False  # untouched: the repair below reads it as it is
         else:
