@@ -26,6 +26,9 @@ path returns (tests/test_certify_fused.py) and has passed the exact check.
 
 from __future__ import annotations
 
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -67,6 +70,29 @@ class FineGridOutcome:
     """``kernel`` as floats (exact: entries on a grid 2^−k, k ≤ 52), a fresh array the caller owns."""
 
 
+@contextmanager
+def _ctrl_c_held(hold: bool):
+    """SIGINT recorded, not raised, for the duration when ``hold`` (and this is the main thread with Python's
+    default handler), and raised as KeyboardInterrupt when the block ends: the in-place mix writes the mixed
+    kernel over the solver's array, which the design's incumbent (:mod:`mechdesign.lp.incumbent`) reads on
+    Ctrl-C, so it reads the rounding or the whole mixed kernel, never half of each. The pass takes < 0.1 s at
+    N = 3000."""
+    if not hold or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield  # someone else's handler (a notebook, a test): left alone
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def certify_on_fine_grid(
     K, prior_set: PriorSet, bound: Fraction, bits: int, overwrite: bool = False
 ) -> FineGridOutcome | None:
@@ -78,9 +104,10 @@ def certify_on_fine_grid(
     ``overwrite``: the caller gives ``K`` (a C-contiguous, writeable float64 array) to the stage, which writes the
     2^−52 rounding's floats over it instead of into a fresh N × M array (issue 13: a fresh array's first page faults
     cost as much as a pass). ``K`` then holds, row by row, either its own rows or their rounding, whose rounding is
-    itself, so anyone reading ``K`` after (or during) the stage, and the fallbacks below that round ``K`` again,
-    round it to the same integers; the mix writes to a fresh array, never over ``K``. When the rounding passes
-    the check, the returned ``floats`` is ``K`` itself."""
+    itself, so anyone reading ``K`` during the rounding, and the fallbacks below that round ``K`` again, round it
+    to the same integers. The one-pass mix then writes the mixed kernel's floats over ``K`` too (a fresh 72 MB
+    array at N = 3000 cost 10–150 ms of first page faults in a fresh process, the pass itself 50 ms), with Ctrl-C
+    held back until ``K`` is whole (:func:`_ctrl_c_held`). The returned ``floats`` is then ``K`` itself."""
     K = np.asarray(K, float)
     if bits != GRID_BITS or K.ndim != 2 or K.shape[0] * K.shape[1] <= SEARCH_ALSO_BELOW:
         return None
@@ -108,11 +135,12 @@ def certify_on_fine_grid(
         # the mix from the rounding's floats when they are the kernel's (no noise column merged); its floats go
         # over the rounding's floats, or to a fresh array when those are K's (K keeps its rounding)
         source = floats if merged is start else None
-        if in_place:
-            floats = np.empty((n, m))
-        mixed = mix_on_grid_in_place(
-            ints, merged.denominator, Fraction(c), bound, aggregates, floats, source=source
-        )
+        if in_place and source is None:
+            floats = np.empty((n, m))  # K keeps its rounding: the integer mix of the merged copy writes here
+        with _ctrl_c_held(in_place):  # K is half mixed during the pass: a Ctrl-C waits until it is whole
+            mixed = mix_on_grid_in_place(
+                ints, merged.denominator, Fraction(c), bound, aggregates, floats, source=source
+            )
         if mixed is None:
             ints.flags.writeable = False  # untouched: the repair below reads it as it is
         else:
@@ -123,7 +151,9 @@ def certify_on_fine_grid(
                 mixed_check = check_pml(candidate, prior_set, bound)
                 if mixed_check.feasible:
                     return FineGridOutcome(None, candidate, weight, mixed_check, floats)
-            # written over and not passing: the repair of exact.py from a fresh rounding (same kernel as before)
+            # written over and not passing (which (★) of grid_repair.py rules out): the repair of exact.py from a
+            # fresh rounding of K, the same kernel as before, or when the mix went over K (overwrite), the repair
+            # of what K holds then (mixed rows before the failed block, the rounding's after): exactly checked too
             exact, weight, check = repair(_to_fine_grid_by_rows(K), prior_set, bound, bits=bits)
             return FineGridOutcome(None, exact, weight, check, exact.to_float())
     exact, weight, check = repair_by_mixing(start, check, prior_set, bound, bits)  # as repair() goes on
