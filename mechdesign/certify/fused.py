@@ -142,7 +142,7 @@ def rows_stochastic(block: np.ndarray, denominator: int, maxima=None, minima=Non
     if smallest < 0 or largest > denominator:
         return False
     if block.shape[1] < 4096:  # nonnegative entries ≤ 2^52: a row sums to < 2^64 in uint64
-        return bool((block.sum(axis=1, dtype=np.uint64) == denominator).all())
+        return bool((block.view(np.uint64).sum(axis=1) == denominator).all())  # (entries ≥ 0: same integers)
     high = (block >> 26).sum(axis=1)  # terms ≤ 2^26: exact for M < 2^37
     low = (block & ((1 << 26) - 1)).sum(axis=1)
     # Σ = 2^26 (high + ⌊low / 2^26⌋) + low mod 2^26, compared limb by limb with the denominator
@@ -236,13 +236,15 @@ def mix_rows_from_floats(
     aggregates = ColumnAggregator(m)
     step = next(row_blocks(n, m)).stop if n else 0
     prod, low = np.empty((step, m)), np.empty((step, m))  # scratch blocks reused from block to block
+    flags = np.empty((step, m), dtype=bool)
     for rows in row_blocks(n, m):
         count = rows.stop - rows.start
         a = source[rows]
         p = np.multiply(a, v, out=prod[:count])  # fl(w A)
         f = np.floor(p, out=low[:count])
-        exact_at = np.flatnonzero(np.equal(p, f).ravel())  # p integral: ⌊w A⌋ is p or p − 1
-        if exact_at.size:
+        integral = np.equal(p, f, out=flags[:count])  # p integral: ⌊w A⌋ is p or p − 1
+        if integral.any():
+            exact_at = np.flatnonzero(integral.ravel())
             exact_at = exact_at[f.ravel()[exact_at] > 0]  # p = 0 means w A = 0 (A ≥ 0)
             if exact_at.size:
                 f.ravel()[exact_at] = _floor_scaled(ints[rows].ravel()[exact_at], W, P)
@@ -251,9 +253,9 @@ def mix_rows_from_floats(
         if top > n_live:
             return None
         f *= unit  # ⌊w A⌋ / D, exact
+        np.subtract(a, f, out=f)  # (A − ⌊w A⌋) / D ≥ 0, exact (in the scratch block: one write to `out` below)
         target = out[rows]
-        np.subtract(a, f, out=target)  # (A − ⌊w A⌋) / D ≥ 0, exact
-        target += h_floats  # (A − ⌊w A⌋ + h_y) / D ≤ (D + 1) / D, exact
+        np.add(f, h_floats, out=target)  # (A − ⌊w A⌋ + h_y) / D ≤ (D + 1) / D, exact
         if top:
             width = min(m, int(np.searchsorted(live_before, top)) + 1)  # holds the first `top` live columns
             head = target[:, :width]
