@@ -251,15 +251,16 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
     (:class:`mechdesign.certify.fused.ColumnAggregator`, cached for the exact check) and, when ``floats`` (an
     N × M float64 array) is given, written to it as the kernel's floats (A / 2^52, exact). ``floats`` may be ``K``
     itself (the certify stage's own copy of the solver's kernel, :func:`mechdesign.certify.stage.certify_on_fine_grid`):
-    each block is read into a scratch block before its rows are written, and a row written over holds its own
-    rounding, whose rounding is itself (rows on the grid summing to exactly 1), so a reader of ``K`` after (or
-    during) the pass rounds it to the same integers.
+    each block is read into a scratch block and written only once it has passed (a row far from stochastic returns
+    None before its block is written), and a row written over holds its own rounding, whose rounding is itself (rows
+    on the grid summing to exactly 1), so a reader of ``K`` after (or during) the pass rounds it to the same
+    integers, and so does the caller's fallback after None.
 
     Per block (issue 13, fewer passes over the entries): clip to [0, 1] (``np.clip``, one pass; a row holding a
     NaN, which ``np.clip`` keeps, is clipped again as :func:`_clip_unit` does, NaN → 0), then 1 + x in floats,
     which is 1 + rint(2^52 x) 2^−52 exactly (the doubles in [1, 2] are the multiples of 2^−52, and both round half
-    to even), minus 1 (exact): the rounded floats, from which the integers are 2^52 times (exact); only the N
-    absorbing entries are patched after."""
+    to even), minus 1 (exact): the rounded floats, from which the integers are 2^52 times (exact) and which are the
+    float kernel but for the N absorbing entries, patched after."""
     K = np.asarray(K, float)
     if K.ndim != 2 or K.size == 0:
         return None
@@ -269,7 +270,7 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
     step = min(SUM_ROWS, max(1, ROW_BLOCK_ENTRIES // m))  # ≤ SUM_ROWS rows: a block's column sums fit in int64
     # scratch blocks reused from block to block (a fresh one would be fresh pages)
     scratch = np.empty((min(n, step), m))
-    rounded = np.empty((min(n, step), m)) if floats is None else None
+    integral = np.empty((min(n, step), m))
     row_limit = 1 << 9
     for lo in range(0, n, step):
         count = min(step, n - lo)
@@ -282,11 +283,9 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
             if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > row_limit:
                 return None
         block += 1.0  # 1 + rint(2^52 x) 2^−52: the doubles in [1, 2] are the multiples of 2^−52 (ties to even)
-        target = rounded[:count] if floats is None else floats[lo : lo + count]
-        np.subtract(block, 1.0, out=target)  # rint(2^52 x) 2^−52 exactly (Sterbenz), +0.0 for −0.0
-        np.multiply(target, GRID, out=block)  # the integers, as doubles (exact)
+        block -= 1.0  # rint(2^52 x) 2^−52 exactly (Sterbenz), +0.0 for −0.0
         nums = out[lo : lo + count]
-        np.copyto(nums, block, casting="unsafe")  # integers ≤ 2^52 as doubles: exact
+        np.copyto(nums, np.multiply(block, GRID, out=integral[:count]), casting="unsafe")  # exact: integers ≤ 2^52
         rows = nums.sum(axis=1)
         big = np.argmax(nums, axis=1)
         at = np.arange(count)
@@ -295,7 +294,9 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
             return None  # a row far from stochastic: the full function renormalises it
         nums[at, big] = absorbed  # 0 ≤ value ≤ 2^52: the entries are ≥ 0 and the row sums to 2^52
         aggregates.add(nums)
-        if floats is not None:
+        if floats is not None:  # written only now: a block that returned None above left floats (and K) as they were
+            target = floats[lo : lo + count]
+            np.copyto(target, block)
             target[at, big] = absorbed * (1.0 / GRID)  # exact: integers ≤ 2^52, a power of two
     # every entry ≥ 0, every row sums to 2^52 (just made so)
     return GridKernel(out, GRID, stochastic=True, aggregates=aggregates.result())

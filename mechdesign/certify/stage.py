@@ -154,7 +154,9 @@ def certify_on_fine_grid(
             # written over and not passing (which (★) of grid_repair.py rules out): the repair of exact.py from a
             # fresh rounding of K, the same kernel as before, or when the mix went over K (overwrite), the repair
             # of what K holds then (mixed rows before the failed block, the rounding's after): exactly checked too
-            exact, weight, check = repair(_to_fine_grid_by_rows(K), prior_set, bound, bits=bits)
-            return FineGridOutcome(None, exact, weight, check, exact.to_float())
+            exact, again, check = repair(_to_fine_grid_by_rows(K), prior_set, bound, bits=bits)
+            if source is K:  # K's rows were mixed by `weight` (some of them) before this repair mixed by `again`
+                again = 1 - (1 - weight) * (1 - again)
+            return FineGridOutcome(None, exact, again, check, exact.to_float())
     exact, weight, check = repair_by_mixing(start, check, prior_set, bound, bits)  # as repair() goes on
     return FineGridOutcome(start, exact, weight, check, exact.to_float())
