@@ -590,7 +590,9 @@ def merge_noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction) -
     """
     ints = kernel.int64()
     # int64 on a grid 2^−k, k ≤ 52: the noise limit is < 2^23, so merged columns stay far inside int64
-    small = ints is not None and grid_bits(kernel) is not None and (not ints.size or int(ints.max()) <= 1 << 60)
+    known = kernel.__dict__.get("_aggregates")  # the column maxima, when folded already: no pass for the largest
+    largest = (int(known[0].max()) if known is not None else int(ints.max())) if ints is not None and ints.size else 0
+    small = ints is not None and grid_bits(kernel) is not None and largest <= 1 << 60
     limit = int(NOISE_LEVEL * kernel.denominator)
     aggregates = kernel.column_aggregates() if small else None
     maxima = aggregates[0] if aggregates is not None else kernel.numerators.max(axis=0)
