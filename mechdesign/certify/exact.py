@@ -237,9 +237,10 @@ def to_grid(K: np.ndarray, bits: int = GRID_BITS) -> ExactKernel:
     return GridKernel(nums, GRID, stochastic=True)  # every entry ≥ 0, every row sums to 2^52 (just made so)
 
 
-ROW_BLOCK_ENTRIES = 1 << 16
+ROW_BLOCK_ENTRIES = 1 << 17
 """The 2^−52 rounding works on blocks of rows of about this many entries: its float temporaries stay in
-cache and only the int64 result is a fresh N × M array (fresh pages cost more than the arithmetic)."""
+cache and only the int64 result is a fresh N × M array (fresh pages cost more than the arithmetic). 2^17 rather
+than 2^16: half the numpy calls per pass, 37 → 34 ms at N = 3000 (2^15: 41 ms, 2^18: 35 ms)."""
 
 
 def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | None:
