@@ -12,12 +12,14 @@ N × M kernel and fewer fresh N × M arrays:
    from the rounding of as few rows as it takes (:func:`mechdesign.certify.fused.coarse_probe_fails`);
 3. then the one-pass integer mix (:mod:`mechdesign.certify.grid_repair`) is written over the int64 kernel the
    stage owns and its float kernel over the float array of step 1, folding the aggregates of the mixed kernel
-   in the same pass (:func:`mechdesign.certify.fused.mix_on_grid_in_place`); the exact check
+   in the same pass (:func:`mechdesign.certify.fused.mix_on_grid_in_place`; its arithmetic on the rounding's
+   floats, :func:`mechdesign.certify.fused.mix_rows_from_floats`, the same integers); the exact check
    (:func:`mechdesign.certify.exact.check_pml`) then compares them with E, column by column (Lemma 4 of the
    Dobrushin paper, :mod:`mechdesign.certify.lemma4`).
 
-Two N × M arrays in all (int64 and float) instead of three, and three passes over the kernel (rounding, snapping
-test, mix), the snapping test over part of the rows only when a probe column breaks by a wide enough margin.
+Two new N × M arrays in all (int64 and float) instead of three, only the int64 one when the caller gives its float
+kernel away (``overwrite``: the floats go over it, :func:`certify_on_fine_grid`), and three passes over the kernel
+(rounding, snapping test, mix), the snapping test over part of the rows only when a probe column breaks by a wide enough margin.
 Anything else (other prior sets, coarser target grids, small kernels where :func:`repair` also searches the
 weight, a mix the in-place pass does not take or whose check fails) goes the way of :func:`repair`, from a fresh
 rounding when the in-place mix has already written over the kernel. Every kernel it returns is the one the old
