@@ -248,7 +248,8 @@ def certify_design(
 
     ``overwrite_kernel``: ``K`` is the caller's to give away (the solver's fresh array): the 2^−52 rounding may
     write its floats over it (:func:`mechdesign.certify.stage.certify_on_fine_grid`), and the returned float
-    kernel may be ``K`` itself. ``K`` then holds its rounding row by row, which rounds to the same exact kernel.
+    kernel may be ``K`` itself. ``K`` then holds, row by row, its rounding (which rounds to the same exact kernel)
+    or, when the repair mixed in one pass, the whole mixed kernel (Ctrl-C is held back while it is written).
     """
     # E ≤ e^ε from the text as written; capped where no kernel on the 2^-52 grid can tell e^ε from ∞
     bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
@@ -338,8 +339,9 @@ def _certified(spec: Spec, outcome):
         lp_objective=outcome.value,
         dual=outcome.bound if status is Status.OPTIMAL else None,
         sense=outcome.sense,
-        # the solver's array, used by nobody after this but the incumbent (lp/incumbent.py), which on a Ctrl-C
-        # during the certification reads rows of K or of their rounding: the same exact kernel either way
+        # the program's own array (PlanOutcome.kernel), read by nobody after this but the incumbent
+        # (lp/incumbent.py) on a Ctrl-C during the certification: it then reads rows of K or of their rounding (the
+        # same exact kernel) or the whole mixed kernel, never a half-mixed one (certify/stage.py)
         overwrite_kernel=True,
     )
     if status is Status.OPTIMAL and not ok:

@@ -320,3 +320,19 @@ def test_design_gives_its_solver_array_away_and_reports_the_same_numbers():
         b.repair_weight,
     )
     assert given_away[1] is K or np.array_equal(to_grid(K).int64(), given_away[0].int64())
+
+
+def test_overwrite_leaves_a_view_of_someone_elses_buffer_alone():
+    """A kernel that is a view into a larger buffer (not an array of its own) is copied as before: the buffer keeps
+    its values, and the kernel is the one the copying stage emits."""
+    n = 260
+    K = two_level_kernel(n, 1 / 520, float(E), seed=3, parts=1)
+    K = (1 - 1e-12) * K + 1e-12 * np.eye(n)
+    buffer = np.concatenate([K.ravel(), [0.5]])
+    view = buffer[:-1].reshape(n, n)
+    assert not view.flags.owndata and view.flags.c_contiguous
+    before = buffer.copy()
+    got = certify_on_fine_grid(view, prior_set(Fraction(1, 520)), E, 52, overwrite=True)
+    copying = certify_on_fine_grid(K.copy(), prior_set(Fraction(1, 520)), E, 52)
+    assert buffer.tobytes() == before.tobytes()
+    assert np.array_equal(got.kernel.int64(), copying.kernel.int64()) and got.weight == copying.weight

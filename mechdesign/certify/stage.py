@@ -103,7 +103,8 @@ def certify_on_fine_grid(
     :data:`~mechdesign.certify.exact.SEARCH_ALSO_BELOW` entries, a row far from stochastic): then the caller
     runs :func:`~mechdesign.certify.exact.to_grid` and :func:`~mechdesign.certify.exact.repair`.
 
-    ``overwrite``: the caller gives ``K`` (a C-contiguous, writeable float64 array) to the stage, which writes the
+    ``overwrite``: the caller gives ``K`` (a C-contiguous, writeable float64 array owning its data; otherwise the
+    stage copies as before) to the stage, which writes the
     2^−52 rounding's floats over it instead of into a fresh N × M array (issue 13: a fresh array's first page faults
     cost as much as a pass). ``K`` then holds, row by row, either its own rows or their rounding, whose rounding is
     itself, so anyone reading ``K`` during the rounding, and the fallbacks below that round ``K`` again, round it
@@ -117,7 +118,8 @@ def certify_on_fine_grid(
     c = rules(prior_set, n).equivalent_c()
     if c is None:
         return None
-    in_place = overwrite and K.flags.c_contiguous and K.flags.writeable and K.dtype == np.float64
+    # an array of its own (not a view into a buffer someone else may still hold), writeable, C-ordered doubles
+    in_place = overwrite and K.flags.owndata and K.flags.c_contiguous and K.flags.writeable and K.dtype == np.float64
     floats = K if in_place else np.empty((n, m))
     start = _to_fine_grid_by_rows(K, floats)
     if start is None:
