@@ -228,7 +228,15 @@ def closed_form(spec: Spec, objective: float) -> ClosedForm | None:
 
 
 # ------------------------------------------------------------------- pipeline
-def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dual: float | None, sense: int):
+def certify_design(
+    spec: Spec,
+    K: np.ndarray,
+    *,
+    lp_objective: float | None,
+    dual: float | None,
+    sense: int,
+    overwrite_kernel: bool = False,
+):
     """The certify stage shared by every design path: exact grid, exact check (repair if needed),
     the emitted kernel's own objective, gap to the dual bound, closed forms and bounds.
 
@@ -237,6 +245,11 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     lost by rounding counts). When the repair snapped the kernel to a coarser grid (a few ulps of
     utility, which matter for optima of 1e−9), the repair without snapping is tried too and the
     better kernel kept.
+
+    ``overwrite_kernel``: ``K`` is the caller's to give away (the solver's fresh array): the 2^−52 rounding may
+    write its floats over it (:func:`mechdesign.certify.stage.certify_on_fine_grid`), and the returned float
+    kernel may be ``K`` itself. ``K`` then holds, row by row, its rounding (which rounds to the same exact kernel)
+    or, when the repair mixed in one pass, the whole mixed kernel (Ctrl-C is held back while it is written).
     """
     # E ≤ e^ε from the text as written; capped where no kernel on the 2^-52 grid can tell e^ε from ∞
     bound_e = spec.epsilon.exp_lower_bound(cap=ratio_cap(spec.prior_set, GRID))
@@ -245,7 +258,7 @@ def certify_design(spec: Spec, K: np.ndarray, *, lp_objective: float | None, dua
     if spec.extra_guarantees:  # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
         K = metric_envelope(K, spec)
     # Q_X(c) on the grid 2^-52: the same kernel in fused passes over the rows (certify/stage.py); else as below
-    fused = certify_on_fine_grid(K, spec.prior_set, bound_e, bits)
+    fused = certify_on_fine_grid(K, spec.prior_set, bound_e, bits, overwrite=overwrite_kernel)
     if fused is not None:
         gridded, exact, weight, check, kernel = fused.gridded, fused.kernel, fused.weight, fused.check, fused.floats
     else:
@@ -326,6 +339,10 @@ def _certified(spec: Spec, outcome):
         lp_objective=outcome.value,
         dual=outcome.bound if status is Status.OPTIMAL else None,
         sense=outcome.sense,
+        # the program's own array (PlanOutcome.kernel), read by nobody after this but the incumbent
+        # (lp/incumbent.py) on a Ctrl-C during the certification: it then reads rows of K or of their rounding (the
+        # same exact kernel) or the whole mixed kernel, never a half-mixed one (certify/stage.py)
+        overwrite_kernel=True,
     )
     if status is Status.OPTIMAL and not ok:
         status = Status.SUBOPTIMAL
