@@ -171,9 +171,7 @@ def mix_rows_in_place(
     Returns the column aggregates of A'' (:class:`ColumnAggregator`), or None when a block failed its check
     (then ``ints`` holds a partly mixed kernel: the caller starts again from its own copy of the kernel)."""
     n, m = ints.shape
-    live_before = np.cumsum(live) - live  # live columns left of each column
-    n_live = int(live_before[-1] + live[-1]) if m else 0
-    h_total = int(h.sum())
+    live_before, n_live, h_total = _live_columns(live, h)
     scale = 1.0 / denominator  # a power of two: exact
     aggregates = ColumnAggregator(m)
     # scratch blocks reused from block to block: fresh temporaries of this size would be fresh pages each time
@@ -202,6 +200,13 @@ def mix_rows_in_place(
     return aggregates.result()
 
 
+def _live_columns(live: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """The live columns left of each column, how many are live, and Σ_y h_y (the mixes' shared preamble)."""
+    live_before = np.cumsum(live) - live
+    n_live = int(live_before[-1] + live[-1]) if live.size else 0
+    return live_before, n_live, int(h.sum())
+
+
 def mix_rows_from_floats(
     ints: np.ndarray,
     source: np.ndarray,
@@ -227,9 +232,7 @@ def mix_rows_from_floats(
     :func:`mix_rows_in_place` (tests/test_certify_inplace.py checks both against Fractions); None when a block
     failed its check (``ints`` and ``out`` then partly mixed)."""
     n, m = ints.shape
-    live_before = np.cumsum(live) - live  # live columns left of each column
-    n_live = int(live_before[-1] + live[-1]) if m else 0
-    h_total = int(h.sum())
+    live_before, n_live, h_total = _live_columns(live, h)
     unit = 1.0 / denominator  # a power of two: exact
     scale = float(denominator)
     v = W * 2.0 ** (denominator.bit_length() - 1 - P)  # W D / 2^P, a double (W < 2^31, a power of two times it)
