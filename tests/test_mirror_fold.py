@@ -185,3 +185,23 @@ def test_sparsest_difference_order_of_the_named_losses():
     assert sparsest_difference_order((x - y) ** 2 * 1.0) == 3  # quadratic
     assert sparsest_difference_order((x != y) * 1.0) == 1  # constant but one entry
     assert sparsest_difference_order(np.random.default_rng(0).random((n, 3))) == 0
+
+
+@pytest.mark.parametrize("loss,prior", [("absolute", "worst_case"), ("hamming", "uniform"), ("absolute", "uniform")])
+def test_engine_designs_report_the_size_of_their_last_lp(loss, prior):
+    """The solve record's rows, columns and nonzeros describe a real LP (every row of it has an entry: nonzeros ≥
+    rows); the output-generation and probe paths once reported 0 nonzeros."""
+    from mechdesign import design
+
+    n = 12
+    result = design(
+        {
+            "alphabet": n,
+            "epsilon": 1,
+            "prior_set": {"kind": "min_mass", "c": f"1/{2 * n}"},
+            "objective": {"kind": "expected_loss", "loss": loss, "prior": prior},
+        }
+    )
+    assert result.is_ok
+    assert result.solve.rows >= n and result.solve.columns >= n
+    assert result.solve.nonzeros >= result.solve.rows

@@ -299,6 +299,8 @@ class RestrictedOutputs:
     seconds: float
     status: str
     """optimal | time_limit | iteration_limit | solver_error."""
+    nonzeros: int = 0
+    """Constraint-matrix nonzeros of the restricted LP."""
     mu: np.ndarray | None = None
     """With ``epigraph``: the multipliers μ ≥ 0 of the epigraph rows, scaled to Σμ = τ's cost."""
 
@@ -654,6 +656,7 @@ def _result(fold, js, cols, pi, mu, value, bound, rounds, iterations, h, start, 
         iterations=iterations,
         rows=int(h.getNumRow()),
         cols=int(h.getNumCol()),
+        nonzeros=int(h.getNumNz()),
         seconds=time.perf_counter() - start,
         status=status,
     )

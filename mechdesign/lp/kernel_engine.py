@@ -77,6 +77,8 @@ class KernelLPResult:
     seconds: float
     status: str
     """optimal | time_limit | iteration_limit | solver_error."""
+    nonzeros: int = 0
+    """Constraint-matrix nonzeros of the last LP solved."""
 
 
 def _rays(priced, n: int, ys: np.ndarray) -> np.ndarray:
@@ -91,7 +93,8 @@ def _rays(priced, n: int, ys: np.ndarray) -> np.ndarray:
 
 
 def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threads: int | None, verbose: bool):
-    """Program 1 of the module doc: returns (kernel, value, π, iterations) or None if HiGHS fails.
+    """Program 1 of the module doc: returns (kernel, value, π, iterations, (rows, columns, nonzeros)) or None if
+    HiGHS fails.
 
     The master's rows are pre-multiplied by the difference matrix D ((Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1}):
     a two-level vertex whose ones form an interval has 3 nonzeros instead of N; the duals of the original rows are π = Dᵀπ̃.
@@ -134,7 +137,7 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     K = R[:, :m] * theta[None, :m]
     K[:, y_const] += theta[m]
     value = float(h.getInfo().objective_function_value)
-    return K, value, pi, max(int(h.getInfo().simplex_iteration_count), 0), (n, m + 1)
+    return K, value, pi, max(int(h.getInfo().simplex_iteration_count), 0), (n, m + 1, int(h.getNumNz()))
 
 
 def probe_then_generate(
@@ -199,7 +202,7 @@ def probe_then_generate(
         if closed(value, lagrangian) and closed(value, best_bound, RIGOROUS_TOLERANCE):
             return KernelLPResult(
                 K, value, best_bound, probe_method, 1, iterations, size[0], size[1],
-                time.perf_counter() - start, "optimal",
+                time.perf_counter() - start, "optimal", size[2],
             )  # fmt: skip
 
     def on_round(res: RestrictedOutputs):
@@ -234,6 +237,7 @@ def probe_then_generate(
         cols=res.cols,
         seconds=time.perf_counter() - start,
         status=status,
+        nonzeros=res.nonzeros,
     )
 
 

@@ -211,6 +211,7 @@ def solve_uncompiled(
         lps=res.rounds,
         rows=res.rows,
         columns=res.cols,
+        nonzeros=res.nonzeros,
         message=f"{res.status}: {res.method}, {res.rounds} rounds",
     )
 
