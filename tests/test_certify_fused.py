@@ -476,9 +476,9 @@ def test_stage_falls_back_where_the_in_place_mix_declines():
     assert got.floats.tolist() == (got.kernel.int64() / float(got.kernel.denominator)).tolist()
 
 
-def test_stage_starts_again_from_the_floats_when_the_mixed_kernel_fails_its_block_check(monkeypatch):
-    """The in-place mix reports a failed block check after writing (simulated here): the integers are partly
-    mixed, so the stage rounds K again and repairs as exact.py does (same kernel and weight as before)."""
+def make_the_mix_fail_after_writing(monkeypatch):
+    """The certify stage's in-place mix writes as usual, then reports a failed block check (simulated: (★) of
+    grid_repair.py rules a real one out)."""
     import mechdesign.certify.stage as stage
 
     real = stage.mix_on_grid_in_place
@@ -488,6 +488,12 @@ def test_stage_starts_again_from_the_floats_when_the_mixed_kernel_fails_its_bloc
         return None if out is None else (out[0], None)
 
     monkeypatch.setattr(stage, "mix_on_grid_in_place", written_then_failed)
+
+
+def test_stage_starts_again_from_the_floats_when_the_mixed_kernel_fails_its_block_check(monkeypatch):
+    """The in-place mix reports a failed block check after writing (simulated here): the integers are partly
+    mixed, so the stage rounds K again and repairs as exact.py does (same kernel and weight as before)."""
+    make_the_mix_fail_after_writing(monkeypatch)
     n = 260
     E = Fraction(27182818, 10**7)
     K = two_level_kernel(n, 0.0, float(E), seed=1, parts=1)

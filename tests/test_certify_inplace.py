@@ -36,7 +36,13 @@ import mechdesign.certify.fused as fused
 import mechdesign.certify.stage as stage
 from mechdesign.certify.exact import repair, to_grid
 from mechdesign.certify.stage import certify_on_fine_grid
-from test_certify_fused import oracle_private, prior_set, same_aggregates, two_level_kernel
+from test_certify_fused import (
+    make_the_mix_fail_after_writing,
+    oracle_private,
+    prior_set,
+    same_aggregates,
+    two_level_kernel,
+)
 
 D = 1 << 52
 E = Fraction(27182818, 10**7)
@@ -226,13 +232,7 @@ def test_overwriting_stage_keeps_k_where_the_mix_declines():
 def test_overwriting_stage_after_a_failed_mix_emits_a_checked_kernel(monkeypatch):
     """A failed block check after the mix wrote over K (simulated; (★) rules it out): the stage repairs what K
     holds then, and the kernel it emits passes the exact check and the oracle."""
-    real = stage.mix_on_grid_in_place
-
-    def written_then_failed(*args, **kwargs):
-        out = real(*args, **kwargs)
-        return None if out is None else (out[0], None)
-
-    monkeypatch.setattr(stage, "mix_on_grid_in_place", written_then_failed)
+    make_the_mix_fail_after_writing(monkeypatch)
     n = 260
     K = two_level_kernel(n, 0.0, float(E), seed=1, parts=1)
     K = (1 - 1e-12) * K + 1e-12 * np.eye(n)
