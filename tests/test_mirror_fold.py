@@ -52,7 +52,7 @@ def spy_fold(monkeypatch):
 def test_folded_worst_case_reaches_the_unfolded_vertex_lp(kind, n, m, c_text, eps, mode, monkeypatch, spy_fold):
     used = {"rays": 0, "differences": 0}
     if mode != "fold":  # every path at small N: differenced rows (any order ≤ 3), rays from the second round
-        real_ray, real_diff = colgen.priced_ray, colgen.difference_matrix
+        real_ray, real_diff = colgen.priced_rays, colgen.difference_matrix
 
         def ray(*a):
             used["rays"] += 1
@@ -62,7 +62,7 @@ def test_folded_worst_case_reaches_the_unfolded_vertex_lp(kind, n, m, c_text, ep
             used["differences"] += 1
             return real_diff(*a)
 
-        monkeypatch.setattr(colgen, "priced_ray", ray)
+        monkeypatch.setattr(colgen, "priced_rays", ray)
         monkeypatch.setattr(colgen, "difference_matrix", diff)
         monkeypatch.setattr(colgen, "DIFFERENCE_MIN_N", 0)
         monkeypatch.setattr(colgen, "DIFFERENCE_MAX_ORDER", 3)
@@ -92,8 +92,8 @@ def test_folded_worst_case_reaches_the_unfolded_vertex_lp(kind, n, m, c_text, ep
 def test_late_rays_are_used_and_reach_the_vertex_lp(n, monkeypatch):
     """Every round after the first is late: outputs join as ray columns (then blocks after LATE_RAYS_MAX)."""
     calls = []
-    real_ray = colgen.priced_ray
-    monkeypatch.setattr(colgen, "priced_ray", lambda *a: calls.append(a[1]) or real_ray(*a))
+    real_ray = colgen.priced_rays
+    monkeypatch.setattr(colgen, "priced_rays", lambda *a: calls.append(a[2]) or real_ray(*a))
     monkeypatch.setattr(colgen, "LATE_GAP", math.inf)
     monkeypatch.setattr(colgen, "LATE_RAYS_MAX", 2)
     L = scaled_loss("absolute", n, n)

@@ -159,6 +159,18 @@ def price(W: np.ndarray, c: float, E: float) -> Priced:
     return Priced(value=value, order=order_t.T, q=qq, base=base, frac=frac)
 
 
+def priced_rays(priced: Priced, n: int, ys: np.ndarray) -> np.ndarray:
+    """The vertices of 𝒦 that :func:`price` chose for columns ``ys``, as an N × |ys| matrix: 1 on the q
+    smallest entries, ``frac`` on the next, ``base`` after."""
+    k = ys.size
+    ranks = np.arange(n)[:, None]
+    q = priced.q[ys][None, :]
+    R_sorted = np.where(ranks < q, 1.0, np.where(ranks == q, priced.frac[ys][None, :], priced.base[ys][None, :]))
+    R = np.empty((n, k))
+    np.put_along_axis(R, priced.order[:, ys], R_sorted, axis=0)
+    return R
+
+
 def _price_block(Wt: np.ndarray, c: float, E: float):
     """:func:`price` for the outputs of one block, given as the rows of Wᵀ (k × N)."""
     m, n = Wt.shape
@@ -485,9 +497,15 @@ def generate_outputs(
             shape=(2 * nr if G is not None else nr, k * width),
         )  # fmt: skip
         A.sum_duplicates()
+        return _transformed_entries(A)
+
+    def _transformed_entries(A):
+        """CSC entries (count, starts, rows, values) of columns A of the coupling rows, premultiplied by
+        blockdiag(T_sum, T_epi) when the rows are differenced."""
         if T_sum is not None:
-            A = (sparse.block_diag([T_sum, T_epi], format="csr") @ A).tocsc()
-            A.eliminate_zeros()
+            A = sparse.block_diag([T_sum, T_epi], format="csr") @ A
+        A = sparse.csc_matrix(A)
+        A.eliminate_zeros()
         A.sort_indices()
         return A.nnz, A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data
 
@@ -496,22 +514,13 @@ def generate_outputs(
     def add_ray_columns(js, priced):
         """One column θ ≥ 0 per orbit along its priced ray r: K(:, y_j) gains θ r (no rows)."""
         k, first = js.size, h.getNumCol()
-        R = np.stack([priced_ray(priced, int(j), n) for j in js], axis=1)  # N × k
+        R = priced_rays(priced, n, js)  # N × k
         gam = fold.gamma[js]
         cost = (C_reps[:, js] * R).sum(axis=0) * fold.objective_weight[js]
         parts = [fold.fold_rows(R) * gam[None, :]]
         if G is not None:
             parts.append(fold.fold_rows(G[:, fold.reps[js]] * R) * gam[None, :])
-        A = sparse.csr_matrix(np.vstack(parts))
-        if T_sum is not None:
-            A = sparse.block_diag([T_sum, T_epi], format="csr") @ A
-        A = A.tocsc()
-        A.eliminate_zeros()
-        A.sort_indices()
-        h.addCols(
-            k, cost, np.zeros(k), np.full(k, np.inf), A.nnz,
-            A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data,
-        )  # fmt: skip
+        h.addCols(k, cost, np.zeros(k), np.full(k, np.inf), *_transformed_entries(sparse.csr_matrix(np.vstack(parts))))
         ray_columns.extend((first + i, int(j), R[:, i]) for i, j in enumerate(js.tolist()))
 
     def restricted_columns(xs):
@@ -604,16 +613,6 @@ def generate_outputs(
             add_outputs(take)
             _seat_rays(h, take, priced, offsets, row_offsets, n)
     return _result(fold, js, cols, *duals, value, bound, rounds, iterations, h, start, status)
-
-
-def priced_ray(priced: Priced, j: int, n: int) -> np.ndarray:
-    """The ray :func:`price` chose for column j: 1 on its q smallest entries, then ``frac``, then ``base``."""
-    q = int(priced.q[j])
-    r = np.full(n, float(priced.base[j]))
-    r[priced.order[:q, j]] = 1.0
-    if q < n:
-        r[priced.order[q, j]] = float(priced.frac[j])
-    return r
 
 
 def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:

@@ -47,7 +47,7 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.lp import incumbent
-from mechdesign.lp.colgen import RestrictedOutputs, generate_outputs, price
+from mechdesign.lp.colgen import RestrictedOutputs, generate_outputs, price, priced_rays
 from mechdesign.lp.highs import new_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
@@ -81,17 +81,6 @@ class KernelLPResult:
     """Constraint-matrix nonzeros of the last LP solved."""
 
 
-def _rays(priced, n: int, ys: np.ndarray) -> np.ndarray:
-    """The vertices of 𝒦 that :func:`price` chose for outputs ``ys``, as an N × |ys| matrix."""
-    k = ys.size
-    ranks = np.arange(n)[:, None]
-    q = priced.q[ys][None, :]
-    R_sorted = np.where(ranks < q, 1.0, np.where(ranks == q, priced.frac[ys][None, :], priced.base[ys][None, :]))
-    R = np.empty((n, k))
-    np.put_along_axis(R, priced.order[:, ys], R_sorted, axis=0)
-    return R
-
-
 def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threads: int | None, verbose: bool):
     """Program 1 of the module doc: returns (kernel, value, π, iterations, (rows, columns, nonzeros)) or None if
     HiGHS fails.
@@ -101,14 +90,14 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     """
     n, m = C.shape
     ys = np.arange(m)
-    R = _rays(price(C, c, E), n, ys)
+    R = priced_rays(price(C, c, E), n, ys)
     # An output whose cheapest vertex is the constant one (q = 0 ones) adds nothing to the constant column.
     # Under ε-LDP the Hamming cost ties it with k-RR's vertex (q = 1); priced at π = δ·1 (δ tiny) ties go to
     # more ones instead (N = 1000: one LP instead of 63 rounds of output generation).
     flat = np.flatnonzero(np.ptp(R, axis=0) == 0)
     if flat.size:
         delta = 1e-9 * max(float(np.abs(C).max(initial=0.0)), 1e-300)
-        R[:, flat] = _rays(price(C[:, flat] - delta, c, E), n, np.arange(flat.size))
+        R[:, flat] = priced_rays(price(C[:, flat] - delta, c, E), n, np.arange(flat.size))
     R = np.hstack([R, np.ones((n, 1))])  # the constant kernel: the master is never infeasible
     cost = np.concatenate([np.einsum("xy,xy->y", C, R[:, :m]), [C.sum(axis=0).min()]])
     y_const = int(np.argmin(C.sum(axis=0)))

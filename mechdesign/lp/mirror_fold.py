@@ -98,8 +98,8 @@ class MirrorFold:
         """Σ over x with row_of[x] = h of the rows of V (N × j ↦ folded rows × j)."""
         if not self.folded:
             return V
-        out = np.zeros((self.num_rows, V.shape[1]))
-        np.add.at(out, self.row_of, V)
+        out = V[: self.num_rows].copy()  # row h < N/2 also takes row N−1−h; the middle row (N odd) only itself
+        out[: self.n // 2] += V[::-1][: self.n // 2]
         return out
 
     def full_columns(self, js: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
