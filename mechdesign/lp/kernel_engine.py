@@ -86,7 +86,8 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     HiGHS fails.
 
     The master's rows are pre-multiplied by the difference matrix D ((Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1}):
-    a two-level vertex whose ones form an interval has 3 nonzeros instead of N; the duals of the original rows are π = Dᵀπ̃.
+    a two-level vertex whose ones form an interval has 3 nonzeros instead of N; the duals of the original rows
+    are π = Dᵀπ̃.
     """
     n, m = C.shape
     ys = np.arange(m)
