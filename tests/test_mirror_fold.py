@@ -9,6 +9,7 @@ and epigraph rows computed from the full matrices.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -205,3 +206,29 @@ def test_engine_designs_report_the_size_of_their_last_lp(loss, prior):
     assert result.is_ok
     assert result.solve.rows >= n and result.solve.columns >= n
     assert result.solve.nonzeros >= result.solve.rows
+
+
+def test_output_generation_stops_at_a_floating_point_floor(monkeypatch):
+    """The |x − y| worst case under ε-LDP at N = 3000 ran on at a gap of 1.2e-9 relative (tolerance 1e-9) while every
+    round added the outputs that HiGHS's dual noise priced just below zero (colgen.STALL_GAP). Simulated here: every
+    output prices δ below min(p, 0), a floor of 3e-9 relative. Without the stall rule all 60 outputs join one per
+    round (59 rounds); with it the loop stops a few rounds after the floor, at the optimum of the vertex LP."""
+    n, m = 12, 60
+    L = scaled_loss("absolute", n, m)
+    E = math.exp(-1.0) * (1 - 1e-15)
+    ref = reference_worst_case(L, 0.0, 1.0)  # linprog on the vertex LP (c = 0: the unit priors)
+    monkeypatch.setattr(colgen, "LATE_OUTPUTS", 1)
+    monkeypatch.setattr(colgen, "GROW_EVERY", 10**6)
+    delta = 3e-9 * ref / m
+    real_price = colgen.price
+
+    def noisy_price(W, c, E):
+        priced = real_price(W, c, E)
+        return dataclasses.replace(priced, value=np.minimum(priced.value, 0.0) - delta)
+
+    monkeypatch.setattr(colgen, "price", noisy_price)
+    res = colgen.generate_outputs(0 * L, 0.0, E, epigraph=(L, 1.0))
+    assert res.status == "optimal"
+    assert res.outputs.size < m // 2 and res.rounds < 30
+    assert res.value == pytest.approx(ref, rel=1e-9)
+    assert res.bound <= ref and ref - res.bound <= colgen.STALL_GAP * ref

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechdesign.lp.colgen import GROW_EVERY, KernelLayout, distinct_rays, full_row_dual, price
+from mechdesign.lp.colgen import GROW_EVERY, KernelLayout, distinct_rays, full_row_dual, price, stalled
 from mechdesign.lp.program import LinearProgram, dual_bound
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 from mechdesign.lp.incumbent import offer_lp
@@ -148,6 +148,7 @@ def solve_side_output_generation(
     rounds = iterations = 0
     status, value, best = "optimal", math.inf, (-math.inf, None)
     x_full = None
+    gaps: list[float] = []  # |value − bound| after each round that did not close (colgen.stalled)
     while True:
         if time_limit is not None:
             left = time_limit - (time.perf_counter() - start)
@@ -177,6 +178,9 @@ def solve_side_output_generation(
             best = (bound, y_full)
         scale = max(1.0, abs(value))
         if abs(value - best[0]) <= tolerance * scale:
+            break
+        gaps.append(abs(value - best[0]))
+        if stalled(gaps, scale):
             break
         priced = price(W, c, E)
         p = priced.value
