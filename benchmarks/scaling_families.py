@@ -110,11 +110,15 @@ FAMILIES = {
     "el_abs_worst_case": (_el("absolute", "worst_case"), [50, 100, 200, 500, 1000, 3000]),
     "el_sq_worst_case": (_el("squared", "worst_case"), [100, 500, 1000, 3000]),
     "el_hamming_worst_case": (_el("hamming", "worst_case"), [100, 500, 1000, 3000]),
-    "el_abs_worst_case_ldp": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}), [100, 500, 1000]),
+    "el_abs_worst_case_ldp": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}), [100, 500, 1000, 3000]),
+    "el_sq_worst_case_ldp": (_el("squared", "worst_case", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
+    "el_hamming_worst_case_ldp": (_el("hamming", "worst_case", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "el_abs_ldp": (_el("absolute", "uniform", lambda n: {"kind": "simplex"}), [100, 200, 500, 1000, 3000]),
     "el_sq_ldp": (_el("squared", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "el_hamming_ldp": (_el("hamming", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "el_abs_dirichlet_ldp": (_el("absolute", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
+    "el_sq_dirichlet_ldp": (_el("squared", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
+    "el_hamming_dirichlet_ldp": (_el("hamming", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "bayes_uniform": (
         lambda n: {
             "alphabet": n,
