@@ -47,9 +47,11 @@ E = Fraction(27182818, 10**7)
 
 
 def use_threads(monkeypatch, threads: int) -> None:
-    """Every pass on ``threads`` threads, whatever its size (the size threshold set to 0)."""
+    """Every pass on ``threads`` threads, whatever its size (the size threshold set to 0) and whatever else the
+    machine runs (as many idle cores as threads)."""
     monkeypatch.setattr(parallel_rows, "highs_threads", lambda: threads)
     monkeypatch.setattr(parallel_rows, "PARALLEL_FROM_ENTRIES", 0)
+    monkeypatch.setattr(parallel_rows, "_idle_cores", lambda: threads)
 
 
 def set_blocks(monkeypatch, entries: int) -> None:
@@ -172,6 +174,9 @@ def test_one_thread_or_a_small_pass_runs_no_pool(monkeypatch):
     monkeypatch.setattr(parallel_rows, "highs_threads", lambda: 2)
     monkeypatch.setattr(parallel_rows, "PARALLEL_FROM_ENTRIES", 1000)
     assert map_row_blocks(work, blocks_of(9, 2), entries=999) == [0, 2, 4, 6, 8]  # below the threshold
+    monkeypatch.setattr(parallel_rows, "PARALLEL_FROM_ENTRIES", 0)
+    monkeypatch.setattr(parallel_rows, "_idle_cores", lambda: 0)  # every other core busy: the caller's thread only
+    assert map_row_blocks(work, blocks_of(9, 2), entries=10**9) == [0, 2, 4, 6, 8]
     assert threads == {threading.get_ident()}
     # and a whole certify stage on one thread: no pool either
     use_threads(monkeypatch, 1)
