@@ -10,8 +10,21 @@ HiGHS (:func:`mechdesign.lp.threads.highs_threads`: 2 by default, 1 in sweep wor
 the cores), the calling thread being one of them. The results are the same objects in the same order as a plain
 loop, so every pass gives the same bits on 1 and on 2 threads.
 
-Small passes stay on the calling thread (:data:`PARALLEL_FROM_ENTRIES`): a pool's start-up and the handing over
-of blocks cost more than a second core saves there.
+Small passes stay on the calling thread (:data:`PARALLEL_FROM_ENTRIES`): a pool's start-up (about 0.1 ms) and
+the hand-over of a few blocks cost more than a second core saves there. And a pass runs on no more threads than
+the machine has cores idle when it starts (:func:`_idle_cores`): a thread that shares its core with another job
+only adds waiting. Measured on this project's 2-core machine (``certify_on_fine_grid`` on N × N kernels on the
+(ε, Q_X(c))-PML boundary pushed out of it by 1e−12 so that the repair mixes, c = 1/(2N), ε = 1; 1 vs 2 threads
+interleaved in one process, ms: the median over 3–6 batches of the medians of 5 calls; "quiet": the other
+processes used < 10 % of the cores during the batch, "loaded": one other job kept a core busy; 2026-11-24):
+
+    N                         300        500        700        850        1000         1500         2000         3000
+    quiet   1 / 2 threads  2.2 / 2.2  4.7 / 5.6  7.3 / 7.7  9.4 / 9.4  12.6 / 12.1  21.4 / 19.9  39.3 / 31.9  79.1 / 64.8
+    loaded  1 / 2 threads  2.5 / 2.4  4.5 / 7.0  7.2 / 8.5  9.0 / 10.4  13.1 / 14.8  22.2 / 24.5  42.9 / 48.4  84.6 / 94.7
+
+At N = 3000, quiet, the rounding went 35 → 29 ms (its writes of two N × M arrays, one of them fresh pages, are
+memory-bound), the mix 37 → 31 ms and the snapping probe's rows 36 → 20 ms (the probe alone over every row of
+the ``bayes_uniform`` optimum; benchmarks/results/scaling_families.md, branch certpar).
 """
 
 from __future__ import annotations
@@ -27,9 +40,9 @@ from mechdesign.lp.threads import highs_threads
 
 __all__ = ["PARALLEL_FROM_ENTRIES", "block_threads", "map_row_blocks"]
 
-PARALLEL_FROM_ENTRIES = 1 << 19
-"""Passes over fewer entries than this (N·M, about N = 1450 for a square kernel) run on the calling thread.
-(Measured in :func:`map_row_blocks`'s docstring.)"""
+PARALLEL_FROM_ENTRIES = 1 << 20
+"""Passes over fewer entries than this (N·M; N = 1024 for a square kernel) run on the calling thread: below it two
+threads were slower or no faster even on a quiet machine (N = 500–1000 in the module docstring)."""
 
 
 def block_threads(entries: int, blocks: int) -> int:
@@ -37,7 +50,7 @@ def block_threads(entries: int, blocks: int) -> int:
     :data:`PARALLEL_FROM_ENTRIES` entries on, the process's HiGHS thread count, but no more than there are blocks
     and than the cores left idle by the threads running elsewhere on the machine now (:func:`_idle_cores`); else 1.
     A thread that shares a core with another job only waits for it: on 2 cores with one busy, two threads made the
-    stage 8–17 % slower (measurements in the module docstring)."""
+    stage 10–13 % slower from N = 1000 on (measurements in the module docstring)."""
     if entries < PARALLEL_FROM_ENTRIES or blocks < 2:
         return 1
     threads = min(highs_threads(), blocks)
