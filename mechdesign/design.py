@@ -285,7 +285,8 @@ def certify_design(
     if side_weight or extra_weight:
         kernel = exact.to_float()
         objective = rules.value(kernel)
-    guarantees = check_guarantees(exact, spec)
+    # on the grid 2^−52 the bound E of `check` is the one check_guarantees would derive again: its check is reused
+    guarantees = check_guarantees(exact, spec, primary=check if exact.denominator == GRID else None)
     side_failure = rules.side_check(exact)
     if dual is not None:
         # the bound over all kernels (no privacy) is a bound too; keep the tighter (an optimum of 0 loss is then

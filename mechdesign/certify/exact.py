@@ -41,9 +41,10 @@ from mechdesign.certify.grid_arith import (
     int64_numerators,
     largest_in_rows,
 )
-from mechdesign.certify.fused import SUM_ROWS, ColumnAggregator, coarse_probe_fails
+from mechdesign.certify.fused import ColumnAggregator, coarse_probe_fails, row_blocks
 from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid
 from mechdesign.certify.lemma4 import Lemma4Ratios, lemma4_worst
+from mechdesign.certify.parallel_rows import map_row_blocks
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
@@ -267,40 +268,53 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
         return None
     n, m = K.shape
     out = np.empty((n, m), dtype=np.int64)
-    aggregates = ColumnAggregator(m)
-    step = min(SUM_ROWS, max(1, ROW_BLOCK_ENTRIES // m))  # ≤ SUM_ROWS rows: a block's column sums fit in int64
-    # scratch blocks reused from block to block (a fresh one would be fresh pages)
-    scratch = np.empty((min(n, step), m))
-    integral = np.empty((min(n, step), m))
+    blocks = list(row_blocks(n, m, ROW_BLOCK_ENTRIES))  # ≤ SUM_ROWS rows: a block's column sums fit in int64
+    step = blocks[0].stop
     row_limit = 1 << 9
-    for lo in range(0, n, step):
-        count = min(step, n - lo)
-        block = np.clip(K[lo : lo + count], 0.0, 1.0, out=scratch[:count])  # NaN stays NaN here
+    aggregators: list[ColumnAggregator] = []
+
+    def buffers():
+        """One thread's scratch blocks, reused from block to block (a fresh one would be fresh pages), and its
+        column aggregates (exact integers: the threads' are combined after, in any order)."""
+        aggregators.append(ColumnAggregator(m))
+        return np.empty((step, m)), np.empty((step, m)), aggregators[-1]
+
+    def round_block(rows: slice, scratch) -> bool:
+        """Round the block ``rows`` into ``out`` (and ``floats``); False for a row far from stochastic."""
+        clipped, integral, aggregates = scratch
+        count = rows.stop - rows.start
+        block = np.clip(K[rows], 0.0, 1.0, out=clipped[:count])  # NaN stays NaN here
         # Σ_y rint(2^52 K_xy) ≤ 2^52 Σ_y K_xy + M/2 (float row sums within a factor 1 + M·2^−52): int64 when small
         top = float(block.sum(axis=1).max()) * (1 + m * 2.0**-52)
         if not top <= row_limit:  # a NaN (or a large row): clip as _clip_unit does (fmax ignores NaN), then test
-            np.fmax(K[lo : lo + count], 0.0, out=block)
+            np.fmax(K[rows], 0.0, out=block)
             np.fmin(block, 1.0, out=block)
             if float(block.sum(axis=1).max()) * (1 + m * 2.0**-52) > row_limit:
-                return None
+                return False
         block += 1.0  # 1 + rint(2^52 x) 2^−52: the doubles in [1, 2] are the multiples of 2^−52 (ties to even)
         block -= 1.0  # rint(2^52 x) 2^−52 exactly (Sterbenz), +0.0 for −0.0
-        nums = out[lo : lo + count]
+        nums = out[rows]
         np.copyto(nums, np.multiply(block, GRID, out=integral[:count]), casting="unsafe")  # exact: integers ≤ 2^52
-        rows = nums.sum(axis=1)
+        sums = nums.sum(axis=1)
         big = np.argmax(nums, axis=1)
         at = np.arange(count)
-        absorbed = nums[at, big] + (GRID - rows)  # each row's largest entry absorbs the remainder
+        absorbed = nums[at, big] + (GRID - sums)  # each row's largest entry absorbs the remainder
         if (absorbed < 0).any():
-            return None  # a row far from stochastic: the full function renormalises it
+            return False  # a row far from stochastic: the full function renormalises it
         nums[at, big] = absorbed  # 0 ≤ value ≤ 2^52: the entries are ≥ 0 and the row sums to 2^52
         aggregates.add(nums)
-        if floats is not None:  # written only now: a block that returned None above left floats (and K) as they were
-            target = floats[lo : lo + count]
+        if floats is not None:  # written only now: a block that failed above left floats (and K) as they were
+            target = floats[rows]
             np.copyto(target, block)
             target[at, big] = absorbed * (1.0 / GRID)  # exact: integers ≤ 2^52, a power of two
+        return True
+
+    # on the process's threads (certify/parallel_rows.py): every block on its own, the aggregates exact integers
+    passed = map_row_blocks(round_block, blocks, n * m, scratch=buffers, stop=lambda ok: not ok)
+    if not passed[-1]:
+        return None  # a row far from stochastic (the blocks written over hold their own rounding, as above)
     # every entry ≥ 0, every row sums to 2^52 (just made so)
-    return GridKernel(out, GRID, stochastic=True, aggregates=aggregates.result())
+    return GridKernel(out, GRID, stochastic=True, aggregates=ColumnAggregator.combined(aggregators, m))
 
 
 def _clip_unit(K) -> np.ndarray:

@@ -37,6 +37,7 @@ import numpy as np
 
 from mechdesign.certify.grid_arith import exact_sums
 from mechdesign.certify.grid_repair import _LOW_BITS, _floor_scaled, mixing_plan
+from mechdesign.certify.parallel_rows import map_row_blocks
 
 __all__ = [
     "ColumnAggregator",
@@ -117,6 +118,24 @@ class ColumnAggregator:
         self._flush()
         return self.maxima, self.minima, self._sums
 
+    @staticmethod
+    def combined(parts: list[ColumnAggregator], m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`result` over the rows of every part (one per thread of a pass,
+        :func:`mechdesign.certify.parallel_rows.map_row_blocks`): maxima, minima and Python-integer sums, exact, so
+        the same integers in any order."""
+        used = [part for part in parts if part._rows]
+        if not used:
+            return ColumnAggregator(m).result()
+        first = used[0]
+        first._flush()
+        for part in used[1:]:
+            part._flush()
+            np.maximum(first.maxima, part.maxima, out=first.maxima)
+            np.minimum(first.minima, part.minima, out=first.minima)
+            first._sums = first._sums + part._sums
+            first._rows += part._rows
+        return first.result()
+
 
 def _floor_scaled_into(ints: np.ndarray, W: int, P: int, out: np.ndarray, spare: np.ndarray) -> np.ndarray:
     """:func:`mechdesign.certify.grid_repair._floor_scaled` (⌊W A / 2^P⌋ for 0 ≤ A ≤ 2^52, 0 < W < 2^31,
@@ -173,11 +192,19 @@ def mix_rows_in_place(
     n, m = ints.shape
     live_before, n_live, h_total = _live_columns(live, h)
     scale = 1.0 / denominator  # a power of two: exact
-    aggregates = ColumnAggregator(m)
-    # scratch blocks reused from block to block: fresh temporaries of this size would be fresh pages each time
-    step = next(row_blocks(n, m)).stop if n else 0
-    scratch, spare = np.empty((step, m), dtype=np.int64), np.empty((step, m), dtype=np.int64)
-    for rows in row_blocks(n, m):
+    blocks = list(row_blocks(n, m))
+    step = blocks[0].stop if n else 0
+    aggregators: list[ColumnAggregator] = []
+
+    def buffers():
+        """One thread's scratch blocks (fresh temporaries of this size would be fresh pages each block) and its
+        column aggregates (exact integers: the threads' are combined after, in any order)."""
+        aggregators.append(ColumnAggregator(m))
+        return np.empty((step, m), dtype=np.int64), np.empty((step, m), dtype=np.int64), aggregators[-1]
+
+    def mix_block(rows: slice, scratch_blocks) -> bool:
+        """Mix the block ``rows`` of ``ints`` in place; False when it fails its check."""
+        scratch, spare, aggregates = scratch_blocks
         block = ints[rows]  # a view: the mix is written into ints
         f = _floor_scaled_into(block, W, P, scratch[: block.shape[0]], spare[: block.shape[0]])
         short = f.sum(axis=1) - h_total  # R_x: |R_x| < number of live columns (both sums within it of w D)
@@ -185,7 +212,7 @@ def mix_rows_in_place(
         block += h
         top = int(np.abs(short).max()) if short.size else 0
         if top > n_live:
-            return None
+            return False
         if top:
             width = min(m, int(np.searchsorted(live_before, top)) + 1)  # holds the first `top` live columns
             head = block[:, :width]
@@ -193,11 +220,17 @@ def mix_rows_in_place(
             np.add(head, np.sign(short)[:, None], out=head, where=chosen)
         maxima, minima = block.max(axis=0), block.min(axis=0)
         if not rows_stochastic(block, denominator, maxima, minima):
-            return None
+            return False
         aggregates.add(block, maxima, minima)
         if floats is not None:
             np.multiply(block, scale, out=floats[rows])
-    return aggregates.result()
+        return True
+
+    # on the process's threads (certify/parallel_rows.py): every block on its own
+    passed = map_row_blocks(mix_block, blocks, n * m, scratch=buffers, stop=lambda ok: not ok)
+    if passed and not passed[-1]:
+        return None
+    return ColumnAggregator.combined(aggregators, m)
 
 
 def _live_columns(live: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -237,11 +270,18 @@ def mix_rows_from_floats(
     scale = float(denominator)
     v = W * 2.0 ** (denominator.bit_length() - 1 - P)  # W D / 2^P, a double (W < 2^31, a power of two times it)
     h_floats = h * unit  # h_y / D: exact (h_y ≤ D)
-    aggregates = ColumnAggregator(m)
-    step = next(row_blocks(n, m)).stop if n else 0
-    prod, low = np.empty((step, m)), np.empty((step, m))  # scratch blocks reused from block to block
-    flags = np.empty((step, m), dtype=bool)
-    for rows in row_blocks(n, m):
+    blocks = list(row_blocks(n, m))
+    step = blocks[0].stop if n else 0
+    aggregators: list[ColumnAggregator] = []
+
+    def buffers():
+        """One thread's scratch blocks, reused from block to block, and its column aggregates (exact integers)."""
+        aggregators.append(ColumnAggregator(m))
+        return np.empty((step, m)), np.empty((step, m)), np.empty((step, m), dtype=bool), aggregators[-1]
+
+    def mix_block(rows: slice, scratch) -> bool:
+        """Mix the block ``rows`` (floats to ``out``, integers over ``ints``); False when it fails its check."""
+        prod, low, flags, aggregates = scratch
         count = rows.stop - rows.start
         a = source[rows]
         p = np.multiply(a, v, out=prod[:count])  # fl(w A)
@@ -255,7 +295,7 @@ def mix_rows_from_floats(
         short = f.sum(axis=1).astype(np.int64) - h_total  # R_x (exact: integers, Σ ≤ w D < 2^53)
         top = int(np.abs(short).max()) if short.size else 0
         if top > n_live:
-            return None
+            return False
         f *= unit  # ⌊w A⌋ / D, exact
         np.subtract(a, f, out=f)  # (A − ⌊w A⌋) / D ≥ 0, exact (in the scratch block: one write to `out` below)
         target = out[rows]
@@ -269,9 +309,15 @@ def mix_rows_from_floats(
         np.copyto(block, np.multiply(target, scale, out=p), casting="unsafe")  # the integers A'' (exact)
         maxima, minima = block.max(axis=0), block.min(axis=0)
         if not rows_stochastic(block, denominator, maxima, minima):
-            return None
+            return False
         aggregates.add(block, maxima, minima)
-    return aggregates.result()
+        return True
+
+    # on the process's threads (certify/parallel_rows.py): every block on its own
+    passed = map_row_blocks(mix_block, blocks, n * m, scratch=buffers, stop=lambda ok: not ok)
+    if passed and not passed[-1]:
+        return None
+    return ColumnAggregator.combined(aggregators, m)
 
 
 def mix_on_grid_in_place(
@@ -327,21 +373,28 @@ def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[in
     cuts = np.unique(ys[ys > 0])  # ties left of column y = Σ over the segments [0, cuts[0]), [cuts[0], cuts[1]), …
     starts = np.concatenate(([0], cuts))
     segment_of = np.searchsorted(cuts, ys, side="right") - 1  # y = cuts[k] → k; y = 0 → −1 (no ties before)
-    # scratch blocks reused from block to block (fresh temporaries of this size would be fresh pages each time)
-    step = next(row_blocks(n, m, PROBE_BLOCK_ENTRIES)).stop
-    scratch = {
-        small: (np.empty((step, m), dtype=small), np.empty((step, m), dtype=small))
-        for small in {np.uint8 if d <= 8 else np.uint16 for d in drops}
-    }
-    flags = np.empty((step, m), dtype=bool)
-    for rows in row_blocks(n, m, PROBE_BLOCK_ENTRIES):
+    blocks = list(row_blocks(n, m, PROBE_BLOCK_ENTRIES))
+    step = blocks[0].stop
+
+    def buffers():
+        """One thread's scratch blocks, reused from block to block (fresh temporaries of this size would be fresh
+        pages each time)."""
+        remainders = {
+            small: (np.empty((step, m), dtype=small), np.empty((step, m), dtype=small))
+            for small in {np.uint8 if d <= 8 else np.uint16 for d in drops}
+        }
+        return remainders, np.empty((step, m), dtype=bool)
+
+    def round_block(rows: slice, scratch) -> None:
+        """The probe columns of the block ``rows``, rounded to each grid, written to ``out``."""
+        remainders, flags = scratch
         block = ints[rows]
         count = block.shape[0]
         probed = block[:, ys]  # the probe entries of the block (in cache), ⌊A / 2^d⌋ below
         mark = flags[:count]
         for d in drops:
             small = np.uint8 if d <= 8 else np.uint16
-            rem, ascending = (buffer[:count] for buffer in scratch[small])
+            rem, ascending = (buffer[:count] for buffer in remainders[small])
             np.copyto(rem, block, casting="unsafe")  # A mod 2^8 (2^16), as A ≥ 0 (what astype gives)
             if d not in (8, 16):
                 rem &= (1 << d) - 1
@@ -361,6 +414,8 @@ def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[in
             r = rem[:, ys]
             np.right_shift(probed, d, out=out[d][rows])
             out[d][rows] += ((r > threshold) & adds) | ((r == threshold) & (ties_before < wanted))
+
+    map_row_blocks(round_block, blocks, n * m, scratch=buffers)  # on the process's threads (parallel_rows.py)
     return out
 
 

@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.certify.saturation import ratio_cap
-from mechdesign.certify.exact import ExactKernel, check_pml, to_grid
+from mechdesign.certify.exact import ExactKernel, PMLCheck, check_pml, to_grid
 from mechdesign.privacy.metric import check_metric, metric_distances
 from mechdesign.spec.models import DiscreteMetric, MetricGuarantee, PriorSetGuarantee
 from mechdesign.spec.models import Spec
@@ -74,8 +74,13 @@ def _check_one(kernel: ExactKernel, g) -> tuple[bool, float]:
     return c.feasible, c.leakage
 
 
-def check_guarantees(kernel: ExactKernel, spec: Spec) -> list[GuaranteeReport]:
-    """One report per constraint of ``privacy`` (in its order), or one for the epsilon + prior_set form."""
+def check_guarantees(kernel: ExactKernel, spec: Spec, primary: PMLCheck | None = None) -> list[GuaranteeReport]:
+    """One report per constraint of ``privacy`` (in its order), or one for the epsilon + prior_set form.
+
+    ``primary``: for the epsilon + prior_set form, the check this function would make, when the caller has made
+    it (``check_pml(kernel, spec.prior_set, E)`` with E = ``spec.epsilon.exp_lower_bound(cap=ratio_cap(
+    spec.prior_set, kernel.denominator))``, the certify stage's own check on the grid 2^−52): it is reported
+    as it is, without a second exact check and a second bound of e^ε (issue 13)."""
     entries = (
         spec.privacy
         if spec.privacy is not None
@@ -83,7 +88,10 @@ def check_guarantees(kernel: ExactKernel, spec: Spec) -> list[GuaranteeReport]:
     )
     reports = []
     for g in entries:
-        feasible, leak = _check_one(kernel, g)
+        if spec.privacy is None and primary is not None:
+            feasible, leak = primary.feasible, primary.leakage
+        else:
+            feasible, leak = _check_one(kernel, g)
         eps = g.epsilon.value
         reports.append(
             GuaranteeReport(
