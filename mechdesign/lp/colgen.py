@@ -96,7 +96,7 @@ STALL_ROUNDS = 3
 """A loop whose gap is within STALL_GAP·max(1, |value|) but above ``tolerance`` and has not shrunk by 1 % in
 STALL_ROUNDS rounds stops as optimal: the gap is then the floating-point floor of the restricted LP's duals, and
 more outputs do not move it. Seen with |x − y| under ε-LDP, worst-case prior, N = 3000: from round 34 on the gap stayed
-at 1.142e-6 on a value of 946 (1.2e-9 relative, just above the 1e-9 tolerance) while every round added the 4
+at 1.142e-6 on a value of 948 (1.2e-9 relative, just above the 1e-9 tolerance) while every round added the 4
 outputs priced below −1e-12·value, 60 rounds and 260 outputs later still running. 1e-8 keeps the stop 10× inside
 the rigorous tolerance its caller then checks (:data:`mechdesign.lp.kernel_engine.RIGOROUS_TOLERANCE`, 1e-7)."""
 
