@@ -98,6 +98,11 @@ class ExactKernel:
             object.__setattr__(self, "_aggregates", cached)
         return cached
 
+    def known_column_aggregates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`column_aggregates` when they are already held (folded by the pass that made the kernel, or
+        computed once for the exact check), else None: never a pass over the kernel."""
+        return self.__dict__.get("_aggregates")
+
     def to_float(self) -> np.ndarray:
         """The kernel as floats (exact when every entry is a double, as on any grid 2^−k, k ≤ 52)."""
         if grid_bits(self) is not None:
