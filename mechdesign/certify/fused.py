@@ -294,6 +294,7 @@ def mix_rows_from_floats(
     scale = float(denominator)
     v = W * 2.0 ** (denominator.bit_length() - 1 - P)  # W D / 2^P, a double (W < 2^31, a power of two times it)
     h_floats = h * unit  # h_y / D: exact (h_y ≤ D)
+    all_live = bool(live.all())
     blocks = list(row_blocks(n, m))
     step = blocks[0].stop if n else 0
     aggregators: list[ColumnAggregator] = []
@@ -327,7 +328,11 @@ def mix_rows_from_floats(
         if top:
             width = min(m, int(np.searchsorted(live_before, top)) + 1)  # holds the first `top` live columns
             head = target[:, :width]
-            chosen = live[:width] & (live_before[:width] < np.abs(short)[:, None])
+            # the flags of ⌊w A⌋'s integral test are free again: the mask of the corrections goes there (a fresh
+            # one, and the `&` with the live columns when all are live, cost as much as the masked add itself)
+            chosen = np.less(live_before[:width], np.abs(short)[:, None], out=flags[:count, :width])
+            if not all_live:
+                chosen &= live[:width]
             np.add(head, (np.sign(short) * unit)[:, None], out=head, where=chosen)
         block = ints[rows]
         # the extremes from the exact floats: an entry outside [0, D] fails the check (as rows_stochastic's range
