@@ -2,7 +2,9 @@
 emitted kernel, the no-privacy bound and Lemma 1's zero count, each computed once in O(NM) without transposed or
 fancy-indexed copies. Each fast path is checked against an independent computation written here: brute force in
 exact Fractions over the kernel (or over every deterministic kernel for the no-privacy bound), and, bit for bit,
-the dense numpy formulas the certify stage used before (so every number a design reports stays the same double).
+the dense numpy formulas the certify stage used before (so every number a design reports stays the same double),
+except where the stage now reports the exact value rounded once (the Hamming loss and the uniform Bayes
+vulnerability and their no-privacy bounds, tests/test_certify_exact_values.py): those equal float(Fraction).
 """
 
 from __future__ import annotations
