@@ -45,6 +45,7 @@ __all__ = [
     "SUM_ROWS",
     "column_extremes_of_grid_floats",
     "grid_ints_from_shifted",
+    "coarse_column",
     "coarse_probe_columns",
     "coarse_probe_fails",
     "ROW_BLOCK_ENTRIES",
@@ -455,6 +456,50 @@ def coarse_probe_columns(ints: np.ndarray, from_bits: int, drops, ys) -> dict[in
     return out
 
 
+def coarse_column(ints: np.ndarray, d: int, y: int) -> np.ndarray:
+    """Column ``y`` of the rounding of ``ints / 2^k`` (rows summing to 2^k) to the grid 2^−(k − d), 1 ≤ d ≤ 16, over
+    every row, exactly as :func:`coarse_probe_columns` has it, without sorting a row: C_xy = ⌊A_xy / 2^d⌋ + β_xy,
+    and β_xy = 1 exactly when fewer than deficit_x entries of row x come before it in the order of the rounding
+    (remainder A mod 2^d descending, ties to the lower column), i.e. when
+
+        #{y' : r_xy' > r_xy} + #{y' < y : r_xy' = r_xy} < deficit_x = Σ_y' r_xy' / 2^d.
+
+    (The threshold form of :func:`coarse_probe_columns` says the same: an entry above the deficit_x-th largest
+    remainder t_x has fewer than deficit_x entries before it, one below t_x at least deficit_x, and one at t_x is
+    taken when the ties left of it are fewer than deficit_x minus the entries above t_x.) Two comparisons and two
+    counts per entry: a third of the sort-based rounding of the same rows."""
+    n, m = ints.shape
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return out
+    small = np.uint8 if d <= 8 else np.uint16
+    blocks = list(row_blocks(n, m, PROBE_BLOCK_ENTRIES))
+    step = blocks[0].stop
+
+    def buffers():
+        return np.empty((step, m), dtype=small), np.empty((step, m), dtype=bool)
+
+    def round_block(rows: slice, scratch) -> None:
+        remainders, flags = scratch
+        block = ints[rows]
+        count = block.shape[0]
+        rem, mark = remainders[:count], flags[:count]
+        np.copyto(rem, block, casting="unsafe")  # A mod 2^8 (2^16), as A ≥ 0
+        if d not in (8, 16):
+            rem &= (1 << d) - 1
+        deficit = rem.sum(axis=1, dtype=np.int64) >> d
+        mine = rem[:, y : y + 1]
+        np.greater(rem, mine, out=mark)
+        before = np.add.reduce(mark.view(np.uint8), axis=1, dtype=np.int64)
+        if y:
+            ties = np.equal(rem[:, :y], mine, out=mark[:, :y])
+            before += np.add.reduce(ties.view(np.uint8), axis=1, dtype=np.int64)
+        np.add(block[:, y] >> d, before < deficit, out=out[rows])
+
+    map_row_blocks(round_block, blocks, n * m, scratch=buffers)  # on the process's threads (parallel_rows.py)
+    return out
+
+
 def coarse_probe_fails(
     ints: np.ndarray, from_bits: int, d: int, ys, c: Fraction, bound: Fraction
 ) -> tuple[bool, np.ndarray | None]:
@@ -472,7 +517,10 @@ def coarse_probe_fails(
 
     (c ≥ 0, 1 − Nc ≥ 0), and L > E U (or L > 0 with U ≤ 0) proves the column breaks the Lemma-4 constraint of the
     Dobrushin paper, as the exact check would find. The rows are rounded in stages, checking after each: first the
-    row of each column's largest and of its smallest ⌊A / 2^d⌋ (which pin its maximum and minimum), then the rows
+    row of each column's largest and of its smallest ⌊A / 2^d⌋ (which pin its maximum and minimum), then one probe
+    column, the likeliest to break, rounded exactly over every row without sorting them (:func:`coarse_column`; its
+    exact verdict: at N = 3000 the unknown rows' share of the Lemma-4 sum keeps U loose until 61 % of the rows are
+    rounded, 30 ms of radix sorts against 12 ms for the one column), then the rows
     in chunks ending at N/8, N/4, N/2, 5N/8, 3N/4, 7N/8, N (the unknown rows' share of the Lemma-4 sum is what
     keeps U loose); once every row is rounded, L and U are the exact maximum
     and Lemma-4 minimum, so the verdict is the exact one (and the exact columns are returned)."""
@@ -500,6 +548,24 @@ def coarse_probe_fails(
                 return True
         return False
 
+    def likeliest_breaking() -> int:
+        """The probe column (index into ``ys``) closest to being shown to break: the largest L / U (the unknown
+        rows' share of U is about the same in every column), the one to round exactly over every row first."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = top / (float(c) * total.astype(float) + (1 - n * float(c)) * bottom)
+        return int(np.argmax(np.where(np.isnan(ratio), -np.inf, ratio)))
+
+    def column_breaks(j: int) -> bool:
+        """Whether probe column ``ys[j]``, rounded exactly over every row (:func:`coarse_column`), breaks the
+        Lemma-4 constraint: the exact verdict for that column, which the stages below would reach too."""
+        column = coarse_column(ints, d, int(ys[j]))
+        a = int(column.max())
+        if a == 0:
+            return False
+        s = int(exact_sums(column[:, None], axis=0, largest=1 << max(0, from_bits - d))[0])
+        low = cp * s + rest * int(column.min())
+        return low <= 0 or a * cq * r > p * low
+
     def learn(rows) -> None:
         """Round the rows ``rows`` (indices, or a slice: a view of the kernel, no copy) and tighten L and U."""
         nonlocal top, total, bottom
@@ -523,6 +589,8 @@ def coarse_probe_fails(
         return True, None
     learn(np.unique(np.concatenate((np.argmax(lower, axis=0), np.argmin(lower, axis=0)))))
     if shown_to_break():
+        return True, None
+    if not known.all() and column_breaks(likeliest_breaking()):
         return True, None
     cuts = [0, n // 8, n // 4, n // 2, 5 * n // 8, 3 * n // 4, 7 * n // 8, n]
     for lo, hi in zip(cuts[:-1], cuts[1:]):
