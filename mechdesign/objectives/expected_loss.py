@@ -134,7 +134,8 @@ class ExpectedLoss(ObjectiveRules):
         Σ_x P(x) min_y L(x,y) under a prior, max_{P∈𝒫} of it for the worst case. The row losses
         min_y L(x,y) (:func:`cheapest_row_losses`) are those of the 0/1 kernel on each row's cheapest
         output (its row sum of K·L adds zeros to that one entry), so the bound is the same double as
-        :meth:`value` of that kernel."""
+        :meth:`value` of that kernel. The Hamming loss's bound Σ_x P(x) 1[x ≥ M] is exact and rounded once, as
+        :meth:`exact_value` rounds the emitted kernel's loss (rounding is monotone: it stays at or below it)."""
         spec = self.spec
         if spec.objective.loss == "hamming":  # exact, rounded as exact_value rounds the kernel's loss
             bound = exact_hamming_no_privacy_bound(spec.n, spec.m, self._exact_prior(), spec.prior_set)
