@@ -227,6 +227,15 @@ def closed_form(spec: Spec, objective: float) -> ClosedForm | None:
     return objective_rules(spec).closed_form(objective)
 
 
+def _emitted_value(rules, exact, kernel: np.ndarray, check) -> float:
+    """The objective of the emitted kernel: exactly and correctly rounded from the exact kernel where the objective
+    needs no pass for it (``rules.exact_value``: the Hamming loss from the diagonal, the uniform Bayes vulnerability
+    from the exact column maxima) and the exact check proved every row sums to 1 (``check.stochastic``), else the
+    objective's float value of ``kernel`` (the same kernel as floats)."""
+    value = rules.exact_value(exact) if check.stochastic else None
+    return rules.value(kernel) if value is None else value
+
+
 # ------------------------------------------------------------------- pipeline
 def certify_design(
     spec: Spec,
@@ -265,13 +274,13 @@ def certify_design(
         gridded = to_grid(K)
         exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
         kernel = exact.to_float()
-    objective = rules.value(kernel)
+    objective = _emitted_value(rules, exact, kernel, check)
     # Only a snapped kernel can differ: when the repair mixed (weight > 0) its snapping had failed, and the
     # repair without snapping is the same deterministic mixing, so re-running it would give the same kernel.
     if bits == 52 and gridded is not None and exact.denominator != gridded.denominator and weight == 0:
         alt, alt_weight, alt_check = repair(gridded, spec.prior_set, bound_e, bits=bits, snap=False)
         alt_kernel = alt.to_float()
-        alt_objective = rules.value(alt_kernel)
+        alt_objective = _emitted_value(rules, alt, alt_kernel, alt_check)
         if alt_check.feasible and sense * alt_objective < sense * objective:
             exact, weight, check, kernel, objective = alt, alt_weight, alt_check, alt_kernel, alt_objective
     exact, side_weight = rules.enforce(exact)  # the objective's own constraints (e.g. a vulnerability cap)
@@ -284,7 +293,7 @@ def certify_design(
         check = check_pml(exact, spec.prior_set, bound_e)
     if side_weight or extra_weight:
         kernel = exact.to_float()
-        objective = rules.value(kernel)
+        objective = _emitted_value(rules, exact, kernel, check)
     # on the grid 2^−52 the bound E of `check` is the one check_guarantees would derive again: its check is reused
     guarantees = check_guarantees(exact, spec, primary=check if exact.denominator == GRID else None)
     side_failure = rules.side_check(exact)

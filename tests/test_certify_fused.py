@@ -279,6 +279,31 @@ def test_probe_columns_of_every_grid_follow_the_definition(n, m, ties, data):
         assert got[d].tolist() == [[row[y] for y in ys] for row in want]
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 9), st.booleans(), st.data())
+def test_one_coarse_column_over_every_row_follows_the_definition(n, m, ties, data):
+    """coarse_column (the rank of each entry in its row's rounding order, no sort) is the reference rounding's
+    column: random rows and rows whose remainders tie across most of the row, every drop, small blocks too."""
+    if ties:
+        high = data.draw(st.lists(st.integers(0, (D >> 16) // m), min_size=n * m, max_size=n * m))
+        low = data.draw(st.lists(st.integers(0, 2), min_size=n * m, max_size=n * m))
+        values = [(h << 16) + v for h, v in zip(high, low)]
+    else:
+        values = data.draw(st.lists(st.integers(0, D // m), min_size=n * m, max_size=n * m))
+    ints = [values[x * m : (x + 1) * m] for x in range(n)]
+    for row in ints:
+        row[-1] += D - sum(row)
+    y = data.draw(st.integers(0, m - 1))
+    d = data.draw(st.sampled_from([1, 4, 8, 12, 16]))
+    old = fused.PROBE_BLOCK_ENTRIES
+    fused.PROBE_BLOCK_ENTRIES = data.draw(st.sampled_from([1, 8, 1 << 18]))
+    try:
+        got = fused.coarse_column(np.array(ints, dtype=np.int64), d, y)
+    finally:
+        fused.PROBE_BLOCK_ENTRIES = old
+    assert got.tolist() == [row[y] for row in reference_coarse(ints, d)]
+
+
 def reference_fails(columns, n: int, c: Fraction, E: Fraction) -> bool:
     """Some column breaks max ≤ E (c Σ + (1 − Nc) min) (Lemma 4), an unbounded ratio included; zero columns pass."""
     for col in zip(*columns):

@@ -335,13 +335,19 @@ def test_ctrl_c_during_the_threaded_rounding_leaves_k_rounding_to_the_same_kerne
     real = fused.ColumnAggregator.add
     calls = []
     worker_block = threading.Event()
+    main_block = threading.Event()
 
     def interrupted(self, *args, **kwargs):
         calls.append(threading.current_thread() is threading.main_thread())
         if not calls[-1]:
             worker_block.set()
-        elif worker_block.wait(timeout=10):  # the worker has rounded a block (and may be in its next one)
-            raise KeyboardInterrupt  # in the calling thread's block, before it is written
+            # the worker waits in its first block until the calling thread is in one: otherwise, on a busy machine,
+            # the worker could round every block before the calling thread takes any (then nothing is interrupted)
+            main_block.wait(timeout=10)
+        else:
+            main_block.set()
+            if worker_block.wait(timeout=10):  # the worker is in a block (its first, or a later one)
+                raise KeyboardInterrupt  # in the calling thread's block, before it is written
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(fused.ColumnAggregator, "add", interrupted)

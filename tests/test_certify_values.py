@@ -2,7 +2,9 @@
 emitted kernel, the no-privacy bound and Lemma 1's zero count, each computed once in O(NM) without transposed or
 fancy-indexed copies. Each fast path is checked against an independent computation written here: brute force in
 exact Fractions over the kernel (or over every deterministic kernel for the no-privacy bound), and, bit for bit,
-the dense numpy formulas the certify stage used before (so every number a design reports stays the same double).
+the dense numpy formulas the certify stage used before (so every number a design reports stays the same double),
+except where the stage now reports the exact value rounded once (the Hamming loss and the uniform Bayes
+vulnerability and their no-privacy bounds, tests/test_certify_exact_values.py): those equal float(Fraction).
 """
 
 from __future__ import annotations
@@ -158,10 +160,16 @@ def test_expected_loss_value_and_no_privacy_bound(n, m, loss, uniform, seed):
     bound = rules.unconstrained_bound()
     D = np.zeros((n, m))
     D[np.arange(n), np.argmin(L, axis=1)] = 1.0
-    assert bound == float(P @ (D * L).sum(axis=1))
     # brute force: sum_x P(x) min_y L(x,y) in Fractions, no deterministic kernel below it
     best = sum(Pe[x] * min(exact_L[x]) for x in range(n))
     assert abs(F(bound) - best) <= F(4 * n, 2**52) * scale
+    if (
+        loss == "hamming"
+    ):  # exact under the spec's own prior, rounded once (objectives/exact_values.py, branch certtail)
+        Ps = [F(1, n)] * n if uniform else list(spec.objective.prior)
+        assert bound == float(sum(Ps[x] * min(exact_L[x]) for x in range(n)))
+    else:
+        assert bound == float(P @ (D * L).sum(axis=1))
 
 
 def test_expected_loss_no_privacy_bound_is_the_best_deterministic_kernel():
@@ -233,5 +241,10 @@ def test_design_reports_the_dense_formulas_values(kind):
         i = np.arange(n)
         assert r.objective == float(P @ (K * np.abs(i[:, None] - i[None, :]).astype(float)).sum(axis=1))
     else:
-        assert r.objective == float((K.T * P[None, :]).max(axis=1).sum())
+        # exact from the exact kernel and rounded once (objectives/exact_values.py, branch certtail): within the
+        # dense float formula's own rounding of it
+        A = r.exact_kernel.numerators
+        exact_v = F(sum(max(int(A[x, y]) for x in range(n)) for y in range(n)), n * r.exact_kernel.denominator)
+        assert r.objective == float(exact_v)
+        assert abs(r.objective - float((K.T * P[None, :]).max(axis=1).sum())) <= 1e-15 * r.objective
     assert r.certificate.feasible

@@ -43,6 +43,12 @@ class ObjectiveRules(ABC):
     def value(self, K: np.ndarray) -> float:
         """The utility of a kernel (N × M floats), as the objective defines it."""
 
+    def exact_value(self, kernel: ExactKernel) -> float | None:
+        """The utility of the row-stochastic exact ``kernel``, computed exactly and correctly rounded, where it
+        needs no pass over the N × M entries (:mod:`mechdesign.objectives.exact_values`); None otherwise, and then
+        :meth:`value` of its floats is the utility. The caller guarantees that every row sums to 1 exactly."""
+        return None
+
     def unconstrained_bound(self) -> float | None:
         """A bound on the optimum over all kernels, private or not (hence on the private optimum), used
         with the constant-kernel fallback of :func:`mechdesign.design.design`. Default for a maximised

@@ -23,7 +23,8 @@ from mechdesign.objectives.compile import (
 from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior
 from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
 from mechdesign.objectives.plan import PlanOutcome
-from mechdesign.privacy.priors import constrain_min_expectation, min_expectation
+from mechdesign.objectives.exact_values import exact_hamming_loss, exact_hamming_no_privacy_bound
+from mechdesign.privacy.priors import constrain_min_expectation, min_expectation, rules
 from mechdesign.spec.models import Spec
 
 __all__ = [
@@ -133,13 +134,37 @@ class ExpectedLoss(ObjectiveRules):
         Σ_x P(x) min_y L(x,y) under a prior, max_{P∈𝒫} of it for the worst case. The row losses
         min_y L(x,y) (:func:`cheapest_row_losses`) are those of the 0/1 kernel on each row's cheapest
         output (its row sum of K·L adds zeros to that one entry), so the bound is the same double as
-        :meth:`value` of that kernel."""
+        :meth:`value` of that kernel. The Hamming loss's bound Σ_x P(x) 1[x ≥ M] is exact and rounded once, as
+        :meth:`exact_value` rounds the emitted kernel's loss (rounding is monotone: it stays at or below it)."""
         spec = self.spec
+        if spec.objective.loss == "hamming":  # exact, rounded as exact_value rounds the kernel's loss
+            bound = exact_hamming_no_privacy_bound(spec.n, spec.m, self._exact_prior(), spec.prior_set)
+            if bound is not None:
+                return bound
         mins = self.loss().min(axis=1) if isinstance(spec.objective.loss, list) else cheapest_row_losses(spec)
         return self._value_of_row_losses(mins)
 
     def value(self, K):
         return self._value_of_row_losses(row_losses(K, self._loss_rows, self.spec.m))
+
+    def exact_value(self, kernel):
+        """The Hamming loss from the exact kernel's diagonal, correctly rounded, under the spec's exact prior (or
+        the worst prior of 𝒫) (:func:`mechdesign.objectives.exact_values.exact_hamming_loss`); None for the other
+        losses (a pass over K·L)."""
+        spec = self.spec
+        if spec.objective.loss != "hamming" or kernel.shape[1] != spec.m:
+            return None
+        return exact_hamming_loss(kernel, self._exact_prior(), spec.prior_set)
+
+    def _exact_prior(self) -> list[Fraction] | str | None:
+        """The prior the loss is averaged under, exactly: the spec's masses, "uniform", the point prior of 𝒫 for
+        worst_case over a single prior, or None for the worst prior of 𝒫 (as :func:`objective_prior`)."""
+        spec = self.spec
+        prior = spec.objective.prior
+        if prior == "worst_case":
+            point = rules(spec.prior_set, spec.n).point_prior()
+            return None if point is None else [Fraction(p) for p in point]
+        return prior
 
     def _value_of_row_losses(self, row_loss: np.ndarray) -> float:
         spec = self.spec

@@ -398,8 +398,17 @@ def zeros_per_column(K) -> int:
     ints = K.int64() if isinstance(K, ExactKernel) else None
     if ints is not None and ints.ndim == 2:  # an exact kernel: K_xy = 0 exactly when its numerator is 0
         aggregates = K.column_aggregates()
-        peaks = aggregates[0] if aggregates is not None else ints.max(axis=0)
-        live = peaks > 0
+        if aggregates is not None:
+            # a column whose smallest numerator is positive has no zero: only the live columns with a zero are
+            # counted (none, for kernels with every entry positive: no pass over the kernel at all)
+            peaks, lows = aggregates[0], aggregates[1]
+            counted = np.flatnonzero((peaks > 0) & (lows <= 0))
+            if counted.size == 0:
+                return 0
+            part = ints if 4 * counted.size > ints.shape[1] else ints[:, counted]
+            zeros = ints.shape[0] - np.count_nonzero(part, axis=0)
+            return int(zeros[counted].max() if part is ints else zeros.max())
+        live = ints.max(axis=0) > 0
         zeros = ints.shape[0] - np.count_nonzero(ints, axis=0)
     else:
         Kf = _float_matrix(K)
