@@ -252,10 +252,9 @@ def reference_coarse(ints, d: int) -> list[list[int]]:
     return out
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.integers(1, 8), st.integers(1, 9), st.booleans(), st.data())
-def test_probe_columns_of_every_grid_follow_the_definition(n, m, ties, data):
-    """Random rows, and rows whose remainders tie across most of the row (few distinct low bits)."""
+def draw_rows_on_the_grid(n, m, ties, data):
+    """n rows of m integers summing to D: random, or (``ties``) with remainders tied across most of the row (few
+    distinct low bits)."""
     if ties:
         high = data.draw(st.lists(st.integers(0, (D >> 16) // m), min_size=n * m, max_size=n * m))
         low = data.draw(st.lists(st.integers(0, 2), min_size=n * m, max_size=n * m))
@@ -265,6 +264,14 @@ def test_probe_columns_of_every_grid_follow_the_definition(n, m, ties, data):
     ints = [values[x * m : (x + 1) * m] for x in range(n)]
     for row in ints:
         row[-1] += D - sum(row)
+    return ints
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 9), st.booleans(), st.data())
+def test_probe_columns_of_every_grid_follow_the_definition(n, m, ties, data):
+    """Random rows, and rows whose remainders tie across most of the row (few distinct low bits)."""
+    ints = draw_rows_on_the_grid(n, m, ties, data)
     ys = data.draw(st.lists(st.integers(0, m - 1), max_size=8))
     drops = data.draw(st.lists(st.sampled_from([1, 4, 8, 12, 16]), min_size=1, max_size=3, unique=True))
     block = data.draw(st.sampled_from([1, 8, 1 << 18]))
@@ -284,15 +291,7 @@ def test_probe_columns_of_every_grid_follow_the_definition(n, m, ties, data):
 def test_one_coarse_column_over_every_row_follows_the_definition(n, m, ties, data):
     """coarse_column (the rank of each entry in its row's rounding order, no sort) is the reference rounding's
     column: random rows and rows whose remainders tie across most of the row, every drop, small blocks too."""
-    if ties:
-        high = data.draw(st.lists(st.integers(0, (D >> 16) // m), min_size=n * m, max_size=n * m))
-        low = data.draw(st.lists(st.integers(0, 2), min_size=n * m, max_size=n * m))
-        values = [(h << 16) + v for h, v in zip(high, low)]
-    else:
-        values = data.draw(st.lists(st.integers(0, D // m), min_size=n * m, max_size=n * m))
-    ints = [values[x * m : (x + 1) * m] for x in range(n)]
-    for row in ints:
-        row[-1] += D - sum(row)
+    ints = draw_rows_on_the_grid(n, m, ties, data)
     y = data.draw(st.integers(0, m - 1))
     d = data.draw(st.sampled_from([1, 4, 8, 12, 16]))
     old = fused.PROBE_BLOCK_ENTRIES
