@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from fractions import Fraction
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -36,7 +37,15 @@ from mechdesign.lp.solve import LPSolution, Status, solve_lp
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 
-__all__ = ["CompiledProblem", "add_pml_kernel", "solve_kernel_lps", "loss_matrix", "loss_rows", "objective_prior"]
+__all__ = [
+    "CompiledProblem",
+    "add_pml_kernel",
+    "solve_kernel_lps",
+    "loss_matrix",
+    "loss_rows",
+    "objective_prior",
+    "exact_objective_prior",
+]
 
 
 @dataclass(frozen=True)
@@ -126,16 +135,25 @@ def loss_rows(spec: Spec, start: int, stop: int) -> np.ndarray:
     return ((x - y) ** 2).astype(float)
 
 
-def objective_prior(spec: Spec) -> np.ndarray | None:
-    """The prior an expected loss is averaged under, or None for worst case over 𝒫."""
+def exact_objective_prior(spec: Spec) -> list[Fraction] | str | None:
+    """The prior an expected loss is averaged under, exactly: the spec's masses, ``"uniform"``, the point prior of
+    𝒫 for worst_case over a single prior, or None for the worst prior of 𝒫."""
     obj = spec.objective
-    n = spec.n
     if obj.prior == "worst_case":
-        point = rules(spec.prior_set, n).point_prior()
-        return None if point is None else np.array([float(p) for p in point])
-    if obj.prior == "uniform":
-        return np.full(n, 1.0 / n)
-    return np.array([float(p) for p in obj.prior])
+        point = rules(spec.prior_set, spec.n).point_prior()
+        return None if point is None else [Fraction(p) for p in point]
+    return obj.prior
+
+
+def objective_prior(spec: Spec) -> np.ndarray | None:
+    """The prior an expected loss is averaged under (:func:`exact_objective_prior` in doubles), or None for worst
+    case over 𝒫."""
+    prior = exact_objective_prior(spec)
+    if prior is None:
+        return None
+    if prior == "uniform":
+        return np.full(spec.n, 1.0 / spec.n)
+    return np.array([float(p) for p in prior])
 
 
 def exp_minus_epsilon_down(spec: Spec) -> float:

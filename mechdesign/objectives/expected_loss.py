@@ -13,6 +13,7 @@ from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import (
     CompiledProblem,
     add_pml_kernel,
+    exact_objective_prior,
     loss_matrix,
     loss_rows,
     objective_prior,
@@ -24,7 +25,7 @@ from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, 
 from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.objectives.exact_values import exact_hamming_loss, exact_hamming_no_privacy_bound
-from mechdesign.privacy.priors import constrain_min_expectation, min_expectation, rules
+from mechdesign.privacy.priors import constrain_min_expectation, min_expectation
 from mechdesign.spec.models import Spec
 
 __all__ = [
@@ -138,7 +139,7 @@ class ExpectedLoss(ObjectiveRules):
         :meth:`exact_value` rounds the emitted kernel's loss (rounding is monotone: it stays at or below it)."""
         spec = self.spec
         if spec.objective.loss == "hamming":  # exact, rounded as exact_value rounds the kernel's loss
-            bound = exact_hamming_no_privacy_bound(spec.n, spec.m, self._exact_prior(), spec.prior_set)
+            bound = exact_hamming_no_privacy_bound(spec.n, spec.m, exact_objective_prior(spec), spec.prior_set)
             if bound is not None:
                 return bound
         mins = self.loss().min(axis=1) if isinstance(spec.objective.loss, list) else cheapest_row_losses(spec)
@@ -154,17 +155,7 @@ class ExpectedLoss(ObjectiveRules):
         spec = self.spec
         if spec.objective.loss != "hamming" or kernel.shape[1] != spec.m:
             return None
-        return exact_hamming_loss(kernel, self._exact_prior(), spec.prior_set)
-
-    def _exact_prior(self) -> list[Fraction] | str | None:
-        """The prior the loss is averaged under, exactly: the spec's masses, "uniform", the point prior of 𝒫 for
-        worst_case over a single prior, or None for the worst prior of 𝒫 (as :func:`objective_prior`)."""
-        spec = self.spec
-        prior = spec.objective.prior
-        if prior == "worst_case":
-            point = rules(spec.prior_set, spec.n).point_prior()
-            return None if point is None else [Fraction(p) for p in point]
-        return prior
+        return exact_hamming_loss(kernel, exact_objective_prior(spec), spec.prior_set)
 
     def _value_of_row_losses(self, row_loss: np.ndarray) -> float:
         spec = self.spec
