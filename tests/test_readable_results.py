@@ -72,6 +72,14 @@ def test_header_wording_and_prior_set_notation():
     assert "{'kind'" not in text
 
 
+@pytest.mark.parametrize("eps", ["1e400", "exp(800)"])
+def test_header_does_not_claim_an_epsilon_beyond_the_double_range_equals_the_largest_double(eps):
+    # 1e400 nats is held as the largest double (1.797...e308); the header may say ">=" of it, never "="
+    spec = {"alphabet": 3, "epsilon": eps, "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}}
+    text = render_result(design(spec), width=160)
+    assert f"eps = {eps} (>= 1.797693135e+308 nats)" in text and "(= 1.79" not in text
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".npy", ".json", ".txt"])
 def test_solve_output_format_by_extension(tmp_path, suffix):
     out = tmp_path / f"k{suffix}"

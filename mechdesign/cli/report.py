@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -92,10 +93,12 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     spec = result.spec
     ps = spec.prior_set
     eps_value = f"{result.epsilon:.10g}"
+    # an ε beyond the double range (1e400, exp(800)) is held as the largest double: "=" would be false
+    relation = ">=" if result.epsilon >= sys.float_info.max else "="
     eps_words = (
         f"eps = {eps_value} nats"
         if spec.epsilon.text.strip() == eps_value
-        else f"eps = {spec.epsilon.text} (= {eps_value} nats)"
+        else f"eps = {spec.epsilon.text} ({relation} {eps_value} nats)"
     )
     console.print(
         f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
