@@ -109,8 +109,7 @@ def check_guarantees(kernel: ExactKernel, spec: Spec, primary: PMLCheck | None =
 def _float_weight(K: np.ndarray, q: np.ndarray, g, n: int) -> float:
     """The mixing weight (floats) that restores constraint g, from its violations (module docstring)."""
     if isinstance(g, MetricGuarantee):
-        D = metric_distances(g.metric, n).floats()
-        E = np.exp(np.minimum(g.epsilon.value * D, 700.0))  # N × N
+        E = np.exp(np.minimum(metric_distances(g.metric, n).times(g.epsilon.value), 700.0))  # N × N
         w = 0.0
         for x in range(n):
             v = K[x][None, :] - E[x][:, None] * K  # v[z, y] = K_x(y) − L K_z(y)
@@ -161,7 +160,7 @@ def metric_envelope(K: np.ndarray, spec: Spec) -> np.ndarray:
     for g in spec.extra_guarantees:
         if not isinstance(g, MetricGuarantee) or isinstance(g.metric, DiscreteMetric):
             continue
-        E = np.exp(-g.epsilon.value * metric_distances(g.metric, n).floats())  # E[x, z] = e^{−ε d(x,z)}
+        E = np.exp(-metric_distances(g.metric, n).times(g.epsilon.value))  # E[x, z] = e^{−ε d(x,z)}
         env = np.empty_like(out)
         for z in range(n):
             env[z] = (E[:, z][:, None] * out).max(axis=0)

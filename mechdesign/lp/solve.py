@@ -486,8 +486,10 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
         max(info.simplex_iteration_count, 0) + max(info.ipm_iteration_count, 0) + max(info.crossover_iteration_count, 0)
     )
     x = y = obj = None
-    if info.primal_solution_status >= 1 or status is Status.OPTIMAL:
-        sol = h.getSolution()
+    sol = h.getSolution()
+    # a model HiGHS refused (a matrix value beyond its large_matrix_value, e.g. a loss of 1e22) has no
+    # solution vector at all, whatever the stale solution status says
+    if (info.primal_solution_status >= 1 or status is Status.OPTIMAL) and len(sol.col_value) == lp.c.size:
         x = np.asarray(sol.col_value, float) if polished is None else polished
         y = scales * np.asarray(sol.row_dual, float) if sol.dual_valid and not mip else None
         obj = lp.user_objective(x)

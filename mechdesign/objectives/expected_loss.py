@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.lp.program import LPBuilder
+from mechdesign.lp.rounding import float_down
 from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import (
     CompiledProblem,
@@ -57,7 +58,7 @@ def compile_expected_loss(spec: Spec) -> CompiledProblem:
     if cap is not None:  # V_g(K) ≤ b: v_y ≥ Σ_x G(w,x)P(x)K_xy, Σ_y v_y ≤ b (objectives.vulnerability)
         gain, prior_exact = gain_and_prior(spec, cap)
         v = add_vulnerability(b, K, gain, prior_exact)
-        b.rows(v[None, :], np.ones((1, len(v))), -np.inf, float(cap.at_most))
+        b.rows(v[None, :], np.ones((1, len(v))), -np.inf, float_down(Fraction(cap.at_most)))
     if prior is not None:
         lp = b.build((K, prior[:, None] * L), sense=1)
     else:

@@ -21,6 +21,12 @@ from mechdesign.privacy.base import PriorSetRules, column_rows, dot, dual_multip
 class L1BallRules(PriorSetRules):
     kind = "l1_ball"
 
+    @property
+    def radius(self) -> Fraction:
+        """The radius as written, capped at 2: no two distributions are farther apart in ℓ1, so the ball is
+        the same set, and a radius such as 1e400 stays a finite double."""
+        return min(Fraction(self.model.radius), Fraction(2))
+
     def lp_rows(self, b, k_idx, k_coef, w, tag, k_range):
         n, J = self.n, k_idx.shape[1]
         mu, alpha, beta, span = dual_multipliers(b, n, k_idx, k_coef, tag, k_range)
@@ -28,7 +34,7 @@ class L1BallRules(PriorSetRules):
         # a ball around the float centre with the radius rounded up by the centre's rounding contains the
         # true ball: the LP's min is ≤ the true min, so the rows stay safe (issue 10, item 2)
         drift = sum((abs(Fraction(v) - Fraction(float(v))) for v in self.model.center), Fraction(0))
-        radius = float_up(Fraction(self.model.radius) + drift)
+        radius = float_up(self.radius + drift)
         rho = b.variables(f"rho_{tag}", (J,), lower=0.0, upper=4 * span)
         b.rows(
             np.stack([alpha, beta, np.broadcast_to(rho, (n, J))], -1).reshape(n * J, 3),
@@ -43,7 +49,7 @@ class L1BallRules(PriorSetRules):
         n = self.n
         prior = list(self.model.center)
         j = min(range(n), key=lambda i: k[i])
-        budget = self.model.radius / 2
+        budget = self.radius / 2
         for i in sorted(range(n), key=lambda i: k[i], reverse=True):
             if budget <= 0 or k[i] <= k[j]:
                 break
@@ -56,7 +62,7 @@ class L1BallRules(PriorSetRules):
     def polytope_rows(self):
         """Σ_x s_x (P_x − c_x) ≤ r for every sign vector s (2^N rows)."""
         center = np.array([float(v) for v in self.model.center])
-        r = float(self.model.radius)
+        r = float(self.radius)
         rows = []
         for s in itertools.product((-1.0, 1.0), repeat=self.n):
             s = np.array(s)
@@ -66,7 +72,7 @@ class L1BallRules(PriorSetRules):
     def pair_mass_shifts(self):
         """With m_x = min(c_x, r/2), μ = min(m_a, m_b): κ_ab = r/2 + μ when 1 − c_a − c_b ≥ r/2 − μ, else
         m_a + m_b (witnesses: objectives/dobrushin_shift.py)."""
-        center, half = list(self.model.center), Fraction(self.model.radius) / 2
+        center, half = list(self.model.center), self.radius / 2
         m = [min(c, half) for c in center]
         cf = np.array([float(c) for c in center])
         mf = np.array([float(v) for v in m])
@@ -81,11 +87,11 @@ class L1BallRules(PriorSetRules):
         return [half + v for v in m], exceptions
 
     def heaviest_masses(self):
-        return np.array([float(v) for v in self.model.center]) + float(self.model.radius) / 2
+        return np.array([float(v) for v in self.model.center]) + float(self.radius) / 2
 
     def contains_uniform(self):
         u = Fraction(1, self.n)
-        return sum(abs(a - u) for a in self.model.center) <= self.model.radius
+        return sum(abs(a - u) for a in self.model.center) <= self.radius
 
     def is_permutation_invariant(self):
         return len(set(self.model.center)) == 1

@@ -42,7 +42,14 @@ import numpy as np
 
 from mechdesign.lp.program import LPBuilder
 from mechdesign.spec import expr
-from mechdesign.spec.models import AbsoluteMetric, DiscreteMetric, GridMetric, MatrixMetric, MetricGuarantee
+from mechdesign.spec.models import (
+    AbsoluteMetric,
+    DiscreteMetric,
+    GridMetric,
+    MatrixMetric,
+    MetricGuarantee,
+    rational_expression_text,
+)
 
 __all__ = ["MetricDistances", "metric_distances", "graph_edges", "add_metric_rows", "MetricCheck", "check_metric"]
 
@@ -56,15 +63,28 @@ class MetricDistances:
     radicand: list[list[int]]
 
     def value(self, x: int, z: int) -> float:
-        return float(self.scale[x][z]) * math.sqrt(self.radicand[x][z])
+        """d(x, z) as a double (inf beyond the double range, e.g. a distance written 1e400)."""
+        try:
+            s = float(self.scale[x][z])
+        except OverflowError:
+            return math.inf
+        return s * math.sqrt(self.radicand[x][z])
 
     def text(self, x: int, z: int) -> str:
-        s, k = self.scale[x][z], self.radicand[x][z]
+        s, k = rational_expression_text(self.scale[x][z]), self.radicand[x][z]
         return f"({s})" if k == 1 else f"({s})*sqrt({k})"
 
     def floats(self) -> np.ndarray:
         n = len(self.scale)
         return np.array([[self.value(x, z) for z in range(n)] for x in range(n)])
+
+    def times(self, eps: float) -> np.ndarray:
+        """ε·d(x, z) in doubles with 0·∞ = 0 (ε = 0 allows no change at any distance) and no warnings."""
+        D = self.floats()
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = eps * D
+        out[(D == 0) | (eps == 0)] = 0.0
+        return out
 
 
 def metric_distances(metric, n: int) -> MetricDistances:
@@ -144,7 +164,8 @@ def add_metric_rows(b: LPBuilder, K: np.ndarray, guarantee: MetricGuarantee) -> 
         return np.zeros(0, dtype=np.int64)
     src = np.array([e[0] for e in edges])
     dst = np.array([e[1] for e in edges])
-    scale = np.array([math.exp(-eps * dist.value(x, z)) for x, z in edges])
+    eps_d = dist.times(eps)
+    scale = np.exp(-eps_d[src, dst])
     cols = np.stack([K[src], K[dst]], axis=-1).reshape(-1, 2)  # (|E|·M, 2)
     coefs = np.stack([np.repeat(scale, m), -np.ones(len(edges) * m)], axis=-1)
     return b.rows(cols, coefs, -np.inf, 0.0)

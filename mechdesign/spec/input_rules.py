@@ -54,6 +54,7 @@ __all__ = [
     "read_spec_file",
     "plain_python",
     "exact_number_text",
+    "shown_number",
 ]
 
 MAX_SPEC_BYTES = 8 * 1024 * 1024
@@ -132,6 +133,26 @@ def exact_number_text(value: Any) -> str | None:
     if isinstance(value, np.floating):  # float32, longdouble: the shortest decimal at their precision
         return str(value)
     return None
+
+
+def shown_number(value: Fraction | int) -> str:
+    """An exact rational as a message shows it, never a double's rounding of it: a message that says
+    "must be <= 1/4, found 0.25" for c = 0.2500000001, or overflows on c = 1e400, misleads.
+
+    The decimal of at most 17 significant digits that *is* the value (0.2500000001, 1e+400, 123456.789), else
+    ``p/q`` when that is at most 25 characters (1/3), else ``about`` and 17 significant digits."""
+    from decimal import Decimal, localcontext
+
+    q = Fraction(value)
+    with localcontext() as ctx:
+        ctx.prec, ctx.Emax, ctx.Emin = 17, 10**9, -(10**9)
+        d = Decimal(q.numerator) / Decimal(q.denominator)
+    if Fraction(d) == q:
+        d = d.normalize()
+        text = format(d, "g")
+        return str(int(d)) if "e+" in text and d.adjusted() < 16 else text
+    text = f"{q.numerator}/{q.denominator}"
+    return text if len(text) <= 25 else f"about {format(d.normalize(), 'g')}"
 
 
 # --------------------------------------------------------------------------- Python data

@@ -21,6 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
+import mpmath
 import yaml
 from pydantic import (
     AfterValidator,
@@ -49,6 +50,7 @@ from mechdesign.spec.input_rules import (
     load_yaml_text,
     plain_python,
     read_spec_file,
+    shown_number,
 )
 from mechdesign.spec.shorthand import expand_prior_set_shorthand
 
@@ -80,6 +82,7 @@ __all__ = [
     "MetricGuarantee",
     "Guarantee",
     "metric_diameter_text",
+    "rational_expression_text",
     "SUBLINEAR_KINDS",
     "Objective",
     "SolverOptions",
@@ -126,10 +129,23 @@ def _decimal_to_fraction(text: str, shown: Any = None) -> Fraction:
         ) from None
 
 
+def _rational_out(q: Fraction) -> float | str:
+    """A rational as JSON/YAML: the double when it is exactly q (dyadic and in range), else the text 'p/q'
+    (1/3, or 1e400 written as its digits: no double holds it)."""
+    if q.denominator & (q.denominator - 1) == 0:
+        try:
+            f = float(q)
+        except OverflowError:
+            return str(q)
+        if Fraction(f) == q:
+            return f
+    return str(q)
+
+
 Rational = Annotated[
     Fraction,
     BeforeValidator(_to_fraction),
-    PlainSerializer(lambda q: float(q) if q.denominator & (q.denominator - 1) == 0 else str(q), return_type=Any),
+    PlainSerializer(lambda q: _rational_out(q), return_type=Any),
     WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\s*/\s*\d+)?\s*$"}]}),
 ]
 
@@ -174,7 +190,7 @@ def _to_epsilon(value: Any) -> Epsilon:
     except expr.ExpressionError as exc:
         raise ValueError(str(exc)) from None
     if hi < 0:
-        raise ValueError(f"must be >= 0, found {text} = {float(hi):g}")
+        raise ValueError(f"must be >= 0, found {text} = {mpmath.nstr(hi, 10)}")
     # the LP and the float formulas get a finite double; ε beyond the double range (exp(1000)) is
     # the largest double there, which every float path treats as the ε = ∞ problem
     return Epsilon(text=text, value=min(number, sys.float_info.max))
@@ -204,7 +220,7 @@ def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
         raise ValueError(f"{what} has a negative entry (all masses must be >= 0)")
     total = sum(values, Fraction(0))
     if abs(total - 1) > SUM_TOLERANCE:
-        raise ValueError(f"{what} must sum to 1 (within {SUM_TOLERANCE:g}), found sum {float(total):.12g}")
+        raise ValueError(f"{what} must sum to 1 (within {SUM_TOLERANCE:g}), found sum {shown_number(total)}")
     return tuple(v / total for v in values)
 
 
@@ -225,7 +241,7 @@ class MinMass(_Model):
     @classmethod
     def _c_nonnegative(cls, c: Fraction) -> Fraction:
         if c < 0:
-            raise ValueError(f"must be >= 0, found {float(c):g}")
+            raise ValueError(f"must be >= 0, found {shown_number(c)}")
         return c
 
 
@@ -277,13 +293,13 @@ class Box(_Model):
             raise ValueError(f"lower has {len(self.lower)} entries but upper has {len(self.upper)}")
         for i, (lo, hi) in enumerate(zip(self.lower, self.upper)):
             if lo < 0:
-                raise ValueError(f"lower[{i}] must be >= 0, found {float(lo):g}")
+                raise ValueError(f"lower[{i}] must be >= 0, found {shown_number(lo)}")
             if lo > hi:
-                raise ValueError(f"lower[{i}] = {float(lo):g} exceeds upper[{i}] = {float(hi):g}")
+                raise ValueError(f"lower[{i}] = {shown_number(lo)} exceeds upper[{i}] = {shown_number(hi)}")
         if sum(self.lower) > 1:
-            raise ValueError(f"contains no distribution: sum(lower) = {float(sum(self.lower)):g} > 1")
+            raise ValueError(f"contains no distribution: sum(lower) = {shown_number(sum(self.lower))} > 1")
         if sum(self.upper) < 1:
-            raise ValueError(f"contains no distribution: sum(upper) = {float(sum(self.upper)):g} < 1")
+            raise ValueError(f"contains no distribution: sum(upper) = {shown_number(sum(self.upper))} < 1")
         return self
 
 
@@ -303,7 +319,7 @@ class L1Ball(_Model):
     @classmethod
     def _radius_nonnegative(cls, r: Fraction) -> Fraction:
         if r < 0:
-            raise ValueError(f"must be >= 0, found {float(r):g}")
+            raise ValueError(f"must be >= 0, found {shown_number(r)}")
         return r
 
 
@@ -320,6 +336,23 @@ class Dobrushin(_Model):
     kind: Literal["dobrushin"]
 
 
+MAX_COEFFICIENT = 10**15
+"""Largest |entry| of a loss or gain matrix: HiGHS refuses a model with a matrix value above 1e15 (its
+``large_matrix_value``), and the worst-case and vulnerability LPs put these entries in their matrix. Scaling a
+loss or gain by a positive factor does not change which mechanisms are optimal."""
+
+
+def _within_coefficient_range(matrix, what: str) -> None:
+    for i, row in enumerate(matrix):
+        for j, v in enumerate(row):
+            if abs(v) > MAX_COEFFICIENT:
+                raise ValueError(
+                    f"{what} matrix entries must be at most 1e15 in absolute value (the LP solver's coefficient "
+                    f"range; scaling the {what} by a positive factor keeps the same optimal mechanisms), "
+                    f"found {shown_number(Fraction(v))} at [{i}][{j}]"
+                )
+
+
 def _gain_matrix(gain):
     if isinstance(gain, list):
         if not gain or not gain[0]:
@@ -327,6 +360,7 @@ def _gain_matrix(gain):
         widths = {len(row) for row in gain}
         if len(widths) != 1:
             raise ValueError(f"gain matrix rows have different lengths {sorted(widths)}")
+        _within_coefficient_range(gain, "gain")
     return gain
 
 
@@ -365,6 +399,7 @@ class ExpectedLoss(_Model):
                 raise ValueError(f"loss matrix rows have different lengths {sorted(widths)}")
             if any(not math.isfinite(v) for row in loss for v in row):
                 raise ValueError("loss matrix entries must be finite")
+            _within_coefficient_range(loss, "loss")
         return loss
 
 
@@ -490,7 +525,7 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
                     ("objective.loss", f"must have M = output_size = {output_size} columns, found {len(obj.loss[0])}")
                 )
         if obj.max_loss < 0:
-            errors.append(("objective.max_loss", f"must be >= 0, found {float(obj.max_loss):g}"))
+            errors.append(("objective.max_loss", f"must be >= 0, found {shown_number(obj.max_loss)}"))
         return errors
     if isinstance(obj.prior, list) and len(obj.prior) != n:
         return errors  # reported with the objective's prior
@@ -502,7 +537,7 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
             (
                 f"{where}.at_most",
                 f"must be >= the prior vulnerability max_w sum_x G(w,x) P(x) = "
-                f"{float(v0):.6g} (no kernel has less), found {float(cap.at_most):.6g}",
+                f"{shown_number(v0)} (no kernel has less), found {shown_number(cap.at_most)}",
             )
         )
     return errors
@@ -560,10 +595,10 @@ class MatrixMetric(_Model):
             if len(row) != n:
                 raise ValueError(f"must be square: row {i} has {len(row)} entries, expected {n}")
             if row[i] != 0:
-                raise ValueError(f"d[{i}][{i}] must be 0, found {float(row[i]):g}")
+                raise ValueError(f"d[{i}][{i}] must be 0, found {shown_number(row[i])}")
             for j, v in enumerate(row):
                 if v < 0:
-                    raise ValueError(f"d[{i}][{j}] must be >= 0, found {float(v):g}")
+                    raise ValueError(f"d[{i}][{j}] must be >= 0, found {shown_number(v)}")
         return d
 
 
@@ -581,7 +616,7 @@ class GridMetric(_Model):
     @classmethod
     def _positive(cls, s: Fraction) -> Fraction:
         if s <= 0:
-            raise ValueError(f"must be > 0, found {float(s):g}")
+            raise ValueError(f"must be > 0, found {shown_number(s)}")
         return s
 
 
@@ -623,9 +658,22 @@ def metric_diameter_text(metric, n: int) -> str:
     if isinstance(metric, DiscreteMetric):
         return "1"
     if isinstance(metric, MatrixMetric):
-        return str(max(max(row) for row in metric.d))
+        return rational_expression_text(max(max(row) for row in metric.d))
     rows, cols = metric.shape
-    return f"({metric.spacing})*sqrt({(rows - 1) ** 2 + (cols - 1) ** 2})"
+    return f"({rational_expression_text(metric.spacing)})*sqrt({(rows - 1) ** 2 + (cols - 1) ** 2})"
+
+
+def rational_expression_text(q: Fraction) -> str:
+    """q exactly, in the expression language, with trailing zeros as exponents (10^400 is ``1e400``, not 401
+    digits: an expression is at most 200 characters)."""
+
+    def digits(k: int) -> str:
+        text = str(k)
+        stripped = text.rstrip("0")
+        return f"{stripped}e{len(text) - len(stripped)}" if len(text) - len(stripped) > 3 else text
+
+    q = Fraction(q)
+    return digits(q.numerator) if q.denominator == 1 else f"{digits(q.numerator)}/{digits(q.denominator)}"
 
 
 # ------------------------------------------------- ε chosen from a requirement (issue 17)
@@ -784,7 +832,10 @@ class Spec(_Model):
             eps, prior_set = primary.epsilon, primary.prior_set
         else:  # metric only: d-privacy implies (ε·max d)-LDP, stated as a redundant primary constraint
             g = self.privacy[0]
-            eps = _to_epsilon(f"({g.epsilon.text})*({metric_diameter_text(g.metric, self.n)})")
+            try:
+                eps = _to_epsilon(f"({g.epsilon.text})*({metric_diameter_text(g.metric, self.n)})")
+            except ValueError as exc:
+                raise SpecError([("privacy[0]", f"the LDP level it implies, epsilon * max d: {exc}")]) from None
             prior_set = Simplex(kind="simplex")
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "prior_set", prior_set)
@@ -854,7 +905,7 @@ class Spec(_Model):
         ps = self.prior_set
         errors = []
         if isinstance(ps, MinMass) and ps.c * n > 1:
-            errors.append(("prior_set.c", f"must be <= 1/N = 1/{n}, found {float(ps.c):g}"))
+            errors.append(("prior_set.c", f"must be <= 1/N = 1/{n}, found {shown_number(ps.c)}"))
         if isinstance(ps, Point) and len(ps.prior) != n:
             errors.append(("prior_set.prior", f"must have N = {n} entries, found {len(ps.prior)}"))
         if isinstance(ps, Hull):
