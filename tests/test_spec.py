@@ -176,3 +176,36 @@ def test_schema_command_prints_every_kind(capsys):
     for kind in ["min_mass", "simplex", "point", "hull", "box", "l1_ball", "dobrushin", "expected_loss"]:
         assert kind in text
     assert schema["additionalProperties"] is False
+
+
+@pytest.mark.parametrize(
+    "objective, prior_set, field, owner",
+    [
+        # max_loss is a field of min_vulnerability only: "did you mean 'max_loss'?" would puzzle
+        ({"kind": "expected_loss", "loss": "hamming", "max_loss": 1}, {"kind": "simplex"}, "objective.max_loss",
+         "'max_loss' is a key of the min_vulnerability objective only"),
+        ({"kind": "dobrushin"}, {"kind": "simplex", "c": 0.1}, "prior_set.c", "'c' is a key of the min_mass prior_set only"),
+    ],
+)  # fmt: skip
+def test_a_key_of_another_part_of_the_spec_says_where_it_belongs(tmp_path, objective, prior_set, field, owner):
+    from mechdesign.spec.models import spec_from_dict
+
+    with pytest.raises(SpecError) as info:
+        spec_from_dict({"alphabet": 2, "epsilon": 1, "prior_set": prior_set, "objective": objective})
+    assert f"{field}: unknown key here ({owner})" in str(info.value)
+    assert "did you mean" not in str(info.value)
+
+
+def test_a_misspelt_key_still_gets_a_suggestion():
+    from mechdesign.spec.models import spec_from_dict
+
+    with pytest.raises(SpecError) as info:
+        spec_from_dict(
+            {
+                "alphabet": 2,
+                "epsilon": 1,
+                "prior_set": "simplex",
+                "objective": {"kind": "expected_loss", "prio": "uniform"},
+            }
+        )
+    assert "objective.prio: unknown key (not part of the spec); did you mean 'prior'?" in str(info.value)

@@ -1022,6 +1022,44 @@ def _all_field_names() -> set[str]:
     return names
 
 
+def _owners_of(key) -> list[str]:
+    """The models of the spec that have the field ``key``, by their ``kind`` when they have one."""
+    owners: list[str] = []
+    todo, seen = [Spec], set()
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        fields = model.model_fields
+        if any((info.alias or name) == key for name, info in fields.items()):
+            kind = fields.get("kind")
+            tags = getattr(kind.annotation, "__args__", ()) if kind is not None else ()
+            owners.append(f"{tags[0]} {_model_role(model)}" if tags else _model_role(model))
+        for info in fields.values():
+            todo.extend(t for t in _models_in(info.annotation) if t not in seen)
+    return sorted(set(owners))
+
+
+def _model_role(model) -> str:
+    """How a message names a model: 'objective', 'prior_set', 'metric', ... (from its class)."""
+    roles = {
+        "Objective": "objective",
+        "Spec": "the spec's top level",
+    }
+    for base, role in (
+        (
+            ("Dobrushin", "ExpectedLoss", "MutualInformation", "FDivergence", "BayesVulnerability", "MinVulnerability"),
+            "objective",
+        ),
+        (("MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball"), "prior_set"),
+        (("AbsoluteMetric", "DiscreteMetric", "MatrixMetric", "GridMetric"), "metric"),
+    ):
+        if model.__name__ in base:
+            return role
+    return roles.get(model.__name__, model.__name__)
+
+
 def _models_in(annotation) -> list:
     from typing import get_args
 
@@ -1036,7 +1074,12 @@ def _rule(err: dict) -> str:
         if msg.startswith(prefix):
             msg = msg[len(prefix) :]
     if err["type"] == "extra_forbidden":
-        return "unknown key (not part of the spec)" + _did_you_mean(err["loc"][-1], _all_field_names())
+        key = err["loc"][-1]
+        owners = _owners_of(key)
+        if owners:  # a key of another part of the spec: "did you mean 'max_loss'?" for max_loss would puzzle
+            where = f"of the {', '.join(owners)}" if len(owners) <= 3 else "of other parts of the spec"
+            return f"unknown key here ({key!r} is a key {where} only)"
+        return "unknown key (not part of the spec)" + _did_you_mean(key, _all_field_names())
     if err["type"] == "missing":
         return "required key is missing"
     if err["type"] == "union_tag_invalid":
