@@ -395,6 +395,19 @@ def test_cli_bad_input_exits_2_with_one_line_and_writes_nothing(release, capsys)
         "--confidence: must lie in (0, 1)",
     )
     _bad(["estimate", "--kernel", str(kernel), "--input", str(released)], capsys, tmp, "--column: required")
+    # beyond int64 / double exactness, and a bootstrap too large to hold: refused, not an internal error
+    huge = tmp / "huge.csv"
+    huge.write_text("0,99999999999999999999999\n1,1\n")
+    _bad(base + ["--counts", str(huge)], capsys, tmp, "row 1 (label '0'): count must be at most 1e+15")
+    total = tmp / "total.csv"
+    total.write_text("0,900000000000000\n1,900000000000000\n")
+    _bad(base + ["--counts", str(total)], capsys, tmp, "the total must be at most 1e+15 reports")
+    _bad(
+        base + ["--input", str(released), "--column", "secret", "--bootstrap", "100000000000"],
+        capsys,
+        tmp,
+        "--bootstrap: B x M must be at most 5e+07",
+    )
 
 
 def test_cli_kernel_with_a_matching_spec_uses_the_spec_labels(release, capsys):

@@ -127,3 +127,20 @@ def test_cryptographic_bulk_path_is_in_range_and_fits():
     ys = Mechanism.from_kernel(K).privatize_indices(np.ones(200_000, dtype=int))  # default: os.urandom
     # unseeded, so a threshold with a one-in-a-million false alarm rate
     assert _chi_square_p(np.bincount(ys, minlength=2), K.fractions()[1]) > 1e-6
+
+
+def test_privatize_cli_refuses_a_negative_seed_and_names_a_repeated_label(tmp_path, capsys):
+    from mechdesign.cli.main import main
+
+    kernel = tmp_path / "k.csv"
+    kernel.write_text("3/4,1/4\n1/4,3/4\n")
+    data = tmp_path / "d.csv"
+    data.write_text("id,answer\n1,0\n2,1\n")
+    base = ["privatize", "--kernel", str(kernel), "--input", str(data), "--column", "answer"]
+    # numpy's generators take no negative seed: this was an internal error (exit 3)
+    assert main(base + ["--seed", "-5"]) == 2
+    assert "--seed: must be an integer >= 0, found -5" in capsys.readouterr().err
+    assert main(base + ["--labels", "a,a"]) == 2
+    assert "--labels: needs 2 distinct labels (one per kernel row), found 'a' twice" in capsys.readouterr().err
+    assert main(base + ["--seed", "5"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "id,answer"

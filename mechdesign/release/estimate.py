@@ -246,7 +246,17 @@ def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarra
                 f"{_preview(output_labels)}"
             )
         counts[j] += _parse_count(raw, f"{path}: row {r} (label {label!r})")
+        if counts[j] > MAX_COUNT:
+            raise InputError(
+                f"{path}: row {r} (label {label!r}): counts of one label add up to more than {MAX_COUNT:.0e}"
+            )
     return counts
+
+
+MAX_COUNT = 10**15
+"""Largest count, and largest total of counts: every count and sum stays an exact integer in doubles (< 2^53)."""
+MAX_BOOTSTRAP_COUNTS = 50_000_000
+"""Largest B·M of the parametric bootstrap (its B × M count vectors: 400 MB of int64)."""
 
 
 def _is_number(text: str) -> bool:
@@ -270,6 +280,8 @@ def _parse_count(raw: str, where: str) -> int:
         value = int(f)
     if value < 0:
         raise InputError(f"{where}: count must be a non-negative integer, found {raw!r}")
+    if value > MAX_COUNT:
+        raise InputError(f"{where}: count must be at most {MAX_COUNT:.0e} (exact in doubles), found {raw!r}")
     return value
 
 
@@ -288,7 +300,14 @@ def check_counts(K: np.ndarray, counts, output_labels: Sequence[str]) -> np.ndar
             )
     elif c.dtype.kind not in "iub":
         raise InputError(f"counts: must be integers, found dtype {c.dtype}")
+    if c.dtype.kind in "iuf" and (c > MAX_COUNT).any():
+        j = int(np.flatnonzero(c > MAX_COUNT)[0])
+        raise InputError(f"counts: output {output_labels[j]!r}: count must be at most {MAX_COUNT:.0e}, found {c[j]}")
     c = c.astype(np.int64)
+    if c.sum() > MAX_COUNT:
+        raise InputError(
+            f"counts: the total must be at most {MAX_COUNT:.0e} reports (exact in doubles), found {c.sum()}"
+        )
     if (c < 0).any():
         j = int(np.flatnonzero(c < 0)[0])
         raise InputError(f"counts: output {output_labels[j]!r}: count must be a non-negative integer, found {c[j]}")
@@ -578,6 +597,11 @@ def estimate_distribution(
         raise InputError(f"--confidence: must lie in (0, 1), found {confidence}")
     if isinstance(bootstrap, bool) or int(bootstrap) != bootstrap or bootstrap < 0:
         raise InputError(f"--bootstrap: must be an integer >= 0, found {bootstrap}")
+    if bootstrap * m > MAX_BOOTSTRAP_COUNTS:
+        raise InputError(
+            f"--bootstrap: B x M must be at most {MAX_BOOTSTRAP_COUNTS:.0e} (the resampled count vectors are held "
+            f"in memory), found B = {bootstrap} with M = {m}"
+        )
     if not (tol > 0):
         raise InputError(f"--tol: must be > 0, found {tol}")
     c = check_counts(K, counts, output_labels)

@@ -44,7 +44,9 @@ def register(subparsers) -> None:
     p.add_argument("--input", required=True, help="input CSV file with a header row")
     p.add_argument("--column", required=True, help="name of the column to privatize")
     p.add_argument("--labels", help="comma-separated input labels for --kernel (default 0..N-1)")
-    p.add_argument("--seed", type=int, help="seed for reproducible output (default: cryptographic randomness)")
+    p.add_argument(
+        "--seed", type=_seed, help="seed for reproducible output, an integer >= 0 (default: cryptographic randomness)"
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write the CSV to FILE (default: stdout)")
     p.set_defaults(func=_cmd_privatize)
 
@@ -85,9 +87,25 @@ def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=No
             labels = [str(v) for v in data["labels"]]
             if data.get("objective_kind") == "expected_loss" and m == n:
                 outputs = labels
-    if labels is not None and (len(labels) != n or len(set(labels)) != n):
+    if labels is not None and len(labels) != n:
         raise InputError(f"--labels: needs {n} distinct labels (one per kernel row), found {len(labels)}")
+    if labels is not None and len(set(labels)) != n:
+        twice = next(v for i, v in enumerate(labels) if v in labels[:i])
+        raise InputError(f"--labels: needs {n} distinct labels (one per kernel row), found {twice!r} twice")
     return Mechanism.from_kernel(exact, labels, outputs)
+
+
+def _seed(text: str) -> int:
+    """--seed: an integer >= 0 (numpy's generators take no negative seed)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, found {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, found {text}")
+    return value
 
 
 class _NotCertified(Exception):
