@@ -60,6 +60,8 @@ def test_normalised_rows_are_divided_by_their_exact_sums(tmp_path):
     [
         ("0.5,0.500001\n0.5,0.5\n", "row 0 sums to"),  # 1e-6 off: further than 1e-9
         ("0.5,0.5\n1.1,-0.1\n", "row 1, column 1"),  # negative entry
+        ("1e400,0\n0,1\n", "row 0 sums to 1e+400"),  # beyond the doubles: was an internal error (exit 3)
+        ("0.5,0.5000000011\n0.5,0.5\n", "row 0 sums to 1.0000000011"),  # the sum as written, not rounded
     ],
 )
 @pytest.mark.parametrize("command", ["verify", "analyze"])

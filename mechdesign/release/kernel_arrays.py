@@ -36,6 +36,7 @@ import numpy as np
 from mechdesign.certify.exact import GridKernel
 from mechdesign.certify.grid_arith import INT64_ENTRY_LIMIT, exact_sums
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import shown_number
 
 __all__ = [
     "dyadic_numerators",
@@ -563,11 +564,11 @@ def _checked(ints: np.ndarray, den: int, source: str) -> tuple[GridKernel, list[
             j = int(np.argmax(ints[i] < 0))
             raise InputError(
                 f"{source}: row {i}, column {j}: entries must be >= 0, found "
-                f"{float(Fraction(int(ints[i, j]), den)):g} (invalid kernel)"
+                f"{shown_number(Fraction(int(ints[i, j]), den))} (invalid kernel)"
             )
         s = Fraction(sums[i], den)
         raise InputError(
-            f"{source}: row {i} sums to {float(s):.17g}, more than 1e-9 from 1 "
+            f"{source}: row {i} sums to {shown_number(s)}, more than 1e-9 from 1 "
             "(invalid kernel: rows must be probability distributions)"
         )
     if off:

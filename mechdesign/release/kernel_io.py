@@ -25,6 +25,7 @@ import numpy as np
 
 from mechdesign.certify.exact import ExactKernel, grid_bits
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import shown_number
 
 __all__ = ["read_kernel", "read_kernel_normalised", "write_kernel", "parse_entry", "ROW_SUM_TOLERANCE"]
 
@@ -67,10 +68,10 @@ def _from_rows(rows, source: str, stochastic: bool) -> ExactKernel:
     for i, r in enumerate(exact):
         for j, v in enumerate(r):
             if stochastic and v < 0:
-                raise InputError(f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g}")
+                raise InputError(f"{source}: row {i}, column {j}: entries must be >= 0, found {shown_number(v)}")
         if stochastic and sum(r) != 1:
             raise InputError(
-                f"{source}: row {i} sums to {float(sum(r)):.17g}, not exactly 1 "
+                f"{source}: row {i} sums to {shown_number(sum(r))}, not exactly 1 "
                 "(a kernel's rows must be probability distributions)"
             )
     return ExactKernel.from_fractions(exact)
@@ -119,13 +120,13 @@ def read_kernel_normalised(path: str | Path) -> tuple[ExactKernel, list[int]]:
         for j, v in enumerate(r):
             if v < 0:
                 raise InputError(
-                    f"{source}: row {i}, column {j}: entries must be >= 0, found {float(v):g} (invalid kernel)"
+                    f"{source}: row {i}, column {j}: entries must be >= 0, found {shown_number(v)} (invalid kernel)"
                 )
         s = sum(r, Fraction(0))
         if s != 1:
             if abs(s - 1) > ROW_SUM_TOLERANCE:
                 raise InputError(
-                    f"{source}: row {i} sums to {float(s):.17g}, more than 1e-9 from 1 "
+                    f"{source}: row {i} sums to {shown_number(s)}, more than 1e-9 from 1 "
                     "(invalid kernel: rows must be probability distributions)"
                 )
             exact[i] = [v / s for v in r]
