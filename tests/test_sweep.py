@@ -103,6 +103,16 @@ def test_product_zip_and_dotted_paths():
 
 
 # ------------------------------------------------------------ validation
+def test_a_sweep_too_large_to_hold_is_refused_before_any_point_is_built():
+    # a range of 10^9 values was built (and each point validated) before anything ran: minutes, gigabytes
+    with pytest.raises(InputError, match="the number of values must be at most 100000"):
+        parse_values("0:1:1000000000")
+    with pytest.raises(InputError, match="the number of values must be at most 100000"):
+        parse_values("log:1:2:1000000000")
+    with pytest.raises(InputError, match=r"a sweep has at most 100000 points, found 1000000 \(1000 x 1000\)"):
+        expand_points(DOB, [parse_vary("epsilon=0:1:1000"), parse_vary("prior_set.c=0:0.3:1000")])
+
+
 def test_every_point_is_validated_first_and_bad_points_are_named(tmp_path):
     with pytest.raises(InputError) as err:
         mechdesign.sweep(DOB, {"epsilon": [1.0, 2.0], "prior_set.c": [0.1, 0.5]}, serial=True, store=tmp_path)

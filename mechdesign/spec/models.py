@@ -190,7 +190,8 @@ def _to_epsilon(value: Any) -> Epsilon:
     except expr.ExpressionError as exc:
         raise ValueError(str(exc)) from None
     if hi < 0:
-        raise ValueError(f"must be >= 0, found {text} = {mpmath.nstr(hi, 10)}")
+        plain = re.fullmatch(r"\s*[-+]?[\d.]+([eE][-+]?\d+)?\s*", text) is not None
+        raise ValueError(f"must be >= 0, found {text}" + ("" if plain else f" = {mpmath.nstr(hi, 10)}"))
     # the LP and the float formulas get a finite double; ε beyond the double range (exp(1000)) is
     # the largest double there, which every float path treats as the ε = ∞ problem
     return Epsilon(text=text, value=min(number, sys.float_info.max))

@@ -60,6 +60,11 @@ def _short(v: Any) -> str:
     return text.removesuffix("\n...").strip()
 
 
+MAX_POINTS = 100_000
+"""Most points a sweep may have: each is a spec held in memory and a row of the results (a range of 10^9 values
+would otherwise be built before anything runs)."""
+
+
 def _number(text: str, what: str) -> float:
     try:
         v = float(text)
@@ -77,6 +82,8 @@ def _count(text: str, what: str) -> int:
         raise InputError(f"{what}: the number of values must be an integer >= 1, found {text!r}") from None
     if n < 1:
         raise InputError(f"{what}: the number of values must be an integer >= 1, found {n}")
+    if n > MAX_POINTS:
+        raise InputError(f"{what}: the number of values must be at most {MAX_POINTS} (a sweep's points), found {n}")
     return n
 
 
@@ -248,6 +255,13 @@ def expand_points(base: dict, axes: Sequence[Axis], zip_groups: Sequence[Sequenc
             factors.append([{p: by_path[p].values[i] for p in group} for i in range(len(a.values))])
         else:
             factors.append([{a.path: v} for v in a.values])
+    total = math.prod(len(f) for f in factors)
+    if total > MAX_POINTS:
+        raise InputError(
+            f"--vary: a sweep has at most {MAX_POINTS} points, found {total} ("
+            + " x ".join(str(len(f)) for f in factors)
+            + ")"
+        )
     points = []
     for index, combo in enumerate(itertools.product(*factors)):
         values: dict = {}
