@@ -252,16 +252,18 @@ def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         cross = np.where(c * k < 1.0, (total - S) / (1.0 - c * k), np.nan)
     cross = np.where((cross * c >= lo) & (cross * c <= hi) & (cross >= 0), cross, np.nan)
-    h1_cross = S + cross * (E - c * k)
-    brk = np.maximum(Ws / c, 0.0)  # λ_k = w_(k)/c, piece k has k entries below
-    kk = k[:n]
-    h1_brk = np.where(Ws > 0, S[:n] - kk * Ws + brk * E, S[:n] + 0.0)
-    h1_brk = np.where(Ws > 0, h1_brk, np.nan)
-    h1_zero = np.sum(np.minimum(Ws, 0.0), axis=0)[None, :]
-    lam = np.vstack([np.zeros((1, m)), brk, np.nan_to_num(cross, nan=0.0)])
-    h1 = np.vstack([h1_zero, h1_brk, np.where(np.isnan(cross), np.nan, h1_cross)])
-    g = np.minimum(np.minimum(h1, total[None, :] - lam * (1.0 - E)), 0.0)
-    g = np.where(np.isnan(g), -np.inf, g)
+    # a c far below the costs (5e-324) overflows w/c: such λ are inf, their g nan (→ −inf), never chosen
+    with np.errstate(over="ignore", invalid="ignore"):
+        h1_cross = S + cross * (E - c * k)
+        brk = np.maximum(Ws / c, 0.0)  # λ_k = w_(k)/c, piece k has k entries below
+        kk = k[:n]
+        h1_brk = np.where(Ws > 0, S[:n] - kk * Ws + brk * E, S[:n] + 0.0)
+        h1_brk = np.where(Ws > 0, h1_brk, np.nan)
+        h1_zero = np.sum(np.minimum(Ws, 0.0), axis=0)[None, :]
+        lam = np.vstack([np.zeros((1, m)), brk, np.nan_to_num(cross, nan=0.0)])
+        h1 = np.vstack([h1_zero, h1_brk, np.where(np.isnan(cross), np.nan, h1_cross)])
+        g = np.minimum(np.minimum(h1, total[None, :] - lam * (1.0 - E)), 0.0)
+    g = np.where(np.isnan(g) | ~np.isfinite(lam), -np.inf, g)
     return lam[np.argmax(g, axis=0), np.arange(m)]
 
 

@@ -371,16 +371,16 @@ def row_scales(lp: LinearProgram) -> np.ndarray:
     scales = np.ones(n)
     if A.nnz == 0:
         return scales
+    A.eliminate_zeros()
     big = np.asarray(A.max(axis=1).todense()).ravel()
-    B = A.copy()
-    B.data = 1.0 / B.data
     small = np.zeros(n)
     nz = np.diff(A.indptr) > 0
-    small[nz] = 1.0 / np.asarray(B.max(axis=1).todense()).ravel()[nz]
+    small[nz] = np.minimum.reduceat(A.data, A.indptr[:-1][nz])  # the smallest nonzero of each row
     want = nz & (small < ROW_SCALE_TARGET)
     if want.any():
-        up = np.ceil(np.log2(ROW_SCALE_TARGET / small[want]))
-        room = np.floor(np.log2(ROW_SCALE_MAX / big[want]))
+        with np.errstate(over="ignore", divide="ignore"):  # subnormal entries (5e-324): up = inf, clipped
+            up = np.ceil(np.log2(ROW_SCALE_TARGET / small[want]))
+            room = np.floor(np.log2(ROW_SCALE_MAX / big[want]))
         scales[want] = np.exp2(np.clip(np.minimum(up, room), 0, 60))
     return scales
 

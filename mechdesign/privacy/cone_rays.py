@@ -45,6 +45,8 @@ def min_mass_rays(n: int, eps: float, c: float) -> np.ndarray:
             m = (1 - e * c * q) / (e * (1 - c * q))
             A = _sets_of_size(n, q)
             out.append(A + m * (1 - A))
+    if c <= 0.0 or math.exp(-eps) / c > n:  # c below the doubles (1e-400 is 0.0): no three-level rays (a ≥ n)
+        return np.vstack(out)
     t = math.exp(-eps) / c
     a = math.ceil(t - TOL) - 1
     w = t - a
