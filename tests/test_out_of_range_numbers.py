@@ -114,7 +114,25 @@ DESIGNED = [
     "alphabet: 3\nepsilon: 0\nprior_set: {kind: min_mass, c: 5e-324}\noutput_size: 2\nobjective: {kind: dobrushin}\n",
     "alphabet: 3\nepsilon: 10000\nprior_set: {kind: min_mass, c: 5e-324}\n"
     "objective: {kind: expected_loss, loss: absolute, prior: worst_case}\n",
+    "alphabet: 3\nepsilon: 1e-400\nprior_set: {kind: min_mass, c: 1e-400}\nobjective: {kind: dobrushin}\n",
+    "alphabet: 3\nprivacy: [{epsilon: 1e400, metric: {kind: matrix, d: [[0, 3, 1], [5e-324, 0, 1], [1, 1, 0]]}}]\n"
+    "objective: {kind: expected_loss, loss: absolute, prior: worst_case}\n",
 ]
+
+
+def test_theorem_2_holds_with_c_and_epsilon_beyond_the_doubles():
+    # Dobrushin paper, Theorem 2: for eps >= log(2/(Nc)) the optimum is 1; with c = 1e-400 that threshold is
+    # about 921 nats, and 1e400 is far above it (the threshold's float division by zero was an internal error)
+    result = design(
+        {
+            "alphabet": 3,
+            "epsilon": "1e400",
+            "prior_set": {"kind": "min_mass", "c": "1e-400"},
+            "objective": {"kind": "dobrushin"},
+        }
+    )
+    assert result.status.value == "optimal" and result.objective == 1.0
+    assert result.certificate.closed_form.name.startswith("Theorem 2") and result.certificate.closed_form.value == 1.0
 
 
 @pytest.mark.parametrize("text", DESIGNED, ids=range(len(DESIGNED)))

@@ -85,7 +85,9 @@ class Dobrushin(ObjectiveRules):
             bound = bounds.xi(eps, float(c), n)
             if c * n == 1:
                 name = "Remark 1 (c = 1/N): min{e^eps - 1, 1}"
-            elif eps >= math.log(2 / (n * float(c))):
+            elif eps >= math.log(2) - math.log(n) - (
+                math.log(c.numerator) - math.log(c.denominator)
+            ):  # log(2/(Nc)), c = 1e-400 too
                 name = "Theorem 2 (eps >= log(2/(Nc))): 1"
             else:
                 name = "Theorem 1: Xi(eps, c) = (e^eps - 1)/(e^eps (1 - Nc) + 1)"
