@@ -22,6 +22,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from mechdesign.certify.grid_arith import column_classes
+
 __all__ = ["Lemma4Ratios", "lemma4_worst"]
 
 
@@ -38,30 +40,36 @@ class Lemma4Ratios(Sequence):
     :func:`mechdesign.certify.grid_arith.lemma4_column_ratios` returns."""
 
     def __init__(self, aggregates, c: Fraction, n: int) -> None:
-        maxima, minima, sums = aggregates
-        self._maxima = maxima.tolist()
-        self._lows = _lows(minima, sums, c, n)
+        self._aggregates, self._c, self._n = aggregates, c, n
         self._cq = c.denominator
         self._made: list | None = None
 
     def _ratio(self, y: int) -> Fraction | None:
-        a, low = self._maxima[y], self._lows[y]
-        return None if a == 0 or low <= 0 else Fraction(a * self._cq, low)
+        maxima, minima, sums = self._aggregates
+        a = int(maxima[y])
+        if a == 0:
+            return None
+        low = self._c.numerator * int(sums[y]) + (self._cq - self._n * self._c.numerator) * int(minima[y])
+        return None if low <= 0 else Fraction(a * self._cq, low)
 
     def _all(self) -> list:
         if self._made is None:
-            self._made = [self._ratio(y) for y in range(len(self._maxima))]
+            maxima, minima, sums = self._aggregates
+            self._made = [
+                None if a == 0 or low <= 0 else Fraction(a * self._cq, low)
+                for a, low in zip(maxima.tolist(), _lows(minima, sums, self._c, self._n))
+            ]
         return self._made
 
     def __len__(self) -> int:
-        return len(self._maxima)
+        return len(self._aggregates[0])
 
     def __getitem__(self, y):
         if isinstance(y, slice):
             return self._all()[y]
         if self._made is not None:
             return self._made[y]
-        return self._ratio(range(len(self._maxima))[y])
+        return self._ratio(range(len(self))[y])
 
     def __iter__(self):
         return iter(self._all())
@@ -85,7 +93,21 @@ def lemma4_worst(aggregates, c: Fraction, n: int) -> tuple[int | None, Fraction 
     ``math.inf`` when there is one, (None, None) when every column is zero. Candidates are the columns whose
     float ratio is within a relative 1e−9 of the largest float (each float within a relative 1e−15 of its ratio,
     from nonnegative terms: see :func:`mechdesign.certify.exact._approximate_ratios`), decided exactly by
-    cross-multiplication in column order."""
+    cross-multiplication in column order.
+
+    Columns with the same aggregates (a_y, b_y, S_y) have the same ratio: the work is done once per class of
+    :func:`mechdesign.certify.grid_arith.column_classes` (taken in the order of their first columns, so the first
+    column among ties is the first column of the first class among ties). A k-RR kernel has one class."""
+    maxima, minima, sums = aggregates
+    first, _ = column_classes(aggregates)
+    if first.size == 0:
+        return None, None
+    y, ratio = _worst_of_columns((maxima[first], minima[first], np.asarray(sums)[first]), c, n)
+    return (None, None) if y is None else (int(first[y]), ratio)
+
+
+def _worst_of_columns(aggregates, c: Fraction, n: int) -> tuple[int | None, Fraction | float | None]:
+    """:func:`lemma4_worst` over every column of ``aggregates`` one by one."""
     maxima, minima, sums = aggregates
     lows = _lows(minima, sums, c, n)
     tops = maxima.tolist()
