@@ -537,6 +537,8 @@ def coarse_probe_fails(
 
     (c ≥ 0, 1 − Nc ≥ 0), and L > E U (or L > 0 with U ≤ 0) proves the column breaks the Lemma-4 constraint of the
     Dobrushin paper, as the exact check would find. The rows are rounded in stages, checking after each: first the
+    two rows of the likeliest column's largest and smallest ⌊A / 2^d⌋ (the last such column among equal ones: a
+    k-RR kernel, every column equal up to order, is decided by them, at N = 1000 2 rows instead of 64), then the
     row of each column's largest and of its smallest ⌊A / 2^d⌋ (which pin its maximum and minimum), then one probe
     column, the likeliest to break, rounded exactly over every row without sorting them (:func:`coarse_column`; its
     exact verdict: at N = 3000 the unknown rows' share of the Lemma-4 sum keeps U loose until 61 % of the rows are

@@ -11,7 +11,9 @@ a reduced Fraction per column (a gcd of ~100-bit integers each) cost more than t
 here the largest ratio is found by cross-multiplication (ρ_i > ρ_j ⟺ a_i low_j > a_j low_i for positive lows)
 among the columns whose floats are within 1e−9 of the largest, and :class:`Lemma4Ratios` makes the per-column
 Fractions of :attr:`mechdesign.certify.exact.PMLCheck.ratios` when they are read (the same values as
-:func:`mechdesign.certify.grid_arith.lemma4_column_ratios`).
+:func:`mechdesign.certify.grid_arith.lemma4_column_ratios`). Columns with equal aggregates are one class
+(:func:`mechdesign.certify.grid_arith.column_classes`): the largest ratio is found over the classes, so a k-RR
+kernel (one class; every column a tie, 1000 exact cross-multiplications at M = 1000) costs one.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def _lows(minima: np.ndarray, sums: np.ndarray, c: Fraction, n: int) -> list[int
 class Lemma4Ratios(Sequence):
     """ρ_y = a_y c_q / low_y for every column as a Fraction (None for a zero column and for an unbounded one),
     each made when it is first read: a sequence equal to the list
-    :func:`mechdesign.certify.grid_arith.lemma4_column_ratios` returns."""
+    :func:`mechdesign.certify.grid_arith.lemma4_column_ratios` returns. It holds the kernel's aggregates (finished
+    arrays, never written again) and forms low_y only for the columns read."""
 
     def __init__(self, aggregates, c: Fraction, n: int) -> None:
         self._aggregates, self._c, self._n = aggregates, c, n
