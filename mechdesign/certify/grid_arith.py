@@ -109,11 +109,14 @@ def column_aggregates(ints: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _int64_keys(values: np.ndarray) -> list[np.ndarray]:
-    """Integers (an object array of Python ints, or an int64 array) as int64 arrays that are equal entry by entry
+    """Integers (an object array of Python ints, or an integer array) as int64 arrays that are equal entry by entry
     exactly where the integers are: the integers themselves when they fit in int64, else two limbs
-    (⌊v / 2^62⌋, v mod 2^62), which fit for |v| < 2^125 (a column sum of at most 2^62 entries of magnitude ≤ 2^62)."""
+    (⌊v / 2^62⌋, v mod 2^62), which fit for |v| < 2^125 (a column sum of at most 2^62 entries of magnitude ≤ 2^62;
+    past that the conversion raises OverflowError)."""
     if values.dtype == np.int64:
         return [values]
+    if values.dtype != object:
+        return [values.astype(np.int64)]  # a narrower integer type
     try:
         return [values.astype(np.int64)]
     except OverflowError:  # a sum past int64 (N ≥ 2048 rows of 2^52): exact limbs, O(M) Python integers
@@ -135,7 +138,7 @@ def column_classes(aggregates: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tup
     m = maxima.size
     if m == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    keys = [np.asarray(maxima, dtype=np.int64), np.asarray(minima, dtype=np.int64), *_int64_keys(np.asarray(sums))]
+    keys = [key for values in (maxima, minima, sums) for key in _int64_keys(np.asarray(values))]
     order = np.lexsort(keys[::-1])  # stable: within a class, columns stay in increasing order
     starts = np.zeros(m, dtype=bool)
     starts[0] = True
