@@ -326,7 +326,7 @@ def share_table(base_label: str = "certbase", new_label: str = "new") -> list[st
         ]
 
     for family in SHARE_FAMILIES:
-        for n in (500, 1000, 3000):
+        for n in (500, 1000, 2000, 3000):
             b, w = base.get((family, n)), new.get((family, n))
             if not b or not w or w.get("tree") != str(HERE.parent):
                 continue  # only the rows this tree re-ran beside a base run

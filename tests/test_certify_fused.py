@@ -94,6 +94,33 @@ def test_column_aggregates_folded_by_blocks_are_the_python_ones(n, m, data):
     assert same_aggregates(aggregates.result(), rows)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 30), st.booleans(), st.data())
+def test_column_classes_group_the_columns_with_equal_aggregates(m, big_sums, data):
+    """Columns drawn from a few (max, min, sum) triples, the sums past int64 too (two limbs): the classes are
+    those of a dict keyed by the Python triple, numbered by their first column, ``first`` the first column of
+    each, ``inverse`` every column's class."""
+    from mechdesign.certify.grid_arith import column_classes
+
+    sums_pool = st.integers(-(1 << 70), 1 << 70) if big_sums else st.integers(0, 1 << 62)
+    pool = data.draw(
+        st.lists(st.tuples(st.integers(0, 3), st.integers(-2, 3), sums_pool), min_size=1, max_size=4, unique=True)
+    )
+    triples = [pool[data.draw(st.integers(0, len(pool) - 1))] for _ in range(m)]
+    aggregates = (
+        np.array([t[0] for t in triples], dtype=np.int64),
+        np.array([t[1] for t in triples], dtype=np.int64),
+        np.array([t[2] for t in triples] or [], dtype=object),
+    )
+    first, inverse = column_classes(aggregates)
+    members: dict = {}
+    for y, t in enumerate(triples):
+        members.setdefault(t, []).append(y)
+    want_first = sorted(ys[0] for ys in members.values())
+    assert first.tolist() == want_first
+    assert inverse.tolist() == [want_first.index(members[t][0]) for t in triples]
+
+
 def test_column_sums_of_a_tall_kernel_pass_int64_exactly():
     """5000 rows of entries near 2^52 in blocks of 700 rows: sums past 2^63, against Python integers."""
     ints = np.random.default_rng(1).integers(D - 1000, D + 1, size=(5000, 3), dtype=np.int64)
@@ -239,6 +266,55 @@ def test_in_place_mix_follows_its_definition(case, block):
     assert oracle_private(want, D, c, E)
 
 
+@st.composite
+def rr_kernels(draw):
+    """(ints on 2^−52, c, E): k-RR, D − (N − 1) o on the diagonal and o elsewhere with the Lemma-4 ratio of each
+    column within a few units of 2^−52 of E (over or under it), all columns equal up to order (one class of
+    column aggregates), and optionally a zero column in front."""
+    n = draw(st.integers(2, 9))
+    c = draw(st.sampled_from([Fraction(0), Fraction(1, 2 * n)]))
+    E = draw(st.sampled_from([Fraction(27182818, 10**7), Fraction(3), Fraction(3, 2)]))
+    # diagonal t = E (c (t + (n − 1) o) + (1 − Nc) o) with t + (n − 1) o = D: o = D (1 − E c) / (E (1 − c) + n − 1)
+    o = int(D * (1 - E * c) / (E * (1 - c) + n - 1)) + draw(st.integers(-40, 40))
+    t = D - (n - 1) * o
+    ints = [[t if x == y else o for y in range(n)] for x in range(n)]
+    if draw(st.booleans()):
+        ints = [[0] + row for row in ints]
+    return ints, c, E
+
+
+@settings(max_examples=150, deadline=None)
+@given(rr_kernels(), st.sampled_from([8, 1 << 16]))
+def test_in_place_mix_of_k_rr_follows_its_definition(case, block):
+    """k-RR kernels (every column the same aggregates: the weight, h and the check computed once for the class):
+    the weight meets (★) and the kernel is the reference mix, private by the oracle; the check's worst output is
+    the first live column."""
+    ints, c, E = case
+    n, m = len(ints), len(ints[0])
+    A = np.array(ints, dtype=np.int64)
+    floats = np.full((n, m), np.nan)
+    old = fused.ROW_BLOCK_ENTRIES
+    fused.ROW_BLOCK_ENTRIES = block
+    try:
+        out = mix_on_grid_in_place(A, D, c, E, exact.column_aggregates(A), floats)
+    finally:
+        fused.ROW_BLOCK_ENTRIES = old
+    need, capped = star_bounds(ints, c, E)
+    check = check_pml(GridKernel(np.array(ints, dtype=np.int64), D), prior_set(c), E)
+    live = [y for y in range(m) if any(row[y] for row in ints)]
+    assert check.worst_output == live[0] and check.worst_ratio == max(r for r in reference_ratios(ints, c) if r)
+    if out is None:  # declined: nothing to mix (the kernel passes) or no weight below 1 meets (★)
+        assert A.tolist() == ints and (need == 0 or capped or need >= 1 or check.feasible)
+        return
+    w, aggregates = out
+    assert aggregates is not None
+    assert not capped and 0 < need <= w <= need * (1 + Fraction(1, 1 << 30)) + Fraction(1, 1 << 85) and w < 1
+    want = reference_mix(ints, w)
+    assert A.tolist() == want and same_aggregates(aggregates, want)
+    assert [[Fraction(float(v)) for v in row] for row in floats] == [[Fraction(v, D) for v in row] for row in want]
+    assert oracle_private(want, D, c, E)
+
+
 # ----------------------------------------------------------------------------------------- probe columns
 def reference_coarse(ints, d: int) -> list[list[int]]:
     out = []
@@ -347,6 +423,30 @@ def test_staged_probe_of_a_symmetric_kernel_on_the_boundary(c):
         assert fails == reference_fails(want, n, c, E)
         if not fails:
             assert columns.tolist() == want
+        again, columns_again = fused.coarse_probe_fails(ints, 52, d, ys, c, E, entries=ints[:, ys])  # shared gather
+        assert again == fails and (columns_again is None) == (columns is None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 24), st.sampled_from([Fraction(0), Fraction(1, 13)]), st.data())
+def test_tightest_columns_are_the_largest_ratios_in_column_order(n, m, c, data):
+    """Columns drawn from a few columns (so that many share their aggregates), zero columns and unbounded ones
+    among them: the probe columns are the unbounded column the check names, then the columns with the largest
+    Lemma-4 ratios (Fractions, written out here), the first columns first among equal ratios (every finite one in
+    column order when there are at most ``count``)."""
+    pool = data.draw(st.lists(st.lists(st.integers(0, 50), min_size=n, max_size=n), min_size=1, max_size=4))
+    cols = [pool[data.draw(st.integers(0, len(pool) - 1))] for _ in range(m)]
+    ints = np.array(cols, dtype=np.int64).T.copy()
+    kernel = GridKernel(ints, D)
+    check = check_pml(kernel, prior_set(c), Fraction(3))
+    count = data.draw(st.integers(1, m + 1))
+    got = exact._tightest_columns(check, count, kernel, c)
+    ratios = reference_ratios(ints.tolist(), c)
+    unbounded = [y for y in range(m) if ratios[y] is None and max(cols[y]) > 0]
+    finite = [y for y in range(m) if ratios[y] is not None]
+    if len(finite) > count:  # more than asked for: the largest ratios (else every one, in column order)
+        finite = sorted(finite, key=lambda y: (-ratios[y], y))
+    assert got == (unbounded[:1] + finite)[:count]
 
 
 # ----------------------------------------------------------------------------------------- the exact check

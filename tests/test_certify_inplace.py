@@ -182,6 +182,59 @@ def test_mix_from_floats_follows_its_definition(seed, same_array):
     assert B.tolist() == want and same_aggregates(int_path, want)
 
 
+def rows_sharing_their_shortfall(rng, n: int, m: int, W: int, P: int, zero_column: bool) -> list[list[int]]:
+    """Rows that are permutations of one of two rows (the first half of the rows of one, the rest of the other), as
+    in k-RR: within each half every row has the same Σ_y ⌊W A_xy / 2^P⌋ and so the same shortfall R_x. The row
+    with one large entry is rotated (a circulant); with ``zero_column`` the first column is 0 in every row (not
+    live: the corrections skip it)."""
+    width = m - 1 if zero_column else m
+    halves = []
+    for _ in range(2):
+        base = [int(v) for v in rng.integers(0, D // (2 * width), size=width)]
+        base[0] += D - sum(base)  # one large entry (the diagonal of k-RR)
+        halves.append(base)
+    rows = []
+    for x in range(n):
+        base = halves[0] if x < n // 2 else halves[1]
+        shift = x % width
+        row = base[-shift:] + base[:-shift] if shift else list(base)
+        rows.append(([0] if zero_column else []) + row)
+    return rows
+
+
+@pytest.mark.parametrize("zero_column", [False, True])
+@pytest.mark.parametrize("block", [8, 40, 1 << 16])
+@pytest.mark.parametrize("seed", range(4))
+def test_mix_from_floats_of_rows_sharing_their_shortfall_follows_its_definition(seed, block, zero_column):
+    """Kernels whose rows share their shortfall R_x within a block (k-RR-like: the whole kernel, or each half of
+    it), where the mix adds each row's ±1 corrections with h in one row vector: the integers, floats and
+    aggregates are the reference's (Python integers), in blocks that hold one half, both halves or a few rows."""
+    rng = np.random.default_rng(100 + seed)
+    n, m = int(rng.integers(6, 14)), int(rng.integers(5, 12))
+    P = int(rng.integers(55, 70))
+    W = int(rng.integers(1 << 30, 1 << 31))
+    ints = rows_sharing_their_shortfall(rng, n, m, W, P, zero_column)
+    s = [sum(col) for col in zip(*ints)]
+    live = [v > 0 for v in s]
+    h = [(W * v) // (n << P) for v in s]
+    shortfalls = [sum((W * v) >> P for v in row) - sum(h) for row in ints]
+    assert len(set(shortfalls[: n // 2])) == 1 and len(set(shortfalls[n // 2 :])) == 1  # what the case is about
+    want = reference_mix(ints, W, P, h, live)
+    if any(v < 0 for row in want for v in row):
+        pytest.skip("a correction below zero: the caller declines such a mix")
+    A = np.array(ints, dtype=np.int64)
+    out = A / float(D)
+    old = fused.ROW_BLOCK_ENTRIES
+    fused.ROW_BLOCK_ENTRIES = block
+    try:
+        aggregates = fused.mix_rows_from_floats(A, out, D, W, P, np.array(h, dtype=np.int64), np.array(live), out)
+    finally:
+        fused.ROW_BLOCK_ENTRIES = old
+    assert aggregates is not None and A.tolist() == want
+    assert same_aggregates(aggregates, want)
+    assert [[Fraction(float(v)) for v in row] for row in out] == [[Fraction(v, D) for v in row] for row in want]
+
+
 # ----------------------------------------------------------------------------------------- the stage, overwriting K
 CASES = [(Fraction(1, 520), 0.0), (Fraction(1, 520), 1e-12), (Fraction(0), 1e-9), (Fraction(0), -1e-3)]
 

@@ -37,6 +37,7 @@ import numpy as np
 from mechdesign.certify.grid_arith import (
     INT64_ENTRY_LIMIT,
     column_aggregates,
+    column_classes,
     exact_sums,
     int64_numerators,
     largest_in_rows,
@@ -589,14 +590,19 @@ def _tightest_columns(check: PMLCheck, count: int, kernel: ExactKernel | None = 
     if aggregates is not None:  # the finite ratios from the aggregates: no Fraction per column
         c = Fraction(c)
         maxima, minima, sums = aggregates
+        # once per class of equal columns (grid_arith.column_classes; one class for k-RR), read per column after
+        first, inverse = column_classes(aggregates)
         rest = c.denominator - kernel.shape[0] * c.numerator
-        lows = [c.numerator * s + rest * b for s, b in zip(sums.tolist(), minima.tolist())]
-        ys = [y for y, (a, low) in enumerate(zip(maxima.tolist(), lows)) if a > 0 and low > 0]
+        lows = [c.numerator * s + rest * b for s, b in zip(np.asarray(sums)[first].tolist(), minima[first].tolist())]
+        finite = np.array([a > 0 and low > 0 for a, low in zip(maxima[first].tolist(), lows)], dtype=bool)
+        ys = np.flatnonzero(finite[inverse])
         inf = [check.worst_output] if check.worst_ratio == math.inf else []  # the first unbounded column
-        if len(ys) > count:
-            approx = _approximate_ratios(aggregates, c, kernel.shape[0], ys)
-            ys = [ys[i] for i in np.argsort(-approx, kind="stable")[:count]]
-        return (inf + ys)[:count]
+        if ys.size > count:
+            classes = np.flatnonzero(finite)
+            approx = np.zeros(first.size)
+            approx[classes] = _approximate_ratios(aggregates, c, kernel.shape[0], first[classes].tolist())
+            ys = ys[np.argsort(-approx[inverse[ys]], kind="stable")[:count]]
+        return (inf + ys.tolist())[:count]
     inf = [y for y, r in enumerate(check.ratios) if r is None and y == check.worst_output]
     finite = [(r, y) for y, r in enumerate(check.ratios) if r is not None]
     if len(finite) > count:
@@ -711,6 +717,7 @@ def snap_to_coarser_grid(
         b for b in on_ints if not _violation_outlasts_rounding(kernel, probe, prior_set, bound, exact_grid[1] - b)
     ]
     c_probe = rules(prior_set, kernel.shape[0]).equivalent_c() if on_ints else None
+    probed = exact_grid[0][:, probe] if c_probe is not None and open_grids else None  # shared by the grids' probes
     for coarse in SNAP_BITS:  # values the LP meant exactly (7/8, 0) often sit a few ulps off
         if coarse < bits:
             if coarse in on_ints:
@@ -722,7 +729,7 @@ def snap_to_coarser_grid(
                 d = exact_grid[1] - coarse
                 if (
                     c_probe is not None
-                    and coarse_probe_fails(exact_grid[0], exact_grid[1], d, probe, Fraction(c_probe), bound)[0]
+                    and coarse_probe_fails(exact_grid[0], exact_grid[1], d, probe, Fraction(c_probe), bound, probed)[0]
                 ):
                     continue
                 rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)

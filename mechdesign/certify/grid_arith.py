@@ -32,6 +32,7 @@ __all__ = [
     "int64_numerators",
     "exact_sums",
     "column_aggregates",
+    "column_classes",
     "lemma4_column_ratios",
     "largest_in_rows",
 ]
@@ -105,6 +106,52 @@ def column_aggregates(ints: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     minima = ints.min(axis=0)
     largest = max(abs(int(maxima.max())), abs(int(minima.min()))) if maxima.size else 0
     return maxima, minima, exact_sums(ints, axis=0, largest=largest)
+
+
+def _int64_keys(values: np.ndarray) -> list[np.ndarray]:
+    """Integers (an object array of Python ints, or an integer array) as int64 arrays that are equal entry by entry
+    exactly where the integers are: the integers themselves when they fit in int64, else two limbs
+    (⌊v / 2^62⌋, v mod 2^62), which fit for |v| < 2^125 (a column sum of at most 2^62 entries of magnitude ≤ 2^62;
+    past that the conversion raises OverflowError)."""
+    if values.dtype == np.int64:
+        return [values]
+    if values.dtype != object:
+        return [values.astype(np.int64)]  # a narrower integer type
+    try:
+        return [values.astype(np.int64)]
+    except OverflowError:  # a sum past int64 (N ≥ 2048 rows of 2^52): exact limbs, O(M) Python integers
+        return [(values >> 62).astype(np.int64), (values & ((1 << 62) - 1)).astype(np.int64)]
+
+
+def column_classes(aggregates: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The columns grouped by their exact aggregates (a_y, b_y, S_y) (:func:`column_aggregates`): (first,
+    inverse), ``first[k]`` the smallest column of class k (classes numbered in increasing order of it) and
+    ``inverse[y]`` the class of column y, both int64.
+
+    Everything the Lemma-4 check, the snapping probe's ordering and the one-pass repair
+    (:mod:`mechdesign.certify.grid_repair`) compute per column is a function of (a_y, b_y, S_y) alone, so it is
+    computed once per class and read through ``inverse``; "the first column among ties" is the first column of
+    the first class among ties. A kernel symmetric under permutations of the outputs (k-RR, the optima of the
+    Hamming loss and of Bayes vulnerability under a uniform prior) has one class: O(M) Python integer
+    arithmetic becomes O(1). One stable sort of the three int64 keys (the sums as one or two int64 limbs)."""
+    maxima, minima, sums = aggregates
+    m = maxima.size
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    keys = [key for values in (maxima, minima, sums) for key in _int64_keys(np.asarray(values))]
+    order = np.lexsort(keys[::-1])  # stable: within a class, columns stay in increasing order
+    starts = np.zeros(m, dtype=bool)
+    starts[0] = True
+    for key in keys:
+        ranked = key[order]
+        starts[1:] |= ranked[1:] != ranked[:-1]
+    firsts = order[starts]  # the smallest column of each class (stable sort), classes in key order
+    by_first = np.argsort(firsts, kind="stable")
+    renumber = np.empty_like(by_first)
+    renumber[by_first] = np.arange(by_first.size)
+    inverse = np.empty(m, dtype=np.int64)
+    inverse[order] = renumber[np.cumsum(starts) - 1]
+    return firsts[by_first].astype(np.int64), inverse
 
 
 def lemma4_column_ratios(

@@ -50,7 +50,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.certify.grid_arith import column_aggregates
+from mechdesign.certify.grid_arith import column_aggregates, column_classes
 
 __all__ = ["CoarseRounding", "mix_on_grid", "mixing_weight_on_grid", "round_to_coarser_grid"]
 
@@ -119,12 +119,17 @@ def mixing_weight_on_grid(
     cp, cq = c.numerator, c.denominator
     rest = cq - n * cp  # cq (1 − Nc) ≥ 0
     p, r = bound.numerator, bound.denominator
-    maxima, minima, sums = column_aggregates(ints) if aggregates is None else aggregates
-    maxima, minima, sums = maxima.tolist(), minima.tolist(), sums.tolist()
+    aggregates = column_aggregates(ints) if aggregates is None else aggregates
+    maxima, minima, sums = aggregates
+    # w_y depends on (a_y, b_y, s_y) alone: once per class of equal columns (one class for k-RR), exactly as per column
+    first, _ = column_classes(aggregates)
+    sums = np.asarray(sums)
+    maxima, minima, class_sums = maxima[first].tolist(), minima[first].tolist(), sums[first].tolist()
+    sums = sums.tolist()
     margin = 2 * n * cq * (r + p)  # r cq N · 2(1 + E)
     best_num, best_den = 0, 1
     caps = []
-    for a, b, s in zip(maxima, minima, sums):
+    for a, b, s in zip(maxima, minima, class_sums):
         if a == 0:
             continue  # a zero column stays zero
         big_u = n * (a * r * cq - p * (cp * s + rest * b))  # r cq N u_y
@@ -155,17 +160,20 @@ def mixing_plan(
     den_bits = denominator.bit_length() - 1
     if n == 0 or m == 0 or denominator != 1 << den_bits or den_bits > 52:
         return None
+    aggregates = column_aggregates(ints) if aggregates is None else aggregates
     need, sums = mixing_weight_on_grid(ints, c, bound, aggregates)
     if need is None or need >= 1:
         return None
-    live = np.array([s > 0 for s in sums], dtype=bool)
+    first, inverse = column_classes(aggregates)  # s_y, and so h_y, once per class of equal columns
+    class_sums = [sums[y] for y in first.tolist()]
+    live = np.array([s > 0 for s in class_sums], dtype=bool)[inverse]
     if need == 0:
         return Fraction(0), 0, 0, np.zeros(m, dtype=np.int64), live
     W, P = _weight_fraction(need.numerator, need.denominator)
     weight = Fraction(W, 1 << P)
     if weight >= 1:
         return None
-    h = np.array([(W * s) // (n << P) for s in sums], dtype=np.int64)  # ⌊w s_y / N⌋
+    h = np.array([(W * s) // (n << P) for s in class_sums], dtype=np.int64)[inverse]  # ⌊w s_y / N⌋
     return weight, W, P, h, live
 
 

@@ -11,7 +11,9 @@ a reduced Fraction per column (a gcd of ~100-bit integers each) cost more than t
 here the largest ratio is found by cross-multiplication (ρ_i > ρ_j ⟺ a_i low_j > a_j low_i for positive lows)
 among the columns whose floats are within 1e−9 of the largest, and :class:`Lemma4Ratios` makes the per-column
 Fractions of :attr:`mechdesign.certify.exact.PMLCheck.ratios` when they are read (the same values as
-:func:`mechdesign.certify.grid_arith.lemma4_column_ratios`).
+:func:`mechdesign.certify.grid_arith.lemma4_column_ratios`). Columns with equal aggregates are one class
+(:func:`mechdesign.certify.grid_arith.column_classes`): the largest ratio is found over the classes, so a k-RR
+kernel (one class; every column a tie, 1000 exact cross-multiplications at M = 1000) costs one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
+
+from mechdesign.certify.grid_arith import column_classes
 
 __all__ = ["Lemma4Ratios", "lemma4_worst"]
 
@@ -35,33 +39,40 @@ def _lows(minima: np.ndarray, sums: np.ndarray, c: Fraction, n: int) -> list[int
 class Lemma4Ratios(Sequence):
     """ρ_y = a_y c_q / low_y for every column as a Fraction (None for a zero column and for an unbounded one),
     each made when it is first read: a sequence equal to the list
-    :func:`mechdesign.certify.grid_arith.lemma4_column_ratios` returns."""
+    :func:`mechdesign.certify.grid_arith.lemma4_column_ratios` returns. It holds the kernel's aggregates (finished
+    arrays, never written again) and forms low_y only for the columns read."""
 
     def __init__(self, aggregates, c: Fraction, n: int) -> None:
-        maxima, minima, sums = aggregates
-        self._maxima = maxima.tolist()
-        self._lows = _lows(minima, sums, c, n)
+        self._aggregates, self._c, self._n = aggregates, c, n
         self._cq = c.denominator
         self._made: list | None = None
 
     def _ratio(self, y: int) -> Fraction | None:
-        a, low = self._maxima[y], self._lows[y]
-        return None if a == 0 or low <= 0 else Fraction(a * self._cq, low)
+        maxima, minima, sums = self._aggregates
+        a = int(maxima[y])
+        if a == 0:
+            return None
+        low = self._c.numerator * int(sums[y]) + (self._cq - self._n * self._c.numerator) * int(minima[y])
+        return None if low <= 0 else Fraction(a * self._cq, low)
 
     def _all(self) -> list:
         if self._made is None:
-            self._made = [self._ratio(y) for y in range(len(self._maxima))]
+            maxima, minima, sums = self._aggregates
+            self._made = [
+                None if a == 0 or low <= 0 else Fraction(a * self._cq, low)
+                for a, low in zip(maxima.tolist(), _lows(minima, sums, self._c, self._n))
+            ]
         return self._made
 
     def __len__(self) -> int:
-        return len(self._maxima)
+        return len(self._aggregates[0])
 
     def __getitem__(self, y):
         if isinstance(y, slice):
             return self._all()[y]
         if self._made is not None:
             return self._made[y]
-        return self._ratio(range(len(self._maxima))[y])
+        return self._ratio(range(len(self))[y])
 
     def __iter__(self):
         return iter(self._all())
@@ -85,7 +96,21 @@ def lemma4_worst(aggregates, c: Fraction, n: int) -> tuple[int | None, Fraction 
     ``math.inf`` when there is one, (None, None) when every column is zero. Candidates are the columns whose
     float ratio is within a relative 1e−9 of the largest float (each float within a relative 1e−15 of its ratio,
     from nonnegative terms: see :func:`mechdesign.certify.exact._approximate_ratios`), decided exactly by
-    cross-multiplication in column order."""
+    cross-multiplication in column order.
+
+    Columns with the same aggregates (a_y, b_y, S_y) have the same ratio: the work is done once per class of
+    :func:`mechdesign.certify.grid_arith.column_classes` (taken in the order of their first columns, so the first
+    column among ties is the first column of the first class among ties). A k-RR kernel has one class."""
+    maxima, minima, sums = aggregates
+    first, _ = column_classes(aggregates)
+    if first.size == 0:
+        return None, None
+    y, ratio = _worst_of_columns((maxima[first], minima[first], np.asarray(sums)[first]), c, n)
+    return (None, None) if y is None else (int(first[y]), ratio)
+
+
+def _worst_of_columns(aggregates, c: Fraction, n: int) -> tuple[int | None, Fraction | float | None]:
+    """:func:`lemma4_worst` over every column of ``aggregates`` one by one."""
     maxima, minima, sums = aggregates
     lows = _lows(minima, sums, c, n)
     tops = maxima.tolist()
