@@ -209,3 +209,28 @@ def test_shown_number_is_the_value_itself(value, text):
     assert shown_number(value) == text
     if "/" not in text:
         assert Fraction(text.replace("e+", "e")) == value
+
+
+KERNEL = "0.5,1/3,1/6\n0.25,1/3,5/12\n0,1/3,2/3\n"
+TOOLS = [
+    # a prior mass of 5e-324 makes the worst PML ratio about 1e323, beyond the doubles: the exact verdict stands
+    (["verify", "--prior-set", "min_mass:5e-324", "--epsilon", "1"], 1, "NOT PRIVATE"),
+    (["verify", "--prior-set", "point:5e-324,0.5,0.5", "--epsilon", "1e400"], 0, "PRIVATE"),
+    # c = 1e-400 is 0.0 in doubles: -log c was a math domain error reported as bad input
+    (["analyze", "--prior-set", "min_mass:1e-400", "--epsilon", "1"], 0, "Proposition 2"),
+    # delta = 1e-400 is in (0, 1): the envelope bound min{L + log 1/delta, eps} takes log delta exactly
+    (["analyze", "--prior-set", "point:0.2,0.3,0.5", "--delta", "1e-400"], 0, "Theorem 3 (envelopes): eps_c(1e-400)"),
+]
+
+
+@pytest.mark.parametrize("args, status, needle", TOOLS, ids=range(len(TOOLS)))
+def test_tools_take_masses_and_deltas_below_the_doubles(tmp_path, capsys, args, status, needle):
+    path = tmp_path / "k.csv"
+    path.write_text(KERNEL)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = main([args[0], str(path), *args[1:]])
+    captured = capsys.readouterr()
+    assert got == status, captured.err
+    assert needle in captured.out and "internal error" not in captured.err
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]

@@ -97,7 +97,8 @@ def analyze_kernel(
             "min_entropy": _num(measures.min_entropy(prior)),
             "disclosure_threshold": _num(measures.disclosure_threshold(prior)),
             "singling_out_threshold": _num(measures.singling_out_threshold(prior)),
-            "delta": float(Fraction(delta)),
+            # the double, or the text when the double would misstate it (1e-400 is 0.0 in doubles)
+            "delta": float(Fraction(delta)) if float(Fraction(delta)) > 0 else str(delta),
             "leakage_quantile": _num(measures.leakage_quantile(kernel, prior, delta)),
             "leakage_upper_quantile": _num(measures.leakage_upper_quantile(kernel, prior, delta)),
             "binary_envelope": _num(measures.binary_envelope(kernel, prior, delta)),

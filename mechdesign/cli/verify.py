@@ -31,6 +31,7 @@ from pathlib import Path
 
 from mechdesign.certify.exact import ExactKernel, Verification, verify_kernel
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import shown_number
 
 __all__ = ["register", "run_verify", "format_verification"]
 
@@ -160,7 +161,15 @@ def _ratio_str(r) -> str:
         return "none"
     if r == math.inf:
         return "inf"
-    return f"{Fraction(r)} (~{float(r):.17g})"
+    return f"{Fraction(r)} (~{_approx(r)})"
+
+
+def _approx(r, digits: int = 17) -> str:
+    """A ratio to ``digits`` significant digits (1/5e-324 = 2e323 is beyond the doubles: from the exact value)."""
+    try:
+        return f"{float(r):.{digits}g}"
+    except OverflowError:
+        return shown_number(Fraction(r)).removeprefix("about ")
 
 
 def _violations(result: Verification) -> list[tuple[int, object]]:
@@ -261,5 +270,5 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
         )
     bad = _violations(result)
     if len(bad) > 1:
-        lines.append("  violating outputs: " + ", ".join(f"y = {y} (ratio ~{float(r):.12g})" for y, r in bad[:20]))
+        lines.append("  violating outputs: " + ", ".join(f"y = {y} (ratio ~{_approx(r, 12)})" for y, r in bad[:20]))
     return "\n".join(lines) + "\n"

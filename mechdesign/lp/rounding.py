@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["float_down", "float_up"]
+__all__ = ["float_down", "float_up", "float_or_inf"]
 
 
 def float_down(q: Fraction) -> float:
@@ -22,3 +22,12 @@ def float_down(q: Fraction) -> float:
 def float_up(q: Fraction) -> float:
     """The smallest float ≥ q."""
     return -float_down(-q)
+
+
+def float_or_inf(q) -> float:
+    """q to the nearest double, ±inf beyond the double range (a ratio of 2e323 from a prior mass of 5e-324)
+    instead of OverflowError: for reports and float measures, never for a bound that must stay on its side."""
+    try:
+        return float(q)
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf

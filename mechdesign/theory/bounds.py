@@ -13,6 +13,7 @@ with its derivation, the docstring says which form is implemented and why.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
@@ -156,6 +157,8 @@ def lemma1_max_zeros(epsilon: float, c: float, n: int) -> int:
     if c == 0:
         return 0
     x = n - math.exp(-epsilon) / c
+    if x < 0:  # also −inf, e^{−ε}/c beyond the doubles (c = 5e-324): no zeros
+        return 0
     return int(min(n - 1, max(0, math.floor(x + 1e-9))))
 
 
@@ -242,7 +245,8 @@ def corollary2_hellinger_bound(epsilon: float, c: float, n: int, tv: float) -> f
     _check_eps_c_n(epsilon, c, n)
     if not 0 <= tv <= 1:
         raise ValueError(f"tv must lie in [0, 1], found {tv!r}")
-    root_g = math.exp(0.5 * _log_g(epsilon, c, n))
+    half_log_g = 0.5 * _log_g(epsilon, c, n)
+    root_g = math.exp(half_log_g) if half_log_g < 709.0 else math.inf  # 4/(inf + 1) = 0: the factor is 2
     return xi(epsilon, c, n) * (2 - 4 / (root_g + 1)) * tv
 
 
@@ -251,7 +255,7 @@ def duchi_kl_bound(epsilon: float, tv: float) -> float:
     D(K∘P ‖ K∘Q) ≤ min{4, e^{2ε}} (e^ε − 1)² TV(P, Q)². Domain: ε ≥ 0, 0 ≤ tv ≤ 1."""
     if not (epsilon >= 0 and 0 <= tv <= 1):
         raise ValueError(f"need eps >= 0 and tv in [0, 1], found {epsilon!r}, {tv!r}")
-    if epsilon > 700:
+    if epsilon > 350:  # (e^ε − 1)² beyond the doubles
         return math.inf if tv > 0 else 0.0
     return min(4.0, math.exp(2 * epsilon)) * math.expm1(epsilon) ** 2 * tv**2
 
@@ -444,14 +448,15 @@ def _check_delta(delta: float) -> None:
         raise ValueError(f"delta must lie in (0, 1), found {delta!r}")
 
 
-def envelope_upper_bound(max_leakage: float, epsilon: float, delta: float) -> float:
+def envelope_upper_bound(max_leakage: float, epsilon: float, delta: float | Fraction) -> float:
     """Theorem 3 (envelopes paper): if P_{XY} is ε-PML, ε_c(δ) ≤ min{ℒ(X→Y) + log 1/δ, ε},
     with ℒ the maximal leakage (:func:`mechdesign.theory.measures.max_leakage`).
     Domain: δ ∈ (0, 1), ε ≥ 0, ℒ ≥ 0."""
     _check_delta(delta)
     if not (epsilon >= 0 and max_leakage >= 0):
         raise ValueError(f"need eps >= 0 and max_leakage >= 0, found {epsilon!r}, {max_leakage!r}")
-    return min(max_leakage - math.log(delta), epsilon)
+    log_delta = math.log(delta) if isinstance(delta, float) else math.log(delta.numerator) - math.log(delta.denominator)
+    return min(max_leakage - log_delta, epsilon)
 
 
 def _check_prior(prior: Sequence[float]) -> np.ndarray:
@@ -621,7 +626,7 @@ def bounds_for(
             zmax = lemma1_max_zeros(eps, cf, n)
             z = measures.zeros_per_column(K)
             out.append(_entry("Lemma 1: zeros per (non-zero) column <= floor(N - e^-eps / c)", zmax, z, z <= zmax))
-            if eps <= -math.log(cf):
+            if eps <= math.log(Fraction(c).denominator) - math.log(Fraction(c).numerator):  # −log c, exact (c = 1e-400)
                 g, _ = proposition2_gamma_bounds(eps, cf, n)
                 # the exact kernel when given: its int64 numerators take the O(NM) integer path
                 gm = measures.gamma_max(kernel if hasattr(kernel, "int64") else K, prior_set)
@@ -719,5 +724,5 @@ def envelope_bounds(K, prior, delta) -> tuple[float, float]:
     """
     lower = max(measures.leakage_upper_quantile(K, prior, delta), measures.binary_envelope(K, prior, delta))
     eps = float(np.nanmax(measures.pml(K, prior)))
-    upper = envelope_upper_bound(measures.max_leakage(K), eps, float(measures._delta(delta)))
+    upper = envelope_upper_bound(measures.max_leakage(K), eps, measures._delta(delta))  # exact δ: 1e-400 too
     return lower, upper

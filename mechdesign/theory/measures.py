@@ -29,6 +29,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from mechdesign.lp.rounding import float_or_inf
+
 from mechdesign.theory.accuracy import InversionAccuracy, inversion_accuracy  # noqa: F401  (accuracy before release)
 
 __all__ = [
@@ -321,7 +323,7 @@ def gamma_extremes(K, prior_set) -> tuple[float, float]:
         if low <= 0:
             return math.inf, 0.0
         worst = max(worst, high / low)
-    return float(worst), float(1 / worst)
+    return float_or_inf(worst), float(1 / worst)
 
 
 def _lemma4_gamma_extremes(K, prior_set) -> tuple[float, float] | None:
@@ -354,7 +356,7 @@ def _lemma4_gamma_extremes(K, prior_set) -> tuple[float, float] | None:
             return math.inf, 0.0
         if high * worst.denominator > worst.numerator * low:
             worst = Fraction(high, low)
-    return float(worst), float(1 / worst)
+    return float_or_inf(worst), float(1 / worst)
 
 
 def gamma_max(K, prior_set) -> float:
