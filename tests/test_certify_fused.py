@@ -238,10 +238,8 @@ def kernels_to_mix(draw):
     return ints, c, E
 
 
-@settings(max_examples=200, deadline=None)
-@given(kernels_to_mix(), st.sampled_from([8, 1 << 16]))
-def test_in_place_mix_follows_its_definition(case, block):
-    ints, c, E = case
+def mix_in_blocks(ints, c, E, block):
+    """:func:`mix_on_grid_in_place` of ``ints`` with row blocks of ``block`` entries: (A, floats, result)."""
     n, m = len(ints), len(ints[0])
     A = np.array(ints, dtype=np.int64)
     floats = np.full((n, m), np.nan)
@@ -251,6 +249,14 @@ def test_in_place_mix_follows_its_definition(case, block):
         out = mix_on_grid_in_place(A, D, c, E, exact.column_aggregates(A), floats)
     finally:
         fused.ROW_BLOCK_ENTRIES = old
+    return A, floats, out
+
+
+@settings(max_examples=200, deadline=None)
+@given(kernels_to_mix(), st.sampled_from([8, 1 << 16]))
+def test_in_place_mix_follows_its_definition(case, block):
+    ints, c, E = case
+    A, floats, out = mix_in_blocks(ints, c, E, block)
     need, capped = star_bounds(ints, c, E)
     if out is None:  # declined: the kernel is untouched (the caller repairs as before)
         assert A.tolist() == ints
@@ -290,15 +296,8 @@ def test_in_place_mix_of_k_rr_follows_its_definition(case, block):
     the weight meets (★) and the kernel is the reference mix, private by the oracle; the check's worst output is
     the first live column."""
     ints, c, E = case
-    n, m = len(ints), len(ints[0])
-    A = np.array(ints, dtype=np.int64)
-    floats = np.full((n, m), np.nan)
-    old = fused.ROW_BLOCK_ENTRIES
-    fused.ROW_BLOCK_ENTRIES = block
-    try:
-        out = mix_on_grid_in_place(A, D, c, E, exact.column_aggregates(A), floats)
-    finally:
-        fused.ROW_BLOCK_ENTRIES = old
+    m = len(ints[0])
+    A, floats, out = mix_in_blocks(ints, c, E, block)
     need, capped = star_bounds(ints, c, E)
     check = check_pml(GridKernel(np.array(ints, dtype=np.int64), D), prior_set(c), E)
     live = [y for y in range(m) if any(row[y] for row in ints)]

@@ -1008,37 +1008,33 @@ def _did_you_mean(found, candidates) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _all_field_names() -> set[str]:
-    """Every key a spec may contain, at any depth (the fields of Spec and of every model it nests)."""
-    names: set[str] = set()
+def _spec_models():
+    """Spec and every model it nests, each once."""
     todo, seen = [Spec], set()
     while todo:
         model = todo.pop()
         if model in seen:
             continue
         seen.add(model)
-        for name, info in model.model_fields.items():
-            names.add(info.alias or name)
+        yield model
+        for info in model.model_fields.values():
             todo.extend(t for t in _models_in(info.annotation) if t not in seen)
-    return names
+
+
+def _all_field_names() -> set[str]:
+    """Every key a spec may contain, at any depth (the fields of Spec and of every model it nests)."""
+    return {info.alias or name for model in _spec_models() for name, info in model.model_fields.items()}
 
 
 def _owners_of(key) -> list[str]:
     """The models of the spec that have the field ``key``, by their ``kind`` when they have one."""
     owners: list[str] = []
-    todo, seen = [Spec], set()
-    while todo:
-        model = todo.pop()
-        if model in seen:
-            continue
-        seen.add(model)
+    for model in _spec_models():
         fields = model.model_fields
         if any((info.alias or name) == key for name, info in fields.items()):
             kind = fields.get("kind")
             tags = getattr(kind.annotation, "__args__", ()) if kind is not None else ()
             owners.append(f"{tags[0]} {_model_role(model)}" if tags else _model_role(model))
-        for info in fields.values():
-            todo.extend(t for t in _models_in(info.annotation) if t not in seen)
     return sorted(set(owners))
 
 
