@@ -209,3 +209,14 @@ def test_a_misspelt_key_still_gets_a_suggestion():
             }
         )
     assert "objective.prio: unknown key (not part of the spec); did you mean 'prior'?" in str(info.value)
+
+
+def test_numpy_arrays_of_labels_are_lists_of_labels_and_complex_arrays_are_refused():
+    import numpy as np
+
+    from mechdesign.spec.models import spec_from_dict
+
+    base = {"epsilon": 1, "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}}
+    assert spec_from_dict({**base, "alphabet": np.array(["a", "b", "c"])}).alphabet == ["a", "b", "c"]
+    with pytest.raises(SpecError, match=r"alphabet: array of dtype complex128: expected real numbers or text"):
+        spec_from_dict({**base, "alphabet": np.array([1 + 2j, 3])})

@@ -180,8 +180,10 @@ def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
     if isinstance(value, np.ndarray):
         if value.ndim > MAX_DEPTH:
             raise SpecInputError(where, f"nested deeper than {MAX_DEPTH} levels (limit {MAX_DEPTH})")
+        if value.dtype.kind in "UO" and value.ndim:  # labels (np.array(["a", "b"])) or mixed objects: as a list
+            return plain_python(value.tolist(), where, depth)
         if value.dtype.kind not in "biuf":
-            raise SpecInputError(where, f"array of dtype {value.dtype} is not numeric")
+            raise SpecInputError(where, f"array of dtype {value.dtype}: expected real numbers or text")
         return value.tolist() if value.ndim else plain_python(value.item(), where, depth)  # Python numbers
     if isinstance(value, np.bool_):
         return bool(value)
