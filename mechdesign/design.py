@@ -347,7 +347,9 @@ def _certified(spec: Spec, outcome):
         spec,
         K,
         lp_objective=outcome.value,
-        dual=outcome.bound if status is Status.OPTIMAL else None,
+        # a program's bound is a bound whatever its status (PlanOutcome.bound): at a time limit it is the
+        # certified gap the user gets with the best kernel found
+        dual=outcome.bound if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT) else None,
         sense=outcome.sense,
         # the program's own array (PlanOutcome.kernel), read by nobody after this but the incumbent
         # (lp/incumbent.py) on a Ctrl-C during the certification: it then reads rows of K or of their rounding (the

@@ -134,7 +134,7 @@ def certify_on_fine_grid(
     snapped = snap_to_coarser_grid(start, check, prior_set, bound, bits)
     if snapped is not None:
         return FineGridOutcome(start, snapped[0], Fraction(0), snapped[1], snapped[0].to_float())
-    merged = merge_noise_columns(start, check, bound)
+    merged = merge_noise_columns(start, check, bound, Fraction(c))
     owned = _stochastic_grid_ints(merged)  # start's integers, or merge_noise_columns's copy of them
     aggregates = merged.column_aggregates()
     if owned is not None and owned[1] == bits and aggregates is not None:

@@ -220,7 +220,8 @@ def solve_uncompiled(
         status=Status.OPTIMAL if optimal else Status.TIME_LIMIT,
         kernel=res.kernel,
         value=sense * res.value,
-        bound=sense * res.bound if optimal else None,
+        # a rigorous bound whatever the status: at a time limit it is the certified gap the user gets
+        bound=sense * res.bound if math.isfinite(res.bound) else None,
         sense=sense,
         method=res.method,
         seconds=res.seconds,

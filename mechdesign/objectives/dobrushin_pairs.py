@@ -243,7 +243,8 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     if best_p is not None:
         kernel = np.zeros((n, max(spec.m, 2)))
         kernel[:, 0], kernel[:, 1] = best_p, 1.0 - best_p
-    bound = float(bounds.bound[representative].max()) if status is Status.OPTIMAL else None
+    # every pair's bound holds at every step (as offered above): a time limit keeps it
+    bound = float(bounds.bound[representative].max()) if status in (Status.OPTIMAL, Status.TIME_LIMIT) else None
     pairs = int(representative.sum()) // 2
     return PlanOutcome(
         status=status,
