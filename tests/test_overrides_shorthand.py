@@ -61,6 +61,7 @@ def test_set_indexes_a_list_as_sweep_does():
     [
         ("epsilon.x=1", "epsilon is not a mapping"),
         ("privacy.5.epsilon=1", "privacy is a list of 2 items, it has no index '5'"),
+        ("privacy.1=5", "privacy[1]: Input should be a valid dictionary, found '5'"),  # no pydantic class names
         ("prior_set.cc=0.01", "did you mean 'c'?"),
         ("epsilon", "expected key.path=value"),
         ("prior_set.c=0.5", "prior_set.c"),  # > 1/N: the spec's own rule

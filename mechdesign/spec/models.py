@@ -1070,6 +1070,7 @@ def _rule(err: dict) -> str:
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix) :]
+    msg = re.sub(r" or instance of [A-Z]\w*", "", msg)  # pydantic's class names mean nothing in a YAML spec
     if err["type"] == "extra_forbidden":
         key = err["loc"][-1]
         owners = _owners_of(key)
