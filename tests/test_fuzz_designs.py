@@ -23,6 +23,9 @@ OBJECTIVES = [
     "{kind: bayes_vulnerability, prior: uniform}",
     "{kind: min_vulnerability, loss: absolute, prior: uniform, max_loss: V}",
     "{kind: expected_loss, loss: absolute, prior: uniform, max_vulnerability: {at_most: V}}",
+    "{kind: f_divergence, f: kl, priors: [[V, 0.5, 0.5], [0.2, 0.3, 0.5]]}",
+    "{kind: f_divergence, f: hellinger, priors: [[0.5, 0.25, 0.25], [0.25, 0.25, 0.5]]}",
+    "{kind: mutual_information, prior: [V, V, V]}",
 ]
 PRIOR_SETS = [
     "{kind: min_mass, c: V}",
