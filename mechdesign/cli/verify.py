@@ -156,12 +156,27 @@ def _prior_text(masses: list[str]) -> str:
     return f"[{head}, …, {tail}] ({n} masses; --json lists them all)"
 
 
+def _mass_text(mass: str) -> str:
+    """One mass of the worst prior vertex: the fraction, or when it is long (5e-324 as a fraction has 325 digits)
+    its 17-digit approximation."""
+    if len(mass) <= LONG_FRACTION:
+        return mass
+    return "~" + _approx(Fraction(mass))
+
+
 def _ratio_str(r) -> str:
     if r is None:
         return "none"
     if r == math.inf:
         return "inf"
-    return f"{Fraction(r)} (~{_approx(r)})"
+    exact = str(Fraction(r))
+    if len(exact) > LONG_FRACTION:  # 600 digits from a prior mass of 5e-324: the approximation, --json has it all
+        return f"~{_approx(r)} (a fraction of {len(exact)} characters; --json gives it exactly)"
+    return f"{exact} (~{_approx(r)})"
+
+
+LONG_FRACTION = 80
+"""A rational longer than this is shown in the text report by its 17-digit approximation (--json: exactly)."""
 
 
 def _approx(r, digits: int = 17) -> str:
@@ -260,7 +275,7 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
             f"{rel} {bound_text if rel == '<=' or bound == result.upper_bound else above}"
         )
         if c.worst_prior is not None:
-            lines.append(f"  worst prior vertex P = {_prior_text(_frac_list(c.worst_prior))}")
+            lines.append(f"  worst prior vertex P = {_prior_text([_mass_text(v) for v in _frac_list(c.worst_prior)])}")
         leak = c.leakage
         shown = eps.text if len(eps.text) <= 60 else f"{eps.value:.17g}"
         lines.append(
