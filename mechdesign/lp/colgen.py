@@ -803,7 +803,7 @@ def _basis_codes(h, col_value: np.ndarray, row_dual: np.ndarray, bounds: ModelBo
     """HiGHS's basis after a solve, as the integer codes of the statuses ``h.getBasis()`` reports (column and
     row arrays), or None where that cannot be told for sure; ``col_value``, ``row_dual`` are the solution.
 
-    ``getBasis().col_status`` makes one Python object per status (~0.25 s per list of 470,000 at N = 3000),
+    ``getBasis().col_status`` makes one Python object per status (0.1–0.25 s per list of 470,000 at N = 3000),
     while the basic variables come as one array (``getBasicVariables``). A nonbasic column sits at a bound,
     so its status is the bound its value equals (a free column: kZero at 0); a nonbasic row with one finite
     bound is at it; a nonbasic equality row is reported kUpper when its dual is > 0 and kLower otherwise
@@ -816,9 +816,9 @@ def _basis_codes(h, col_value: np.ndarray, row_dual: np.ndarray, bounds: ModelBo
         return None
     if h.getNumRow() != lo_r.size:
         return None
-    _, basic = h.getBasicVariables()
+    status, basic = h.getBasicVariables()
     basic = np.asarray(basic, dtype=np.int64)
-    if basic.size != lo_r.size:
+    if status != highspy.HighsStatus.kOk or basic.size != lo_r.size:
         return None
     cs = np.full(lo_c.size, -1, dtype=np.int8)
     cs[(col_value == up_c) & (lo_c != up_c)] = _UPPER
