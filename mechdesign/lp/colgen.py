@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 
 import highspy
 import numpy as np
@@ -144,12 +145,34 @@ class Priced:
     """Pricing of every output: value p_y and its minimising ray (sorted order, q ones, level)."""
 
     value: np.ndarray
-    order: np.ndarray
     q: np.ndarray
     base: np.ndarray
     """The level of the entries after the ones and the fractional entry (u_q or 0)."""
     frac: np.ndarray
     """The value of entry q (three-level) or base (otherwise)."""
+    W: np.ndarray
+    """The matrix priced (N × M), kept so that :meth:`order_of` sorts only the columns asked for. It must not
+    change while this pricing is used (every caller prices a matrix it computed for the call)."""
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """N × M: column y's row indices by increasing w_y (a stable sort: ties go to the smallest x), so
+        that ``order[:q, y]`` are the ray's ones and ``order[q, y]`` its fractional entry."""
+        return self.order_of(np.arange(self.W.shape[1]))
+
+    def order_of(self, ys: np.ndarray) -> np.ndarray:
+        """``order[:, ys]`` (N × |ys|), sorting only those columns unless :attr:`order` is already known. Each
+        pricing round needs the rays of a few outputs only (the candidates :func:`distinct_rays` looks at, the
+        outputs that join), so :func:`price` sorts the values and leaves the indices to this."""
+        ys = np.asarray(ys, dtype=np.int64)
+        if "order" in self.__dict__:
+            return self.order[:, ys]
+        n = self.W.shape[0]
+        out = np.empty((n, ys.size), dtype=np.int32 if n < 2**31 else np.int64)
+        step = max(1, PRICE_BLOCK_ENTRIES // max(n, 1))
+        for j0 in range(0, ys.size, step):
+            out[:, j0 : j0 + step] = np.argsort(self.W[:, ys[j0 : j0 + step]], axis=0, kind="stable")
+        return out
 
 
 PRICE_BLOCK_ENTRIES = 1 << 20
@@ -163,16 +186,21 @@ def price(W: np.ndarray, c: float, E: float) -> Priced:
     sorted w, then per kind the best q: two-level S_q + u_q (S_N − S_q) for cq ≤ e^{−ε}, zero-one S_q for
     cq ≥ e^{−ε}, three-level S_q + f w_(q+1) at the one q with cq < e^{−ε} < c(q + 1), and all ones
     S_N. Ties go to the first kind in that order, then to the smallest q.
+
+    The values are sorted, not their indices: which entries are the ray's ones is found afterwards, for the
+    outputs that need it (:meth:`Priced.order_of`, a stable argsort of those columns). A stable sort's output
+    is the same sequence whatever the algorithm, so the prefix sums, the values and the choice of q are those
+    of the stable argsort this replaces, to the bit; the ray's entries too, as its ties still go to the
+    smallest x. ``W`` is kept by the result and must not be changed while the result is used.
     """
     n, m = W.shape
-    order_t = np.empty((m, n), dtype=np.int32 if n < 2**31 else np.int64)
     value, qq = np.empty(m), np.empty(m, dtype=np.int64)
     base, frac = np.empty(m), np.empty(m)
     step = max(1, PRICE_BLOCK_ENTRIES // max(n, 1))
     for j0 in range(0, m, step):
         j1 = min(m, j0 + step)
-        order_t[j0:j1], value[j0:j1], qq[j0:j1], base[j0:j1], frac[j0:j1] = _price_block(W[:, j0:j1].T, c, E)
-    return Priced(value=value, order=order_t.T, q=qq, base=base, frac=frac)
+        value[j0:j1], qq[j0:j1], base[j0:j1], frac[j0:j1] = _price_block(W[:, j0:j1].T, c, E)
+    return Priced(value=value, q=qq, base=base, frac=frac, W=W)
 
 
 def priced_rays(priced: Priced, n: int, ys: np.ndarray) -> np.ndarray:
@@ -183,15 +211,14 @@ def priced_rays(priced: Priced, n: int, ys: np.ndarray) -> np.ndarray:
     q = priced.q[ys][None, :]
     R_sorted = np.where(ranks < q, 1.0, np.where(ranks == q, priced.frac[ys][None, :], priced.base[ys][None, :]))
     R = np.empty((n, k))
-    np.put_along_axis(R, priced.order[:, ys], R_sorted, axis=0)
+    np.put_along_axis(R, priced.order_of(ys), R_sorted, axis=0)
     return R
 
 
 def _price_block(Wt: np.ndarray, c: float, E: float):
     """:func:`price` for the outputs of one block, given as the rows of Wᵀ (k × N)."""
     m, n = Wt.shape
-    order_t = np.argsort(Wt, axis=1, kind="stable")
-    Ws = np.take_along_axis(Wt, order_t, axis=1)
+    Ws = np.sort(Wt, axis=1, kind="stable")
     S = np.empty((m, n + 1))
     S[:, 0] = 0.0
     np.cumsum(Ws, axis=1, out=S[:, 1:])  # S[:, q] = sum of the q smallest
@@ -206,7 +233,9 @@ def _price_block(Wt: np.ndarray, c: float, E: float):
         k2 = int(np.count_nonzero(cq <= E))  # two-level: a prefix of q (c ≥ 0)
         if k2:
             u = (E - cq[:k2]) / (1.0 - cq[:k2])
-            two = S[:, :k2] + u[None, :] * (total[:, None] - S[:, :k2])
+            two = total[:, None] - S[:, :k2]  # S + u (total − S), in place (+ and × commute: the same bits)
+            two *= u[None, :]
+            two += S[:, :k2]
             kinds_q[0] = np.argmin(two, axis=1)
             kinds_value[0] = two[rows, kinds_q[0]]
         k0 = int(np.argmax(cq >= E)) if np.any(cq >= E) else n  # zero-one: a suffix q ≥ k0
@@ -228,7 +257,7 @@ def _price_block(Wt: np.ndarray, c: float, E: float):
         u_at = np.where(kind == 0, (E - c * qq) / (1.0 - c * qq), 0.0)
     base = np.where(kind == 0, u_at, 0.0)
     frac = np.where(kind == 2, f3, base)
-    return order_t, value, qq, base, frac
+    return value, qq, base, frac
 
 
 def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
@@ -310,12 +339,14 @@ class ColgenResult:
 
 @dataclass(frozen=True)
 class RestrictedOutputs:
-    """The last restricted LP of :func:`generate_outputs`: its kernel columns and row-sum duals."""
+    """The last restricted LP of :func:`generate_outputs`: its kernel columns and row-sum duals.
 
-    outputs: np.ndarray
-    """The restricted output set Y' (sorted)."""
-    columns: np.ndarray
-    """N × |Y'|: K(:,y) for y in ``outputs``."""
+    The kernel (:attr:`outputs`, :attr:`columns`) is unfolded and lifted into the cone when first asked for:
+    each round hands one of these to ``on_round``, whose kernel is used only when the round is the last one
+    or a design is interrupted (:mod:`mechdesign.lp.incumbent` keeps kernels as callables)."""
+
+    unfold: Callable[[], tuple[np.ndarray, np.ndarray]] = field(repr=False, compare=False)
+    """Computes (outputs, columns) once, on first use of either."""
     pi: np.ndarray
     """Row-sum multipliers of the last restricted LP solved (with ``epigraph``: of the best bound met)."""
     value: float
@@ -333,6 +364,20 @@ class RestrictedOutputs:
     """Constraint-matrix nonzeros of the restricted LP."""
     mu: np.ndarray | None = None
     """With ``epigraph``: the multipliers μ ≥ 0 of the epigraph rows, scaled to Σμ = τ's cost."""
+
+    @cached_property
+    def _kernel_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.unfold()
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """The restricted output set Y' (sorted)."""
+        return self._kernel_columns[0]
+
+    @property
+    def columns(self) -> np.ndarray:
+        """N × |Y'|: K(:,y) for y in ``outputs``."""
+        return self._kernel_columns[1]
 
     def kernel(self, m: int) -> np.ndarray:
         K = np.zeros((self.columns.shape[0], m))
@@ -424,8 +469,10 @@ def generate_outputs(
     none = (0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
 
     h = new_warm_simplex(verbose, threads, 1e-9)
+    bounds = ModelBounds()  # every column's and row's bounds, for the basis snapshots (_basis_codes)
     rhs = fold.rhs if T_sum is None else T_sum @ fold.rhs
     h.addRows(nr, rhs, rhs, *none)
+    bounds.rows(rhs, rhs)
     if G is not None:
         # as in lp/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
         # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
@@ -433,18 +480,21 @@ def generate_outputs(
         # the epigraph rows T_epi (Σ_y G_xy K_xy − rhs_h τ + s_h) = 0 (rows nr..2nr−1; k = 0: ≤ 0 without s),
         # then τ (column 0) and the slacks s_h (columns 1..nr)
         h.addRows(nr, np.full(nr, -np.inf) if k_epi == 0 else np.zeros(nr), np.zeros(nr), *none)
+        bounds.rows(np.full(nr, -np.inf) if k_epi == 0 else np.zeros(nr), np.zeros(nr))
         tau = sparse.csc_matrix(-fold.rhs[:, None] if T_epi is None else T_epi @ -fold.rhs[:, None])
         tau.eliminate_zeros()
         h.addCols(
             1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), tau.nnz,
             np.zeros(1, np.int32), (nr + tau.indices).astype(np.int32), tau.data,
         )  # fmt: skip
+        bounds.cols(np.array([-np.inf]), np.array([np.inf]))
         if k_epi > 0:
             S = T_epi.tocsc()
             h.addCols(
                 nr, np.zeros(nr), np.zeros(nr), np.full(nr, np.inf), S.nnz,
                 S.indptr[:-1].astype(np.int32), (nr + S.indices).astype(np.int32), S.data,
             )  # fmt: skip
+            bounds.cols(np.zeros(nr), np.full(nr, np.inf))
     offsets: dict[int, int] = {}  # orbit j -> its first restricted column (a_0y)
     row_offsets: dict[int, int] = {}  # orbit j -> its first row (a_0y − d_y ≤ 0); its PML row is N after
     width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
@@ -457,6 +507,7 @@ def generate_outputs(
         Cy = C_reps[:, js] * fold.objective_weight[js][None, :]
         cost = np.vstack([Cy, Cy.sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
         h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), *_coupling_entries(js))
+        bounds.cols(np.zeros(k * width), np.ones(k * width))
         rows_idx, rows_val = [], []
         for j, y in enumerate(js):
             a0 = first + j * width
@@ -482,6 +533,7 @@ def generate_outputs(
             np.concatenate(rows_idx).astype(np.int32),
             np.concatenate(rows_val),
         )
+        bounds.rows(np.full(k * (n + 1), -np.inf), np.zeros(k * (n + 1)))
 
     def _coupling_entries(js):
         """CSC entries (count, starts, rows, values) of the new columns in the coupling rows: a_xy has γ_j in
@@ -539,6 +591,7 @@ def generate_outputs(
         if G is not None:
             parts.append(fold.fold_rows(G[:, fold.reps[js]] * R) * gam[None, :])
         h.addCols(k, cost, np.zeros(k), np.full(k, np.inf), *_transformed_entries(sparse.csr_matrix(np.vstack(parts))))
+        bounds.cols(np.zeros(k), np.full(k, np.inf))
         ray_columns.extend((first + i, int(j), R[:, i]) for i, j in enumerate(js.tolist()))
 
     def restricted_columns(xs):
@@ -576,7 +629,8 @@ def generate_outputs(
         row_dual = np.asarray(sol.row_dual, float)
         pi = fold.full_multipliers(row_dual[:nr] if T_sum is None else T_sum.T @ row_dual[:nr])
         value = float(h.getInfo().objective_function_value)
-        js, cols = restricted_columns(np.asarray(sol.col_value, float))
+        xs = np.asarray(sol.col_value, float)
+        js, cols = restricted_columns(xs)
         if G is None:
             priced = price(C_reps - pi[:, None], c, E)
         else:
@@ -584,7 +638,10 @@ def generate_outputs(
                 fold.full_multipliers(-(row_dual[nr : 2 * nr] if T_epi is None else T_epi.T @ row_dual[nr : 2 * nr])),
                 tau_cost,
             )
-            priced = price(C_reps + mu[:, None] * G_reps - pi[:, None], c, E)
+            W = mu[:, None] * G_reps  # C + μG − π in place (+ commutes: the same bits)
+            W += C_reps
+            W -= pi[:, None]
+            priced = price(W, c, E)
         p = priced.value
         lagrangian = float(pi.sum() + (fold.multiplicity * np.minimum(p, 0.0)).sum())
         if G is None or lagrangian > bound:
@@ -625,15 +682,17 @@ def generate_outputs(
             take = distinct_rays(candidates[np.argsort(p[candidates])], priced, candidates.size)
             rays_of = np.bincount([j for _, j, _ in ray_columns], minlength=p.size)
             again, new = take[rays_of[take] >= LATE_RAYS_MAX], take[rays_of[take] < LATE_RAYS_MAX]
+            codes = _basis_codes(h, xs, row_dual, bounds) if again.size else None  # before the model grows
             if new.size:
                 add_ray_columns(new, priced)
             take = again
         else:
             take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
+            codes = _basis_codes(h, xs, row_dual, bounds) if take.size else None
         if take.size:
             chosen = np.union1d(chosen, take)
             add_outputs(take)
-            _seat_rays(h, take, priced, offsets, row_offsets, n)
+            _seat_rays(h, take, priced, offsets, row_offsets, n, codes, bounds)
     return _result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status)
 
 
@@ -653,26 +712,34 @@ def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
 def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
     """The first ``limit`` outputs of ``order`` whose priced rays (ones, fractional entry, level) differ."""
     seen, out = set(), []
-    for y in order[: 8 * limit].tolist():
-        q = int(priced.q[y])
-        key = (q, float(priced.frac[y]), float(priced.base[y]), np.sort(priced.order[: q + 1, y]).tobytes())
-        if key not in seen:
-            seen.add(key)
-            out.append(y)
-            if len(out) >= limit:
-                break
+    look = np.asarray(order[: 8 * limit])
+    chunk = max(16, limit)  # the rays' entries are sorted for a chunk of candidates at a time (Priced.order_of)
+    for i0 in range(0, look.size, chunk):
+        ys = look[i0 : i0 + chunk]
+        ords = priced.order_of(ys)
+        for i, y in enumerate(ys.tolist()):
+            q = int(priced.q[y])
+            key = (q, float(priced.frac[y]), float(priced.base[y]), np.sort(ords[: q + 1, i]).tobytes())
+            if key not in seen:
+                seen.add(key)
+                out.append(y)
+                if len(out) >= limit:
+                    return np.array(out, dtype=int)
     return np.array(out, dtype=int)
 
 
 def _result(fold, cone, js, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
     """The restricted LP's kernel (unfolded, its columns lifted into the cone ``cone`` = (c, E) where HiGHS's
-    tolerance left them outside: lp/cone_lift.py) and duals."""
-    ys, cols = fold.full_columns(js, cols)
-    cols = lift_into_cone(cols, *cone)
+    tolerance left them outside: lp/cone_lift.py; both when first asked for) and duals. ``cols`` is not
+    changed afterwards (each round's :func:`generate_outputs` makes new ones)."""
+
+    def unfold():
+        ys, full = fold.full_columns(js, cols)
+        return ys, lift_into_cone(full, *cone)
+
     return RestrictedOutputs(
         mu=mu,
-        outputs=ys,
-        columns=cols,
+        unfold=unfold,
         pi=pi,
         value=value,
         bound=bound,
@@ -686,7 +753,143 @@ def _result(fold, cone, js, cols, pi, mu, value, bound, rounds, iterations, h, s
     )
 
 
-def _seat_rays(h, ys: np.ndarray, priced: Priced, offsets: dict, row_offsets: dict, n: int) -> None:
+class ModelBounds:
+    """The bounds of every column and row of a HiGHS model, recorded as they are added (numpy arrays)."""
+
+    def __init__(self):
+        self._cols: list[tuple[np.ndarray, np.ndarray]] = []
+        self._rows: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def cols(self, lower, upper) -> None:
+        self._cols.append((np.asarray(lower, float), np.asarray(upper, float)))
+
+    def rows(self, lower, upper) -> None:
+        self._rows.append((np.asarray(lower, float), np.asarray(upper, float)))
+
+    @staticmethod
+    def _joined(parts, k):
+        if len(parts) > 1:
+            parts[:] = [(np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts]))]
+        return parts[0][k] if parts else np.zeros(0)
+
+    @property
+    def col_lower(self):
+        return self._joined(self._cols, 0)
+
+    @property
+    def col_upper(self):
+        return self._joined(self._cols, 1)
+
+    @property
+    def row_lower(self):
+        return self._joined(self._rows, 0)
+
+    @property
+    def row_upper(self):
+        return self._joined(self._rows, 1)
+
+
+_LOWER, _BASIC, _UPPER, _ZERO = (int(s) for s in (
+    highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kUpper,
+    highspy.HighsBasisStatus.kZero,
+))  # fmt: skip
+_STATUSES = np.empty(max(_LOWER, _BASIC, _UPPER, _ZERO) + 1, dtype=object)
+for _s in (highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kUpper,
+           highspy.HighsBasisStatus.kZero):  # fmt: skip
+    _STATUSES[int(_s)] = _s
+
+
+def _basis_codes(h, col_value: np.ndarray, row_dual: np.ndarray, bounds: ModelBounds):
+    """HiGHS's basis after a solve, as the integer codes of the statuses ``h.getBasis()`` reports (column and
+    row arrays), or None where that cannot be told for sure; ``col_value``, ``row_dual`` are the solution.
+
+    ``getBasis().col_status`` makes one Python object per status (0.1–0.25 s per list of 470,000 at N = 3000),
+    while the basic variables come as one array (``getBasicVariables``). A nonbasic column sits at a bound,
+    so its status is the bound its value equals (a free column: kZero at 0); a nonbasic row with one finite
+    bound is at it; a nonbasic equality row is reported kUpper when its dual is > 0 and kLower otherwise
+    (what HiGHS does; its status does not choose a value). Any other nonbasic variable (a column strictly
+    between its bounds, a fixed column, a ranged row) makes this None, and the caller reads the basis.
+    ``tests/test_colgen_rounds.py`` checks these codes against ``getBasis`` over every round of small designs.
+    """
+    lo_c, up_c, lo_r, up_r = bounds.col_lower, bounds.col_upper, bounds.row_lower, bounds.row_upper
+    if col_value.size != lo_c.size or row_dual.size != lo_r.size or h.getNumCol() != lo_c.size:
+        return None
+    if h.getNumRow() != lo_r.size:
+        return None
+    status, basic = h.getBasicVariables()
+    basic = np.asarray(basic, dtype=np.int64)
+    if status != highspy.HighsStatus.kOk or basic.size != lo_r.size:
+        return None
+    cs = np.full(lo_c.size, -1, dtype=np.int8)
+    cs[(col_value == up_c) & (lo_c != up_c)] = _UPPER
+    cs[(col_value == lo_c) & (lo_c != up_c)] = _LOWER
+    cs[np.isneginf(lo_c) & np.isposinf(up_c) & (col_value == 0.0)] = _ZERO
+    rs = np.full(lo_r.size, -1, dtype=np.int8)
+    fixed = lo_r == up_r
+    rs[fixed] = np.where(row_dual[fixed] > 0, _UPPER, _LOWER)
+    rs[np.isneginf(lo_r) & np.isfinite(up_r)] = _UPPER
+    rs[np.isfinite(lo_r) & np.isposinf(up_r)] = _LOWER
+    rs[np.isneginf(lo_r) & np.isposinf(up_r)] = _ZERO
+    cs[basic[basic >= 0]] = _BASIC
+    rs[-1 - basic[basic < 0]] = _BASIC
+    if np.any(cs < 0) or np.any(rs < 0):
+        return None
+    return cs, rs
+
+
+def _seated_statuses(h, ys, priced: Priced, offsets: dict, row_offsets: dict, n: int, codes, bounds):
+    """The column and row statuses (lists of HighsBasisStatus) that :func:`_seat_rays` gives HiGHS: from
+    ``codes`` (:func:`_basis_codes` before the model grew; columns added since are nonbasic at the bound
+    nearer 0, rows added since basic, as HiGHS appends them), or read from ``h.getBasis()`` when None."""
+    orders = priced.order_of(ys)
+    if codes is None:
+        basis = h.getBasis()
+        cs, rs = basis.col_status, basis.row_status
+        B, L, U = highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kUpper
+        for i, y in enumerate(ys.tolist()):
+            a0, r0 = offsets[y], row_offsets[y]
+            q = int(priced.q[y])
+            cs[a0 : a0 + n + 2] = [L] * (n + 2)
+            rs[r0 : r0 + n + 1] = [B] * (n + 1)
+            for x in orders[:q, i].tolist():
+                cs[a0 + x] = B
+                rs[r0 + x] = U
+            if q < n and priced.frac[y] != priced.base[y]:  # three-level: the fractional entry
+                cs[a0 + int(orders[q, i])] = B
+                rs[r0 + n] = U
+            elif q < n and priced.base[y] > 0:  # two-level: the low level u_y
+                cs[a0 + n] = B
+                rs[r0 + n] = U
+        return cs, rs
+    cs0, rs0 = codes
+    lo, up = bounds.col_lower[cs0.size :], bounds.col_upper[cs0.size :]
+    new = np.where(
+        np.isfinite(lo) & (np.isposinf(up) | (np.abs(lo) <= np.abs(up))),
+        _LOWER,
+        np.where(np.isfinite(up), _UPPER, _ZERO),
+    )
+    cs = np.concatenate([cs0, new.astype(np.int8)])
+    rs = np.concatenate([rs0, np.full(bounds.row_lower.size - rs0.size, _BASIC, dtype=np.int8)])
+    for i, y in enumerate(ys.tolist()):
+        a0, r0 = offsets[y], row_offsets[y]
+        q = int(priced.q[y])
+        cs[a0 : a0 + n + 2] = _LOWER
+        rs[r0 : r0 + n + 1] = _BASIC
+        ones = orders[:q, i]
+        cs[a0 + ones] = _BASIC
+        rs[r0 + ones] = _UPPER
+        if q < n and priced.frac[y] != priced.base[y]:
+            cs[a0 + int(orders[q, i])] = _BASIC
+            rs[r0 + n] = _UPPER
+        elif q < n and priced.base[y] > 0:
+            cs[a0 + n] = _BASIC
+            rs[r0 + n] = _UPPER
+    return _STATUSES[cs].tolist(), _STATUSES[rs].tolist()
+
+
+def _seat_rays(
+    h, ys: np.ndarray, priced: Priced, offsets: dict, row_offsets: dict, n: int, codes=None, bounds=None
+) -> None:
     """Make the new outputs ``ys`` (just added, all at 0) basic as the ray their pricing chose.
 
     Block of output y (columns a_0y..a_{N−1}y, u_y, d_y; rows a_xy − d_y ≤ 0 then the PML row):
@@ -697,28 +900,14 @@ def _seat_rays(h, ys: np.ndarray, priced: Priced, offsets: dict, row_offsets: di
     That is N + 1 basic variables for N + 1 new rows, block triangular below the old basis (the new
     rows have a_xy or u_y on their diagonal), so the basis is nonsingular, the old duals π are
     unchanged and every value is still 0 (primal feasible). d_y entering moves K(:,y) along the ray.
+
+    The rest of the basis is HiGHS's: ``codes`` (:func:`_basis_codes`, taken before the new outputs were
+    added; ``bounds`` the model's :class:`ModelBounds`) when known, else read from ``h.getBasis()``.
     """
     if ys.size == 0:
         return
     basis = h.getBasis()
-    cs, rs = basis.col_status, basis.row_status
-    B, L, U = highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kUpper
-    for y in ys:
-        y = int(y)
-        a0, r0 = offsets[y], row_offsets[y]
-        q = int(priced.q[y])
-        cs[a0 : a0 + n + 2] = [L] * (n + 2)
-        rs[r0 : r0 + n + 1] = [B] * (n + 1)
-        for x in priced.order[:q, y].tolist():
-            cs[a0 + x] = B
-            rs[r0 + x] = U
-        if q < n and priced.frac[y] != priced.base[y]:  # three-level: the fractional entry
-            cs[a0 + int(priced.order[q, y])] = B
-            rs[r0 + n] = U
-        elif q < n and priced.base[y] > 0:  # two-level: the low level u_y
-            cs[a0 + n] = B
-            rs[r0 + n] = U
-    basis.col_status, basis.row_status = cs, rs
+    basis.col_status, basis.row_status = _seated_statuses(h, ys, priced, offsets, row_offsets, n, codes, bounds)
     h.setBasis(basis)
 
 

@@ -225,10 +225,11 @@ def _seat_compiled(h, ys, priced, block_cols: dict, block_rows: dict, n: int, ha
     basis = h.getBasis()
     cs, rs = basis.col_status, basis.row_status
     B, L, U = highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kUpper
-    for y in ys.tolist():
+    orders = priced.order_of(ys)
+    for i, y in enumerate(ys.tolist()):
         c0, r0 = block_cols[y], block_rows[y]
         q = int(priced.q[y])
-        ones = priced.order[:q, y].tolist()
+        ones = orders[:q, i].tolist()
         in_s = np.zeros(n, bool)
         in_s[ones] = True
         two = q < n and priced.base[y] > 0
@@ -244,7 +245,7 @@ def _seat_compiled(h, ys, priced, block_cols: dict, block_rows: dict, n: int, ha
                 cs[c0 + x] = B
                 rs[r0 + n + x] = U  # low row tight: K_xy at the low level
         if three:
-            cs[c0 + int(priced.order[q, y])] = B
+            cs[c0 + int(orders[q, i])] = B
             rs[r0 + 2 * n] = U
         elif two and has_u:
             cs[c0 + n + 1] = B  # u_y
