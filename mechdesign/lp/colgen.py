@@ -842,34 +842,24 @@ def _seated_statuses(h, ys, priced: Priced, offsets: dict, row_offsets: dict, n:
     ``codes`` (:func:`_basis_codes` before the model grew; columns added since are nonbasic at the bound
     nearer 0, rows added since basic, as HiGHS appends them), or read from ``h.getBasis()`` when None."""
     orders = priced.order_of(ys)
-    if codes is None:
+    if codes is None:  # HiGHS's own statuses, after the model grew (its new columns and rows included)
         basis = h.getBasis()
-        cs, rs = basis.col_status, basis.row_status
-        B, L, U = highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kUpper
-        for i, y in enumerate(ys.tolist()):
-            a0, r0 = offsets[y], row_offsets[y]
-            q = int(priced.q[y])
-            cs[a0 : a0 + n + 2] = [L] * (n + 2)
-            rs[r0 : r0 + n + 1] = [B] * (n + 1)
-            for x in orders[:q, i].tolist():
-                cs[a0 + x] = B
-                rs[r0 + x] = U
-            if q < n and priced.frac[y] != priced.base[y]:  # three-level: the fractional entry
-                cs[a0 + int(orders[q, i])] = B
-                rs[r0 + n] = U
-            elif q < n and priced.base[y] > 0:  # two-level: the low level u_y
-                cs[a0 + n] = B
-                rs[r0 + n] = U
-        return cs, rs
+        codes = (
+            np.array([int(v) for v in basis.col_status], dtype=np.int8),
+            np.array([int(v) for v in basis.row_status], dtype=np.int8),
+        )
     cs0, rs0 = codes
-    lo, up = bounds.col_lower[cs0.size :], bounds.col_upper[cs0.size :]
-    new = np.where(
-        np.isfinite(lo) & (np.isposinf(up) | (np.abs(lo) <= np.abs(up))),
-        _LOWER,
-        np.where(np.isfinite(up), _UPPER, _ZERO),
-    )
-    cs = np.concatenate([cs0, new.astype(np.int8)])
-    rs = np.concatenate([rs0, np.full(bounds.row_lower.size - rs0.size, _BASIC, dtype=np.int8)])
+    if bounds is None or bounds.col_lower.size == cs0.size:  # read after the model grew: nothing to append
+        cs, rs = cs0.copy(), rs0.copy()
+    else:
+        lo, up = bounds.col_lower[cs0.size :], bounds.col_upper[cs0.size :]
+        new = np.where(
+            np.isfinite(lo) & (np.isposinf(up) | (np.abs(lo) <= np.abs(up))),
+            _LOWER,
+            np.where(np.isfinite(up), _UPPER, _ZERO),
+        )
+        cs = np.concatenate([cs0, new.astype(np.int8)])
+        rs = np.concatenate([rs0, np.full(bounds.row_lower.size - rs0.size, _BASIC, dtype=np.int8)])
     for i, y in enumerate(ys.tolist()):
         a0, r0 = offsets[y], row_offsets[y]
         q = int(priced.q[y])
