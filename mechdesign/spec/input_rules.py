@@ -255,6 +255,21 @@ _ExactLoader.yaml_multi_constructors = {}
 
 def _check_events(text: str) -> None:
     """One pass over the parser's events: depth, explicit tags, anchors and aliases (no node tree yet)."""
+    try:
+        _check_parsed_events(text)
+    except yaml.YAMLError as exc:
+        # libyaml 0.2.6 (PyYAML ≥ 6.0.4) stops at 1000 nested levels in its scanner, which reads a flow
+        # collection's openings ahead of the events counted below: the same rule, said the same way
+        if "maximum nesting depth" not in str(exc):
+            raise
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else "?"
+        raise SpecInputError(
+            "spec", f"nested deeper than {MAX_DEPTH} levels at line {line} (limit {MAX_DEPTH})"
+        ) from None
+
+
+def _check_parsed_events(text: str) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=_ExactLoader):
         line = event.start_mark.line + 1 if event.start_mark else "?"
