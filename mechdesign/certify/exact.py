@@ -52,6 +52,7 @@ from mechdesign.certify.fused import (
 from mechdesign.certify.grid_repair import CoarseRounding, mix_on_grid, mixing_weight_on_grid
 from mechdesign.certify.lemma4 import Lemma4Ratios, lemma4_worst
 from mechdesign.certify.parallel_rows import map_row_blocks
+from mechdesign.lp.rounding import float_or_inf, log_of_rational
 from mechdesign.privacy.priors import min_expectation, rules
 from mechdesign.spec.models import PriorSet
 
@@ -426,13 +427,10 @@ class PMLCheck:
         q = Fraction(self.worst_ratio)
         # log of the correctly rounded ratio: log(num) − log(den) of two ~2^52-sized integers loses ~4e-15
         # absolute and reported a leakage above eps for a kernel that passed the exact check (issue 17)
-        try:
-            f = q.numerator / q.denominator
-        except OverflowError:  # a ratio beyond the doubles (a prior mass of 5e-324 at eps = 1e4)
-            f = math.inf
+        f = float_or_inf(q)  # inf beyond the doubles (a prior mass of 5e-324 at eps = 1e4)
         if 0 < f < math.inf:
             return math.log(f)
-        return math.log(q.numerator) - math.log(q.denominator)
+        return log_of_rational(q)
 
 
 def _column_minima(prior_set: PriorSet, nums: np.ndarray) -> list[tuple[Fraction, list[Fraction] | None]]:

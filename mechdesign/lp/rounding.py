@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["float_down", "float_up", "float_or_inf"]
+__all__ = ["float_down", "float_up", "float_or_inf", "log_of_rational"]
 
 
 def float_down(q: Fraction) -> float:
@@ -31,3 +31,10 @@ def float_or_inf(q) -> float:
         return float(q)
     except OverflowError:
         return math.inf if q > 0 else -math.inf
+
+
+def log_of_rational(q: Fraction) -> float:
+    """log q for a rational q > 0, from its numerator and denominator (math.log takes integers of any size): no
+    division, so no overflow or underflow for q = 1e-400 or 2e323."""
+    q = Fraction(q)
+    return math.log(q.numerator) - math.log(q.denominator)

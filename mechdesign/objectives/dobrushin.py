@@ -5,12 +5,13 @@ LDP limit (Kairouz et al., eq. 4)."""
 
 from __future__ import annotations
 
-import math
 import time
+from fractions import Fraction
 
 import numpy as np
 
 from mechdesign.lp.program import LPBuilder
+from mechdesign.lp.rounding import log_of_rational
 from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import CompiledProblem, add_pml_kernel, solve_kernel_lps
 from mechdesign.objectives.dobrushin_pairs import solve_dobrushin_pairs
@@ -85,9 +86,7 @@ class Dobrushin(ObjectiveRules):
             bound = bounds.xi(eps, float(c), n)
             if c * n == 1:
                 name = "Remark 1 (c = 1/N): min{e^eps - 1, 1}"
-            elif eps >= math.log(2) - math.log(n) - (
-                math.log(c.numerator) - math.log(c.denominator)
-            ):  # log(2/(Nc)), c = 1e-400 too
+            elif eps >= log_of_rational(Fraction(2, n) / c):  # log(2/(Nc)), c = 1e-400 too
                 name = "Theorem 2 (eps >= log(2/(Nc))): 1"
             else:
                 name = "Theorem 1: Xi(eps, c) = (e^eps - 1)/(e^eps (1 - Nc) + 1)"

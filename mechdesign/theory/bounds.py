@@ -18,6 +18,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from mechdesign.lp.rounding import log_of_rational
+
 from mechdesign.privacy.priors import rules, vertices
 from mechdesign.theory import measures
 
@@ -455,7 +457,7 @@ def envelope_upper_bound(max_leakage: float, epsilon: float, delta: float | Frac
     _check_delta(delta)
     if not (epsilon >= 0 and max_leakage >= 0):
         raise ValueError(f"need eps >= 0 and max_leakage >= 0, found {epsilon!r}, {max_leakage!r}")
-    log_delta = math.log(delta) if isinstance(delta, float) else math.log(delta.numerator) - math.log(delta.denominator)
+    log_delta = math.log(delta) if isinstance(delta, float) else log_of_rational(delta)
     return min(max_leakage - log_delta, epsilon)
 
 
@@ -626,7 +628,7 @@ def bounds_for(
             zmax = lemma1_max_zeros(eps, cf, n)
             z = measures.zeros_per_column(K)
             out.append(_entry("Lemma 1: zeros per (non-zero) column <= floor(N - e^-eps / c)", zmax, z, z <= zmax))
-            if eps <= math.log(Fraction(c).denominator) - math.log(Fraction(c).numerator):  # −log c, exact (c = 1e-400)
+            if eps <= -log_of_rational(c):  # −log c, exact (c = 1e-400 is 0.0 as a double)
                 g, _ = proposition2_gamma_bounds(eps, cf, n)
                 # the exact kernel when given: its int64 numerators take the O(NM) integer path
                 gm = measures.gamma_max(kernel if hasattr(kernel, "int64") else K, prior_set)
