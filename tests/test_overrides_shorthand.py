@@ -60,7 +60,7 @@ def test_set_indexes_a_list_as_sweep_does():
     "assignment, needle",
     [
         ("epsilon.x=1", "epsilon is not a mapping"),
-        ("privacy.5.epsilon=1", "privacy is a list of 2 items, it has no index '5'"),
+        ("privacy.5.epsilon=1", "privacy.5.epsilon: index 5 is outside a list of 2 items"),
         ("privacy.1=5", "privacy[1]: Input should be a valid dictionary, found '5'"),  # no pydantic class names
         ("prior_set.cc=0.01", "did you mean 'c'?"),
         ("epsilon", "expected key.path=value"),

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from mechdesign.spec.errors import InputError
+from mechdesign.sweeps.axes import apply_path
 
 __all__ = ["apply_overrides", "load_with_overrides"]
 
@@ -39,31 +40,10 @@ def apply_overrides(data: dict, assignments: list[str]) -> dict:
         keys = [k.strip() for k in path.split(".")]
         if not sep or not all(keys):
             raise InputError(f"--set: expected key.path=value, found {item!r}")
-        node = data
-        for depth, key in enumerate(keys[:-1]):
-            if isinstance(node, list):  # privacy.1.epsilon: an index into a list, as in sweep's --vary
-                if not key.isdigit() or int(key) >= len(node):
-                    where = ".".join(keys[:depth]) or "spec"
-                    raise InputError(f"--set {path}: {where} is a list of {len(node)} items, it has no index {key!r}")
-                child = node[int(key)]
-            else:
-                child = node.get(key)
-                if child is None:
-                    child = node[key] = {}
-            if not isinstance(child, (dict, list)):
-                where = ".".join(keys[: depth + 1])
-                raise InputError(
-                    f"--set {path}: {where} is not a mapping (found {child!r}), so it has no key {keys[depth + 1]!r}"
-                )
-            node = child
-        last = keys[-1]
-        if isinstance(node, list):
-            if not last.isdigit() or int(last) >= len(node):
-                where = ".".join(keys[:-1])
-                raise InputError(f"--set {path}: {where} is a list of {len(node)} items, it has no index {last!r}")
-            node[int(last)] = _value(text)
-        else:
-            node[last] = _value(text)
+        try:  # the paths of sweep's --vary: dotted keys, an integer segment indexes a list (privacy.1.epsilon)
+            apply_path(data, ".".join(keys), _value(text))
+        except InputError as exc:
+            raise InputError(f"--set {exc}") from None
     return data
 
 
