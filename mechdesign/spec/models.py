@@ -145,7 +145,7 @@ def _rational_out(q: Fraction) -> float | str:
 Rational = Annotated[
     Fraction,
     BeforeValidator(_to_fraction),
-    PlainSerializer(lambda q: _rational_out(q), return_type=Any),
+    PlainSerializer(_rational_out, return_type=Any),
     WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+(\s*/\s*\d+)?\s*$"}]}),
 ]
 
@@ -1039,22 +1039,13 @@ def _owners_of(key) -> list[str]:
 
 
 def _model_role(model) -> str:
-    """How a message names a model: 'objective', 'prior_set', 'metric', ... (from its class)."""
-    roles = {
-        "Objective": "objective",
-        "Spec": "the spec's top level",
-    }
-    for base, role in (
-        (
-            ("Dobrushin", "ExpectedLoss", "MutualInformation", "FDivergence", "BayesVulnerability", "MinVulnerability"),
-            "objective",
-        ),
-        (("MinMass", "Simplex", "Point", "Hull", "Box", "L1Ball"), "prior_set"),
-        (("AbsoluteMetric", "DiscreteMetric", "MatrixMetric", "GridMetric"), "metric"),
-    ):
-        if model.__name__ in base:
+    """How a message names a model: by the union of the spec it belongs to ('objective', 'prior_set', 'metric')."""
+    if model is Spec:
+        return "the spec's top level"
+    for union, role in ((Objective, "objective"), (PriorSet, "prior_set"), (Metric, "metric")):
+        if model in _models_in(union):
             return role
-    return roles.get(model.__name__, model.__name__)
+    return model.__name__
 
 
 def _models_in(annotation) -> list:
