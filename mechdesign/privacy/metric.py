@@ -78,9 +78,10 @@ class MetricDistances:
         n = len(self.scale)
         return np.array([[self.value(x, z) for z in range(n)] for x in range(n)])
 
-    def times(self, eps: float) -> np.ndarray:
-        """ε·d(x, z) in doubles with 0·∞ = 0 (ε = 0 allows no change at any distance) and no warnings."""
-        D = self.floats()
+    def times(self, eps: float, pairs: list[tuple[int, int]] | None = None) -> np.ndarray:
+        """ε·d(x, z) in doubles with 0·∞ = 0 (ε = 0 allows no change at any distance) and no warnings: N × N, or
+        one per pair of ``pairs``."""
+        D = self.floats() if pairs is None else np.array([self.value(x, z) for x, z in pairs])
         with np.errstate(over="ignore", invalid="ignore"):
             out = eps * D
         out[(D == 0) | (eps == 0)] = 0.0
@@ -164,8 +165,7 @@ def add_metric_rows(b: LPBuilder, K: np.ndarray, guarantee: MetricGuarantee) -> 
         return np.zeros(0, dtype=np.int64)
     src = np.array([e[0] for e in edges])
     dst = np.array([e[1] for e in edges])
-    eps_d = dist.times(eps)
-    scale = np.exp(-eps_d[src, dst])
+    scale = np.exp(-dist.times(eps, edges))  # the edges only: |E| is 2(N − 1) for |x − y|
     cols = np.stack([K[src], K[dst]], axis=-1).reshape(-1, 2)  # (|E|·M, 2)
     coefs = np.stack([np.repeat(scale, m), -np.ones(len(edges) * m)], axis=-1)
     return b.rows(cols, coefs, -np.inf, 0.0)
