@@ -92,13 +92,14 @@ def analyze_kernel(
     prior = rules(prior_set, n).point_prior()
     if prior is not None:
         lower, upper = bounds.envelope_bounds(kernel, prior, delta)
+        delta_double = float(Fraction(delta))
         out["point_prior"] = {
             "pml": [_num(v) for v in measures.pml(kernel, prior)],
             "min_entropy": _num(measures.min_entropy(prior)),
             "disclosure_threshold": _num(measures.disclosure_threshold(prior)),
             "singling_out_threshold": _num(measures.singling_out_threshold(prior)),
             # the double, or the text when the double would misstate it (1e-400 is 0.0 in doubles)
-            "delta": float(Fraction(delta)) if float(Fraction(delta)) > 0 else str(delta),
+            "delta": delta_double if delta_double > 0 else str(delta),
             "leakage_quantile": _num(measures.leakage_quantile(kernel, prior, delta)),
             "leakage_upper_quantile": _num(measures.leakage_upper_quantile(kernel, prior, delta)),
             "binary_envelope": _num(measures.binary_envelope(kernel, prior, delta)),
