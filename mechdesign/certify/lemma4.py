@@ -47,21 +47,20 @@ class Lemma4Ratios(Sequence):
         self._cq = c.denominator
         self._made: list | None = None
 
-    def _ratio(self, y: int) -> Fraction | None:
+    def _ratios(self, ys: slice) -> list[Fraction | None]:
+        """ρ_y for the columns ``ys``, low_y by :func:`_lows`."""
         maxima, minima, sums = self._aggregates
-        a = int(maxima[y])
-        if a == 0:
-            return None
-        low = self._c.numerator * int(sums[y]) + (self._cq - self._n * self._c.numerator) * int(minima[y])
-        return None if low <= 0 else Fraction(a * self._cq, low)
+        return [
+            None if a == 0 or low <= 0 else Fraction(a * self._cq, low)
+            for a, low in zip(maxima[ys].tolist(), _lows(minima[ys], sums[ys], self._c, self._n))
+        ]
+
+    def _ratio(self, y: int) -> Fraction | None:
+        return self._ratios(slice(y, y + 1))[0]
 
     def _all(self) -> list:
         if self._made is None:
-            maxima, minima, sums = self._aggregates
-            self._made = [
-                None if a == 0 or low <= 0 else Fraction(a * self._cq, low)
-                for a, low in zip(maxima.tolist(), _lows(minima, sums, self._c, self._n))
-            ]
+            self._made = self._ratios(slice(None))
         return self._made
 
     def __len__(self) -> int:
