@@ -20,7 +20,7 @@ from exact_oracle import check_kernel, utility
 
 import mechdesign
 from mechdesign.design import DesignInterrupted, design
-from mechdesign.lp import colgen, incumbent, kernel_engine, side_outputs
+from mechdesign.lp import colgen, incumbent, interval_partitions, kernel_engine, side_outputs
 from mechdesign.lp import solve as lp_solve
 from mechdesign.lp.solve import Status
 from mechdesign.objectives import dobrushin_pairs, ray_pool
@@ -141,6 +141,24 @@ def test_worst_case_output_generation_interrupted(monkeypatch):
     # the last finished round's kernel, or the uniform-prior probe's when that is better still
     assert "(worst case), round 2" in result.solve.message or "uniform prior" in result.solve.message
     assert result.certificate.dual_bound is not None  # the best Lagrangian bound of the rounds, rigorous
+    assert_certified_and_bracketed(result, spec, full.objective, +1)
+
+
+def test_interval_partition_master_interrupted(monkeypatch):
+    """ε-LDP with |x − y| (lp/interval_partitions.py): Ctrl-C in the master's fourth solve keeps the third
+    round's mixture of atoms, certified; no given-prior LP has run, so there is no bound."""
+    spec = {
+        "alphabet": 60,
+        "epsilon": 1,
+        "prior_set": {"kind": "simplex"},
+        "objective": {"kind": "expected_loss", "loss": "absolute", "prior": "worst_case"},
+    }
+    full = design(spec)
+    assert full.solve.method == "interval-partition master (worst case, ε-LDP)" and full.solve.lps >= 5
+    interrupt_at(monkeypatch, interval_partitions, 4)
+    result = interrupted(spec)
+    assert "interval-partition master, round 3" in result.solve.message
+    assert result.objective > full.objective * (1 + 1e-6)  # an early round's kernel, not the optimum
     assert_certified_and_bracketed(result, spec, full.objective, +1)
 
 

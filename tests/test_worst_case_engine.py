@@ -138,7 +138,11 @@ def test_design_routes_the_worst_case_through_the_engine_and_certifies_it(loss, 
     }
     r = design(spec)
     assert r.is_ok, (r.status, r.solve.message)
-    assert r.solve.method in ("output generation (worst case)", "ray master (uniform prior)")
+    assert r.solve.method in (
+        "output generation (worst case)",
+        "ray master (uniform prior)",
+        "interval-partition master (worst case, ε-LDP)",  # ε-LDP with |x − y|
+    )
     x, y = np.arange(n)[:, None], np.arange(n)[None, :]
     L = np.abs(x - y) * 1.0 if loss == "absolute" else (x != y) * 1.0
     ref = reference(L, c, 1.0)
