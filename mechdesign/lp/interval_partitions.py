@@ -146,6 +146,8 @@ def partition_candidates(G: np.ndarray, A: np.ndarray, E: float) -> _Candidates:
     costs = [np.array([G[0, n]])]
     cells, backs = [1], []
     D = G[0].copy()  # D_1(r)
+    GT = np.ascontiguousarray(G.T)  # g(l, r) by rows r: the minimum over l runs along rows
+    rows = np.arange(n + 1)
     best, since = G[0, n], 0
     for m in range(2, n + 1):
         last = (D[:n] + G[:n, n]) / (1.0 + (m - 1) * E)
@@ -158,9 +160,9 @@ def partition_candidates(G: np.ndarray, A: np.ndarray, E: float) -> _Candidates:
             since += 1
         if since >= CELL_STALL or m == n:
             break
-        total = D[:, None] + G  # D_{m−1}(l) + g(l, r)
-        back = np.argmin(total, axis=0)
-        D = total[back, np.arange(n + 1)]
+        total = GT + D[None, :]  # [r, l]: D_{m−1}(l) + g(l, r)
+        back = np.argmin(total, axis=1)
+        D = total[rows, back]
         backs.append(back)
     offsets = np.cumsum([0] + [c.size for c in costs])
     return _Candidates(np.concatenate(costs), offsets, cells, backs, A, n)
@@ -224,18 +226,15 @@ class IntervalPartitionMaster:
         tau = _d2(-np.ones(R))
         nz = np.flatnonzero(tau)
         h.addCol(1.0, -inf, inf, nz.size, nz.astype(np.int32), tau[nz])
-        starts, index, value = [], [], []
-        for x in range(R):
-            e = np.zeros(R)
-            e[x] = 1.0
-            col = _d2(e)
-            nz = np.flatnonzero(col)
-            starts.append(sum(len(i) for i in index))
-            index.append(nz)
-            value.append(col[nz])
+        # the slack of row x: D²e_x = e_x − 2e_{x+1} + e_{x+2}, cut at row R
+        index = np.arange(R)[:, None] + np.arange(3)[None, :]
+        value = np.broadcast_to(np.array([1.0, -2.0, 1.0]), index.shape)
+        keep = index < R
+        counts = keep.sum(axis=1)
         h.addCols(
-            R, np.zeros(R), np.zeros(R), np.full(R, inf), int(sum(len(i) for i in index)),
-            np.array(starts, np.int32), np.concatenate(index).astype(np.int32), np.concatenate(value),
+            R, np.zeros(R), np.zeros(R), np.full(R, inf), int(counts.sum()),
+            np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int32),
+            index[keep].astype(np.int32), value[keep],
         )  # fmt: skip
         self._h = h
         self._first = 1 + R  # master columns before the atoms
@@ -369,11 +368,15 @@ class IntervalPartitionMaster:
                 break
             below = np.flatnonzero(cand.costs < value - 1e-12 * scale)
             below = below[np.argsort(cand.costs[below], kind="stable")]
-            joined = 0
+            joining = {}
             for j in below:
-                joined += self.add_atoms([cand.atom(int(j))])
-                if joined >= ATOMS_PER_ROUND:
-                    break
+                cuts, outs = cand.atom(int(j))
+                key = self._canonical(cuts, outs)
+                if key not in self._seen:
+                    joining[key] = None
+                    if len(joining) >= ATOMS_PER_ROUND:
+                        break
+            joined = self.add_atoms(list(joining))
             if joined == 0:
                 break  # every atom pricing below τ* is in already: the floating-point floor
         return MasterRounds(value, family_bound, mu, self.rounds, self.iterations, status)
