@@ -16,7 +16,8 @@ a ratio 1/E = e^ε). Its row losses are r_x(A) = (E Σ_j |x − a_j| + (1 − E)
 N + 1 rows however many atoms join. Its row multipliers μ ≥ 0 (Σμ = 1) are a prior, and an atom's reduced cost
 is μ·r(A) − τ*.
 
-**Pricing** is exact over all interval partitions, by dynamic programming over cells. With F(a) = Σ_x μ_x|x − a|,
+**Pricing** is exact over all interval partitions of up to the number of cells it reaches (below), by dynamic
+programming over cells. With F(a) = Σ_x μ_x|x − a|,
 
     μ·r(A) = Σ_j g(k_{j−1}, k_j) / Z,   g(l, r) = min_a [E F(a) + (1 − E) Σ_{l≤x<r} μ_x |x − a|],
 
@@ -35,8 +36,10 @@ row losses are piecewise linear in x with jumps at its cuts and kinks at its out
 nonzeros instead of N. They are computed from integer vectors (exact second differences): E·D²U_1 + (1 − E)·D²U_2
 over Z, with U_1 = Σ_j |x − a_j| and U_2 = |x − a_{j(x)}| (plus their mirror images).
 
-Measured (engine alone, ε = 1, against 9.5–13 s and 172–187 s for output generation): N = 1000 in about 2.5 s,
-N = 3000 in about 21 s (``benchmarks/results/scaling_families.md``, "Interval-partition master").
+Measured (designs with their certificates, ε = 1, against 9.5 s and 181 s for output generation run beside):
+N = 1000 in 1.9 s, N = 3000 in 19.5 s; ε = 1.5 and 2 at N = 1000 in 6 and 15 s, where output generation did not
+finish in 300 s (``benchmarks/results/scaling_families.md``, "The |x − y| worst case under ε-LDP by a master over
+interval-partition mechanisms").
 """
 
 from __future__ import annotations
