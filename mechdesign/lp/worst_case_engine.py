@@ -54,6 +54,9 @@ __all__ = ["solve_by_interval_partitions", "solve_worst_case_kernel_lp", "worst_
 
 BOUND_ROUNDS = 6
 """Given-prior bounds the interval-partition master may ask for before output generation takes over."""
+BOUND_SHARE = 0.25
+"""Under ``solver.time_limit`` the master stops this share of the limit early, so that the given-prior LP at its
+last prior still gives the design a rigorous bound within the limit."""
 GIVEN_PRIOR_TOLERANCE = 1e-8
 """The given-prior LP's own gap when it bounds the interval-partition master: a tenth of the
 :data:`~mechdesign.lp.kernel_engine.RIGOROUS_TOLERANCE` the kernel must meet. Its last rounds close the gap from
@@ -199,16 +202,17 @@ def solve_by_interval_partitions(
     def on_round(kernel):
         incumbent.offer(kernel, source=f"interval-partition master, round {master.rounds}", stream=stream)
 
+    def master_left():  # the master leaves the bound its share of a time limit
+        return None if time_limit is None else left() - BOUND_SHARE * time_limit
+
     for _ in range(BOUND_ROUNDS):
-        rounds = master.solve(tolerance, left, on_round)
-        if rounds.status != "optimal" and not math.isfinite(rounds.value):
+        rounds = master.solve(tolerance, master_left, on_round)
+        if not math.isfinite(rounds.value):  # stopped before a solve
             status = rounds.status
             break
         K = master.kernel()
         value = worst_case_value(K, L, 0.0)
-        if rounds.status != "optimal":
-            status = rounds.status
-            break
+        # also when the master was stopped: the given-prior LP at any prior bounds the worst case
         mu = epigraph_multipliers(rounds.mu, 1.0)  # a prior, summing to a few ulps below 1
         given = generate_outputs(
             mu[:, None] * L,
@@ -225,8 +229,8 @@ def solve_by_interval_partitions(
         if value - bound <= RIGOROUS_TOLERANCE * max(1.0, abs(value)):
             status = "optimal"
             break
-        if given.status != "optimal":
-            status = given.status
+        if rounds.status != "optimal" or given.status != "optimal":
+            status = rounds.status if rounds.status != "optimal" else given.status
             break
         master.add_kernel(given.outputs, given.columns)
     if K is None:
