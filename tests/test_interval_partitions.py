@@ -298,3 +298,22 @@ def test_design_certifies_the_master_kernel(eps):
     ref = lifted_ldp_worst_case(n, n, float(eps))
     assert r.objective == pytest.approx(ref, rel=1e-7)
     assert r.certificate.dual_bound <= ref + 1e-9 * ref
+
+
+def test_pruned_masters_reach_the_optimum_and_keep_each_rounds_kernel(monkeypatch):
+    """With atoms pruned past 20 (lp/interval_partitions.py PRUNE_ATOMS), the design still ends at the lifted LP's
+    optimum, and a round's kernel built after later rounds deleted atoms is still that round's mixture: its
+    worst row loss (recomputed here) is the master's value at that round."""
+    monkeypatch.setattr(ip, "PRUNE_ATOMS", 20)
+    n, eps = 40, 2.0
+    E = math.exp(-eps) * (1 - 1e-15)
+    master = ip.IntervalPartitionMaster(n, n, E)
+    seen = []
+    master.solve(1e-9, on_round=lambda kernel: seen.append((kernel, master._h.getInfo().objective_function_value)))
+    assert len(master._order) < len(master._atoms)  # atoms were deleted
+    L = index_absolute(n, n)
+    for kernel, value in seen:
+        K = kernel()
+        assert np.allclose(K.sum(axis=1), 1.0, atol=1e-12)
+        assert float((K * L).sum(axis=1).max()) == pytest.approx(value, rel=1e-9)
+    check_result(solve_worst_case_kernel_lp(L, Fraction(0), E), n, n, eps, lifted_ldp_worst_case(n, n, eps))

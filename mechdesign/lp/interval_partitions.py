@@ -25,7 +25,8 @@ and the minimising a is a weighted median of ν = Eμ + (1 − E)μ·1[l, r), fo
 prefix sums of μ (the cost then follows from the prefix sums of μ and xμ): g for all N²/2 cells in
 O(N² log N). Then D_1(r) = g(0, r), D_m(r) = min_l D_{m−1}(l) + g(l, r), and the best m-cell atom ending its
 last cell at l costs (D_{m−1}(l) + g(l, N))/Z_m. m grows until three more cells have not lowered the best cost.
-Each round adds the 200 cheapest atoms that price below τ*. The family's Lagrangian bound min_A μ·r(A) is not a
+Each round adds the 200 cheapest atoms that price below τ*; past 3000 atoms, those whose reduced cost exceeds the
+family's gap are deleted from the master (they may join again), which keeps the large-ε masters small. The family's Lagrangian bound min_A μ·r(A) is not a
 bound on the design (other kernels exist): the caller's given-prior LP at μ gives the rigorous one
 (:mod:`mechdesign.lp.worst_case_engine`), and a kernel it returns joins the master as one more atom.
 
@@ -66,6 +67,8 @@ __all__ = [
 
 ATOMS_PER_ROUND = 200
 """Atoms that join per round (the cheapest that price below the master's value, duplicates skipped)."""
+PRUNE_ATOMS = 3000
+"""Past this many atoms in the master, those whose reduced cost exceeds the family's gap are deleted."""
 CELL_STALL = 3
 """The dynamic programme stops adding cells after this many that did not lower the best atom's cost."""
 _BLOCK = 512
@@ -350,7 +353,8 @@ class IntervalPartitionMaster:
             mu = self._prior(np.asarray(solution.row_dual, float))
             if on_round is not None:
                 weights = np.asarray(solution.col_value, float)[self._first :]
-                on_round(lambda weights=weights: self.kernel(weights))
+                order = tuple(self._order)
+                on_round(lambda weights=weights, order=order: self.kernel(weights, order))
             G, A = interval_costs(mu, self.E, self.m)
             cand = partition_candidates(G, A, self.E)
             family_bound = max(family_bound, float(cand.costs.min()))
@@ -369,6 +373,8 @@ class IntervalPartitionMaster:
                 )
             if value - family_bound <= tolerance * scale:
                 break
+            if len(self._order) > PRUNE_ATOMS:
+                self._prune(np.asarray(solution.col_dual, float), max(value - family_bound, 1e-6 * scale))
             below = np.flatnonzero(cand.costs < value - 1e-12 * scale)
             below = below[np.argsort(cand.costs[below], kind="stable")]
             joining = {}
@@ -384,19 +390,34 @@ class IntervalPartitionMaster:
                 break  # every atom pricing below τ* is in already: the floating-point floor
         return MasterRounds(value, family_bound, mu, self.rounds, self.iterations, status)
 
+    def _prune(self, col_dual: np.ndarray, above: float) -> None:
+        """Delete the atoms whose reduced cost exceeds ``above`` (nonbasic, at 0); they may join again."""
+        reduced = col_dual[self._first : self._first + len(self._order)]
+        drop = np.flatnonzero(reduced > above)
+        drop = drop[[self._order[j][0] == "atom" for j in drop]]
+        if drop.size == 0:
+            return
+        self._h.deleteCols(int(drop.size), (drop + self._first).astype(np.int32))
+        for j in drop:
+            self._seen.discard(self._atoms[self._order[j][1]])
+        keep = np.ones(len(self._order), bool)
+        keep[drop] = False
+        self._order = [o for o, k in zip(self._order, keep) if k]
+
     # ------------------------------------------------------------------ the kernel
-    def kernel(self, weights: np.ndarray | None = None) -> np.ndarray:
+    def kernel(self, weights: np.ndarray | None = None, order=None) -> np.ndarray:
         """Σ_j λ_j A_j (N × M; with the fold, each atom averaged with its mirror image), λ clipped at 0 and
         scaled to Σλ = 1, so every row sums to 1 up to rounding and every column is a mixture of ε-LDP ones.
         ``weights``: the atoms' λ of an earlier round (the first atoms, in order); the last solve's otherwise."""
         n, m, E = self.n, self.m, self.E
         if weights is None:
             weights = np.asarray(self._h.getSolution().col_value, float)[self._first :]
-        lam = np.maximum(weights[: len(self._order)], 0.0)
+        order = self._order if order is None else order
+        lam = np.maximum(weights[: len(order)], 0.0)
         lam = lam / lam.sum()
         K = np.zeros((n, m))
         weight = 0.5 if self.fold else 1.0
-        for (kind, i), w in zip(self._order, lam):
+        for (kind, i), w in zip(order, lam):
             if w <= 0.0:
                 continue
             if kind == "atom":
