@@ -94,7 +94,7 @@ def interval_costs(mu: np.ndarray, E: float, m: int) -> tuple[np.ndarray, np.nda
     Mu = np.concatenate(([0.0], np.cumsum(mu)))
     Xu = np.concatenate(([0.0], np.cumsum(np.arange(n) * mu)))
     G = np.full((n + 1, n + 1), np.inf)
-    A = np.zeros((n + 1, n + 1), np.int64)
+    A = np.zeros((n + 1, n + 1), np.int32)  # outputs < 10,001 (the alphabet limit)
     for l0 in range(0, n, _BLOCK):
         l1 = min(l0 + _BLOCK, n)
         l = np.arange(l0, l1)[:, None]
@@ -153,6 +153,7 @@ def partition_candidates(G: np.ndarray, A: np.ndarray, E: float) -> _Candidates:
     cells, backs = [1], []
     D = G[0].copy()  # D_1(r)
     GT = np.ascontiguousarray(G.T)  # g(l, r) by rows r: the minimum over l runs along rows
+    total = np.empty_like(GT)
     rows = np.arange(n + 1)
     best, since = G[0, n], 0
     for m in range(2, n + 1):
@@ -166,7 +167,7 @@ def partition_candidates(G: np.ndarray, A: np.ndarray, E: float) -> _Candidates:
             since += 1
         if since >= CELL_STALL or m == n:
             break
-        total = GT + D[None, :]  # [r, l]: D_{m−1}(l) + g(l, r)
+        np.add(GT, D[None, :], out=total)  # [r, l]: D_{m−1}(l) + g(l, r)
         back = np.argmin(total, axis=1)
         D = total[rows, back]
         backs.append(back)
