@@ -32,7 +32,8 @@ bound on the design (other kernels exist): the caller's given-prior LP at μ giv
 
 **Rows.** For N = M the loss is unchanged by the reflection x ↦ N−1−x, y ↦ N−1−y and an optimum is symmetric:
 every atom joins averaged with its mirror image, whose row losses are symmetric, so only rows x < ⌈N/2⌉ are kept.
-The rows (with slacks, as equalities) are premultiplied by D², (Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1}: an atom's
+The rows (with slacks, as equalities) are premultiplied by D² (:func:`mechdesign.lp.difference_rows.difference_matrix`,
+(Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1}): an atom's
 row losses are piecewise linear in x with jumps at its cuts and kinks at its outputs, so its column has O(m)
 nonzeros instead of N. They are computed from integer vectors (exact second differences): E·D²U_1 + (1 − E)·D²U_2
 over Z, with U_1 = Σ_j |x − a_j| and U_2 = |x − a_{j(x)}| (plus their mirror images).
@@ -53,6 +54,7 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
+from mechdesign.lp.difference_rows import difference_matrix
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
@@ -175,17 +177,6 @@ def partition_candidates(G: np.ndarray, A: np.ndarray, E: float) -> _Candidates:
     return _Candidates(np.concatenate(costs), offsets, cells, backs, A, n)
 
 
-def _d2(v: np.ndarray) -> np.ndarray:
-    """D²v: (Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1}."""
-    return np.diff(np.diff(v, prepend=0.0), prepend=0.0)
-
-
-def _d2_transpose(y: np.ndarray) -> np.ndarray:
-    """(D²)ᵀy: (Dᵀy)_x = y_x − y_{x+1}."""
-    z = y - np.append(y[1:], 0.0)
-    return z - np.append(z[1:], 0.0)
-
-
 @dataclass
 class MasterRounds:
     """What a run of :meth:`IntervalPartitionMaster.solve` ended with."""
@@ -196,8 +187,6 @@ class MasterRounds:
     """min_A μ·r(A) over interval partitions at the last μ (not a bound on the design: module doc)."""
     mu: np.ndarray
     """The master's prior (N entries, ≥ 0, Σ = 1 in floating point)."""
-    rounds: int
-    iterations: int
     status: str
     """optimal (the family's gap closed, or no new atom priced below τ*) | time_limit | solver_error."""
 
@@ -227,21 +216,17 @@ class IntervalPartitionMaster:
         self.iterations = 0
         h = new_warm_simplex(self.verbose, self.threads, 1e-9)
         inf = highspy.kHighsInf
+        self._D2 = difference_matrix(R, 2)
         # rows 0..R−1: D²(Σ λ_j r_j − τ·1 + s) = 0; row R: Σ λ_j = 1
         h.addRows(R, np.zeros(R), np.zeros(R), 0, np.zeros(R, np.int32), np.array([], np.int32), np.array([]))
         h.addRow(1.0, 1.0, 0, np.array([], np.int32), np.array([]))
-        tau = _d2(-np.ones(R))
+        tau = self._D2 @ -np.ones(R)
         nz = np.flatnonzero(tau)
         h.addCol(1.0, -inf, inf, nz.size, nz.astype(np.int32), tau[nz])
-        # the slack of row x: D²e_x = e_x − 2e_{x+1} + e_{x+2}, cut at row R
-        index = np.arange(R)[:, None] + np.arange(3)[None, :]
-        value = np.broadcast_to(np.array([1.0, -2.0, 1.0]), index.shape)
-        keep = index < R
-        counts = keep.sum(axis=1)
+        slacks = self._D2.tocsc()  # the slack of row x: the column D²e_x
         h.addCols(
-            R, np.zeros(R), np.zeros(R), np.full(R, inf), int(counts.sum()),
-            np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int32),
-            index[keep].astype(np.int32), value[keep],
+            R, np.zeros(R), np.zeros(R), np.full(R, inf), slacks.nnz,
+            slacks.indptr[:-1].astype(np.int32), slacks.indices.astype(np.int32), slacks.data,
         )  # fmt: skip
         self._h = h
         self._first = 1 + R  # master columns before the atoms
@@ -268,7 +253,7 @@ class IntervalPartitionMaster:
         if self.fold:
             u1, u2, z = u1 + u1[::-1], u2 + u2[::-1], 2.0 * z
         R = self.rows
-        return (E * _d2(u1[:R]) + (1.0 - E) * _d2(u2[:R])) / z
+        return (E * (self._D2 @ u1[:R]) + (1.0 - E) * (self._D2 @ u2[:R])) / z
 
     def add_atoms(self, atoms) -> int:
         """Add interval-partition atoms (cuts, outputs) not seen before; returns how many joined."""
@@ -292,7 +277,7 @@ class IntervalPartitionMaster:
             r = 0.5 * (r + r[::-1])
         self._kernels.append((np.asarray(outputs), np.asarray(columns, float)))
         self._order.append(("kernel", len(self._kernels) - 1))
-        self._add_columns([_d2(r[: self.rows])])
+        self._add_columns([self._D2 @ r[: self.rows]])
 
     def _add_columns(self, columns) -> None:
         if not columns:
@@ -313,7 +298,7 @@ class IntervalPartitionMaster:
 
     # ------------------------------------------------------------------ the loop
     def _prior(self, row_dual: np.ndarray) -> np.ndarray:
-        d = np.maximum(-_d2_transpose(row_dual[: self.rows]), 0.0)
+        d = np.maximum(-(self._D2.T @ row_dual[: self.rows]), 0.0)
         if not self.fold:
             mu = d
         else:
@@ -389,7 +374,7 @@ class IntervalPartitionMaster:
             joined = self.add_atoms(list(joining))
             if joined == 0:
                 break  # every atom pricing below τ* is in already: the floating-point floor
-        return MasterRounds(value, family_bound, mu, self.rounds, self.iterations, status)
+        return MasterRounds(value, family_bound, mu, status)
 
     def _prune(self, col_dual: np.ndarray, above: float) -> None:
         """Delete the atoms whose reduced cost exceeds ``above`` (nonbasic, at 0); they may join again."""
