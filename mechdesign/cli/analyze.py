@@ -150,6 +150,9 @@ def analyze_kernel(
     from mechdesign.theory.accuracy import accuracy_summary
 
     acc_prior = accuracy_prior if accuracy_prior is not None else (prior if prior is not None else [1] * n)
+    from mechdesign.theory.estimation import mle_accuracy_summary
+
+    out["mle_accuracy"] = mle_accuracy_summary(kernel, [float(v) for v in acc_prior], n_reports)
     out["inversion_accuracy"] = accuracy_summary(kernel, [float(v) for v in acc_prior], n_reports)
     return out
 
@@ -222,10 +225,15 @@ def _render(result: dict[str, Any], path: str) -> str:
         for k, v in result["disclosure"].items():
             dt.add_row(k, str(v))
         con.print(dt)
+    if "mle_accuracy" in result:
+        from mechdesign.theory.estimation import describe_mle_accuracy
+
+        for line in describe_mle_accuracy(result["mle_accuracy"]):
+            con.print(f"MLE accuracy (asymptotic), {line}")
     if "inversion_accuracy" in result:
         from mechdesign.theory.accuracy import describe_accuracy
 
-        con.print(f"inversion accuracy: {describe_accuracy(result['inversion_accuracy'])}")
+        con.print(f"inversion accuracy (exact): {describe_accuracy(result['inversion_accuracy'])}")
     if result["bounds"]:
         title = "closed forms that apply"
         if result.get("bounds_epsilon") != g["epsilon"] or g["epsilon_text"] == "leakage capacity":
@@ -315,8 +323,10 @@ def register(subparsers) -> None:
         metavar="K",
         help="the cost of K independent reports of one person: exact (eps, P)-PML and LDP of the K-fold product",
     )
-    p.add_argument("--n", default="10000", help="reports for the inversion accuracy (default 10000)")
-    p.add_argument("--prior", help="prior for the inversion accuracy, N masses (default: the point prior or uniform)")
+    p.add_argument(
+        "--n", default="10000", help="reports n for the accuracy lines (MLE asymptotic, inversion exact; default 10000)"
+    )
+    p.add_argument("--prior", help="prior for the accuracy lines, N masses (default: the point prior or uniform)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.set_defaults(func=_cmd_analyze)

@@ -67,21 +67,29 @@ def _kernel_table(result: DesignResult, width: int) -> tuple[Table, bool]:
 def design_accuracy(result: DesignResult, n_reports: int = 10_000) -> dict | None:
     """Exact accuracy of the inversion estimator of P_X from n reports through the designed kernel
     (:func:`mechdesign.theory.accuracy.accuracy_summary`), under the spec's point prior, else the
-    objective's prior when it lists masses, else uniform. None without a kernel."""
-    from mechdesign.privacy.registry import rules
+    objective's prior when it lists masses, else uniform (:func:`mechdesign.theory.estimation.accuracy_prior`).
+    None without a kernel."""
     from mechdesign.theory.accuracy import accuracy_summary
+    from mechdesign.theory.estimation import accuracy_prior
 
     if result.kernel is None:
         return None
-    spec = result.spec
-    prior = rules(spec.prior_set, spec.n).point_prior()
-    if prior is None:
-        listed = getattr(spec.objective, "prior", None)
-        prior = listed if isinstance(listed, list) else [1] * spec.n
-    return accuracy_summary(result.kernel, [float(v) for v in prior], n_reports)
+    return accuracy_summary(result.kernel, accuracy_prior(result.spec), n_reports)
 
 
-def render_result(result: DesignResult, width: int | None = None, accuracy: dict | None = None) -> str:
+def design_mle_accuracy(result: DesignResult, n_reports: int = 10_000) -> dict | None:
+    """The MLE's asymptotic accuracy (what ``estimate`` runs) at the same prior as :func:`design_accuracy`
+    (:func:`mechdesign.theory.estimation.mle_accuracy_summary`); None without a kernel."""
+    from mechdesign.theory.estimation import accuracy_prior, mle_accuracy_summary
+
+    if result.kernel is None:
+        return None
+    return mle_accuracy_summary(result.kernel, accuracy_prior(result.spec), n_reports)
+
+
+def render_result(
+    result: DesignResult, width: int | None = None, accuracy: dict | None = None, mle_accuracy: dict | None = None
+) -> str:
     """The text report; ``width`` defaults to the terminal's (``COLUMNS``), at least 60."""
     import shutil
 
@@ -168,10 +176,15 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         )
         + ")",
     )
+    if mle_accuracy is not None:
+        from mechdesign.theory.estimation import describe_mle_accuracy
+
+        for i, line in enumerate(describe_mle_accuracy(mle_accuracy)):
+            summary.add_row("MLE accuracy (asymptotic)" if i == 0 else "", line)
     if accuracy is not None:
         from mechdesign.theory.accuracy import describe_accuracy
 
-        summary.add_row("inversion accuracy", describe_accuracy(accuracy))
+        summary.add_row("inversion accuracy (exact)", describe_accuracy(accuracy))
     console.print(summary)
     if cert is not None and getattr(cert, "bounds", None):
         table = Table(title="bounds of the papers that apply to this kernel")

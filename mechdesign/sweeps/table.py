@@ -1,15 +1,19 @@
 """Tidy output: one row per point of the sweep, as a pandas DataFrame, CSV and Parquet.
 
-Columns, in order: the axis paths (one column each, the value at the point; mappings and lists
-written as compact JSON text; an axis named like a result column, such as ``objective``, is
+Columns, in order: the axis paths (one column each, the value at the point; a mapping with a ``kind``
+written as short text such as ``min_mass(c=0.05)``, other mappings and lists as compact JSON text; an axis named like a result column, such as ``objective``, is
 called ``objective (axis)``), ``point`` (index in the sweep), ``key`` (the store key), then
 ``status``, ``certified`` (optimal and the exact check passed), ``objective``, ``objective_kind``,
 ``epsilon_value`` (ε in nats), ``N``, ``M``, ``prior_set_kind``, ``c`` (Q_X(c)'s c; 0 for all
 priors, empty otherwise), the certificate (``feasible``, ``leakage``, ``dual_bound``, ``gap``,
 ``lp_objective``, ``repair_weight``, ``closed_form``, ``closed_form_value``,
-``closed_form_difference``), the timings (``seconds``: the task's wall clock; ``design_seconds``,
+``closed_form_difference``), the estimation errors per report at the reports' prior (the point prior,
+else the objective's prior, else uniform): ``mle_error`` (U = n times the MLE's asymptotic E‖p̂ − P‖² for
+records i.i.d. from P; empty when rank K < N, where it is infinite), ``mle_error_population`` (the same
+for the frequencies of the collected population), ``inversion_error`` (n times the inversion estimator's
+exact error; empty unless rank K = N), the timings (``seconds``: the task's wall clock; ``design_seconds``,
 ``solve_seconds``), ``iterations``, ``lps``, ``rounds``, ``method``, ``peak_mib`` (peak RSS of the
-process during the design), ``worker``, ``message``, ``finished_at`` (Unix time) and ``cached``
+process during the design), ``worker``, ``message``, ``finished_at`` (a UTC datetime) and ``cached``
 (True when the row was read from the store rather than computed by this run).
 """
 
@@ -19,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["to_frame", "write_table", "read_table", "axis_columns", "RESULT_COLUMNS"]
+__all__ = ["to_frame", "write_table", "read_table", "axis_columns", "short_text", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = [
     "point",
@@ -42,6 +46,9 @@ RESULT_COLUMNS = [
     "closed_form",
     "closed_form_value",
     "closed_form_difference",
+    "mle_error",
+    "mle_error_population",
+    "inversion_error",
     "seconds",
     "design_seconds",
     "solve_seconds",
@@ -63,9 +70,27 @@ def axis_column(path: str) -> str:
     return f"{path} (axis)" if path in RESULT_COLUMNS else path
 
 
+def short_text(v) -> str:
+    """An axis value as short text for tables and legends: a mapping with a ``kind`` (a prior set, an
+    objective) as ``min_mass(c=0.05)`` / ``simplex`` / ``expected_loss(loss=hamming)``, other mappings
+    and lists as compact JSON."""
+    if isinstance(v, dict) and isinstance(v.get("kind"), str):
+        rest = {k: x for k, x in v.items() if k != "kind"}
+        if not rest:
+            return v["kind"]
+        return v["kind"] + "(" + ", ".join(f"{k}={_inner(x)}" for k, x in rest.items()) + ")"
+    return json.dumps(v, separators=(",", ":"))
+
+
+def _inner(x) -> str:
+    if isinstance(x, (dict, list)):
+        return short_text(x) if isinstance(x, dict) else "[" + ",".join(_inner(e) for e in x) + "]"
+    return str(x)
+
+
 def _cell(v):
     if isinstance(v, (dict, list)):
-        return json.dumps(v, separators=(",", ":"))
+        return short_text(v)
     return v
 
 
@@ -92,13 +117,16 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
         "repair_weight",
         "closed_form_value",
         "closed_form_difference",
+        "mle_error",
+        "mle_error_population",
+        "inversion_error",
         "seconds",
         "design_seconds",
         "solve_seconds",
         "peak_mib",
-        "finished_at",
     ):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    df["finished_at"] = finished_at_times(df["finished_at"])
     for c in ("N", "M", "iterations", "lps", "rounds"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
     for c in ("certified", "cached"):
@@ -109,6 +137,18 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
     df.attrs["axes"] = axis_cols
     df.attrs["axis_paths"] = list(axis_paths)
     return df
+
+
+def finished_at_times(column):
+    """``finished_at`` as UTC datetimes (stored as Unix seconds; a CSV holds them as ISO text)."""
+    import pandas as pd
+
+    if pd.api.types.is_datetime64_any_dtype(column):  # read back from Parquet
+        return column if getattr(column.dtype, "tz", None) is not None else column.dt.tz_localize("UTC")
+    numeric = pd.to_numeric(column, errors="coerce")
+    if numeric.notna().sum() >= column.notna().sum():
+        return pd.to_datetime(numeric, unit="s", utc=True)
+    return pd.to_datetime(column, utc=True, errors="coerce", format="ISO8601")
 
 
 def axis_columns(df, axis_paths: Sequence[str] | None = None) -> list[str]:
@@ -171,6 +211,8 @@ def read_table(path: str | Path):
         raise InputError(f"RESULTS: cannot read {path}: {exc}") from None
     if "point" not in df.columns or "objective" not in df.columns:
         raise InputError(f"RESULTS: {path} is not a sweep table (no 'point' and 'objective' columns)")
+    if "finished_at" in df.columns:
+        df["finished_at"] = finished_at_times(df["finished_at"])
     meta = path.parent / "sweep.json"
     axes = paths = None
     if meta.exists():

@@ -31,7 +31,16 @@ import math
 
 import numpy as np
 
-__all__ = ["mle_error", "mle_covariance", "mle_standard_deviations", "ESTIMANDS"]
+__all__ = [
+    "mle_error",
+    "mle_covariance",
+    "mle_standard_deviations",
+    "mle_accuracy_summary",
+    "describe_mle_accuracy",
+    "accuracy_prior",
+    "estimation_columns",
+    "ESTIMANDS",
+]
 
 ESTIMANDS = ("records", "population")
 """``records``: records i.i.d. from P; ``population``: the frequencies of the collected population."""
@@ -102,3 +111,84 @@ def mle_standard_deviations(kernel, prior, n: int, estimand: str = "records") ->
     if C is None:
         return np.full(np.asarray(prior).size, np.inf)
     return np.sqrt(np.maximum(np.diag(C), 0.0) / n)
+
+
+def mle_accuracy_summary(kernel, prior, n: int) -> dict:
+    """The MLE's asymptotic accuracy from n reports through K under P, as a JSON-ready dict, for both
+    estimands: ``records`` (records i.i.d. from P) and ``population`` (the frequencies of the collected
+    population: without the sampling term (1 − ‖P‖²)/n). Each holds ``expected_squared_error`` (U/n),
+    ``rmse``, ``per_report`` (U), ``standard_deviations`` and ``max_standard_deviation``; all None, with
+    ``identifiable`` False and the reason, when rank K < N (U is infinite)."""
+    K, P = _kernel_prior(kernel, prior)
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n: must be an integer >= 1, found {n}")
+    out: dict = {"n": int(n), "prior": [float(v) for v in P], "identifiable": True}
+    Jinv = _inverse_information(K, P)
+    if Jinv is None:
+        from mechdesign.theory.accuracy import kernel_rank
+
+        out["identifiable"] = False
+        out["error"] = (
+            f"the kernel has rank {kernel_rank(K)} < N = {K.shape[0]}: P is not identifiable from the outputs "
+            "(U is infinite)"
+        )
+        for name in ESTIMANDS:
+            out[name] = {"expected_squared_error": None, "rmse": None, "per_report": None, "standard_deviations": None}
+        return out
+    for name, C in (("records", Jinv - np.outer(P, P)), ("population", Jinv - np.diag(P))):
+        per_report = float(max(np.trace(C), 0.0))
+        sd = np.sqrt(np.maximum(np.diag(C), 0.0) / n)
+        out[name] = {
+            "expected_squared_error": per_report / n,
+            "rmse": math.sqrt(per_report / n),
+            "per_report": per_report,
+            "max_standard_deviation": float(sd.max()),
+            "standard_deviations": [float(v) for v in sd],
+        }
+    return out
+
+
+def describe_mle_accuracy(summary: dict) -> list[str]:
+    """Report lines for :func:`mle_accuracy_summary`: one per estimand, or the reason it is infinite."""
+    if not summary.get("identifiable"):
+        return [f"infinite at n = {summary['n']}: {summary['error']}"]
+    lines = []
+    for name, words in (
+        ("records", "records i.i.d. from P"),
+        ("population", "frequencies of the collected population"),
+    ):
+        s = summary[name]
+        lines.append(
+            f"{words}: E||p_hat - P||^2 = {s['expected_squared_error']:.4g} (rmse {s['rmse']:.4g}), "
+            f"max sd(p_hat_x) = {s['max_standard_deviation']:.4g} at n = {summary['n']} (U = n * error = "
+            f"{s['per_report']:.4g})"
+        )
+    return lines
+
+
+def accuracy_prior(spec) -> list[float]:
+    """The prior at which reports state accuracy: the prior set's point prior, else the objective's listed
+    prior, else uniform."""
+    from mechdesign.privacy.registry import rules
+
+    prior = rules(spec.prior_set, spec.n).point_prior()
+    if prior is None:
+        listed = getattr(spec.objective, "prior", None)
+        prior = listed if isinstance(listed, list) else [1] * spec.n
+    return [float(v) for v in prior]
+
+
+def estimation_columns(kernel, prior) -> dict:
+    """Per-report errors for a sweep table's row: ``mle_error`` (U, records i.i.d. from P),
+    ``mle_error_population`` (U − (1 − ‖P‖²)), ``inversion_error`` (n · the inversion estimator's exact
+    E‖p̂ − P‖², when rank K = N); ``inf`` / None when not defined."""
+    from mechdesign.theory.accuracy import inversion_accuracy
+
+    K, P = _kernel_prior(kernel, prior)
+    u = mle_error(K, P)
+    pop = mle_error(K, P, "population")
+    try:
+        inv = inversion_accuracy(K, P, 1).per_report
+    except ValueError:
+        inv = None
+    return {"mle_error": u, "mle_error_population": pop, "inversion_error": inv}
