@@ -83,6 +83,16 @@ class Certificate:
     ``privacy`` list, or its epsilon + prior_set): leakage, exact feasibility, whether it binds.
     ``feasible`` above requires every one of them."""
 
+    def __repr__(self) -> str:
+        from mechdesign.display import certificate_repr
+
+        return certificate_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import certificate_html
+
+        return certificate_html(self)
+
 
 @dataclass(frozen=True)
 class SolveReport:

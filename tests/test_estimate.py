@@ -441,7 +441,11 @@ def test_cli_round_trip_table_json_and_output_file(release, capsys):
     assert out.read_text().splitlines()[0] == "label,estimate,standard_error,lower,upper,identified"
     counts = tmp / "counts.csv"
     y = released.read_text().splitlines()[1:]
-    counts.write_text("label,count\n" + "".join(f"{v},{sum(r.endswith(',' + str(v)) for r in y)}\n" for v in range(3)))
+    # a kernel file alone: its outputs are named y0..y2 (never the inputs' labels or indices)
+    assert {r.rsplit(",", 1)[1] for r in y} == {"y0", "y1", "y2"}
+    counts.write_text(
+        "label,count\n" + "".join(f"y{v},{sum(r.endswith(',y' + str(v)) for r in y)}\n" for v in range(3))
+    )
     assert main(["estimate", "--kernel", str(kernel), "--counts", str(counts), "--method", "inversion"]) == 0
     text = capsys.readouterr().out
     assert "standard error" in text and "inversion" in text and "n = 2000" in text
@@ -470,19 +474,19 @@ def test_cli_bad_input_exits_2_with_one_line_and_writes_nothing(release, capsys)
     _bad(base + ["--input", str(header_only), "--column", "secret"], capsys, tmp, "empty input")
     _bad(base + ["--input", str(released), "--column", "nope"], capsys, tmp, "no column 'nope'")
     negative = tmp / "neg.csv"
-    negative.write_text("label,count\n0,10\n1,-3\n2,5\n")
-    _bad(base + ["--counts", str(negative)], capsys, tmp, "row 2 (label '1'): count must be a non-negative integer")
+    negative.write_text("label,count\ny0,10\ny1,-3\ny2,5\n")
+    _bad(base + ["--counts", str(negative)], capsys, tmp, "row 2 (label 'y1'): count must be a non-negative integer")
     fractional = tmp / "frac.csv"
-    fractional.write_text("0,10\n1,2.5\n")
+    fractional.write_text("y0,10\ny1,2.5\n")
     _bad(base + ["--counts", str(fractional)], capsys, tmp, "count must be a non-negative integer, found '2.5'")
     unknown_count = tmp / "unk.csv"
-    unknown_count.write_text("0,10\nq,2\n")
+    unknown_count.write_text("y0,10\nq,2\n")
     _bad(base + ["--counts", str(unknown_count)], capsys, tmp, "row 2: unknown output label 'q'")
     empty_counts = tmp / "empty_counts.csv"
     empty_counts.write_text("label,count\n")
     _bad(base + ["--counts", str(empty_counts)], capsys, tmp, "empty input")
     zero_counts = tmp / "zero_counts.csv"
-    zero_counts.write_text("0,0\n1,0\n")
+    zero_counts.write_text("y0,0\ny1,0\n")
     _bad(base + ["--counts", str(zero_counts)], capsys, tmp, "all counts are 0")
     other = tmp / "other.yaml"
     other.write_text(
@@ -503,10 +507,10 @@ def test_cli_bad_input_exits_2_with_one_line_and_writes_nothing(release, capsys)
     _bad(["estimate", "--kernel", str(kernel), "--input", str(released)], capsys, tmp, "--column: required")
     # beyond int64 / double exactness, and a bootstrap too large to hold: refused, not an internal error
     huge = tmp / "huge.csv"
-    huge.write_text("0,99999999999999999999999\n1,1\n")
-    _bad(base + ["--counts", str(huge)], capsys, tmp, "row 1 (label '0'): count must be at most 1e+15")
+    huge.write_text("y0,99999999999999999999999\ny1,1\n")
+    _bad(base + ["--counts", str(huge)], capsys, tmp, "row 1 (label 'y0'): count must be at most 1e+15")
     total = tmp / "total.csv"
-    total.write_text("0,900000000000000\n1,900000000000000\n")
+    total.write_text("y0,900000000000000\ny1,900000000000000\n")
     _bad(base + ["--counts", str(total)], capsys, tmp, "the total must be at most 1e+15 reports")
     _bad(
         base + ["--input", str(released), "--column", "secret", "--bootstrap", "100000000000"],
@@ -518,7 +522,11 @@ def test_cli_bad_input_exits_2_with_one_line_and_writes_nothing(release, capsys)
 
 def test_cli_kernel_with_a_matching_spec_uses_the_spec_labels(release, capsys):
     tmp, kernel, spec, released = release
-    # the spec is an expected-loss design with M = N, so outputs carry the alphabet's labels 0..2
+    # the spec is an expected-loss design with M = N, so outputs carry the alphabet's labels 0..2 (output y
+    # is the guess "x = y"); the kernel file alone named them y0..y2
+    relabelled = tmp / "relabelled.csv"
+    relabelled.write_text(released.read_text().replace(",y", ","))
+    released = relabelled
     assert (
         main(
             [

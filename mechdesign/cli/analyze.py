@@ -61,13 +61,16 @@ def analyze_kernel(
 ) -> dict[str, Any]:
     """All measures of an :class:`~mechdesign.certify.exact.ExactKernel` over a prior set, as a JSON-ready dict.
 
-    ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)). ``inversion_accuracy``
-    is the exact accuracy of the inversion estimator from ``n_reports`` reports under ``accuracy_prior``
-    (default: the point prior of the prior set, else uniform), :func:`mechdesign.theory.accuracy.accuracy_summary`.
+    ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)). ``mle_accuracy`` is the
+    MLE's asymptotic accuracy (:func:`mechdesign.theory.estimation.mle_accuracy_summary`, for records i.i.d.
+    from P and for the collected population's frequencies) and ``inversion_accuracy`` the exact accuracy of
+    the inversion estimator (:func:`mechdesign.theory.accuracy.accuracy_summary`), from ``n_reports`` reports
+    under ``accuracy_prior`` (default: the point prior of the prior set, else uniform).
     """
     from fractions import Fraction
 
     from mechdesign.spec.models import Simplex
+    from mechdesign.spec.notation import prior_set_notation
 
     n, m = kernel.shape
     K = kernel.to_float()
@@ -77,6 +80,7 @@ def analyze_kernel(
     out: dict[str, Any] = {
         "shape": [n, m],
         "prior_set": prior_set.model_dump(mode="json"),
+        "prior_set_text": prior_set_notation(prior_set),
         "measures": {
             "leakage_capacity": _num(capacity),
             "ldp": _num(ldp),
@@ -188,7 +192,7 @@ def _render(result: dict[str, Any], path: str) -> str:
     buf = StringIO()
     con = Console(file=buf, width=120, force_terminal=False, color_system=None, highlight=False)
     n, m = result["shape"]
-    con.print(f"mechdesign analyze: {path}, {n} x {m} kernel, prior set {result['prior_set']}")
+    con.print(f"mechdesign analyze: {path}, {n} x {m} kernel, prior set {result['prior_set_text']}")
     t = Table(title="measures", show_header=False, box=None)
     t.add_column(justify="left")
     t.add_column(justify="left")

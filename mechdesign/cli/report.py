@@ -42,11 +42,12 @@ def _cell(v: float) -> str:
 def _kernel_table(result: DesignResult, width: int) -> tuple[Table, bool]:
     """The kernel as a table that fits ``width`` columns; True when rows or columns were elided."""
     from mechdesign.objectives.registry import objective_rules
+    from mechdesign.spec.notation import output_labels
 
     K = result.kernel
     labels = [str(v) for v in result.spec.labels]
     n, m = K.shape
-    out_labels = labels if (m == n and objective_rules(result.spec).outputs_estimate_x) else [str(y) for y in range(m)]
+    out_labels = list(output_labels(labels, m, objective_rules(result.spec).outputs_estimate_x))
     cell = max(len(_cell(float(v))) for v in K.ravel()[:10000]) if K.size else 1
     label_w = min(max(len(v) for v in labels), 16)
     per_col = max(cell, max(len(v) for v in out_labels[:MAX_SHOWN]), 1) + 3
@@ -108,9 +109,13 @@ def render_result(
         if spec.epsilon.text.strip() == eps_value
         else f"eps = {spec.epsilon.text} ({relation} {eps_value} nats)"
     )
+    # M of the emitted kernel (unused outputs are dropped), with the spec's when it differs
+    m_text = f"M = {spec.m}"
+    if result.kernel is not None and result.kernel.shape[1] != spec.m:
+        m_text = f"M = {result.kernel.shape[1]} (spec: {spec.output_size})"
     console.print(
         f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
-        f"N = {spec.n}, M = {spec.m}, {eps_words}"
+        f"N = {spec.n}, {m_text}, {eps_words}"
     )
     req = getattr(result, "epsilon_requirement", None)
     if req is not None:  # epsilon: {protect: ...}

@@ -99,6 +99,16 @@ class EstimateResult:
     identified has the range of the maximisers widened by sampling uncertainty as its interval, and no
     standard error (None: all identified)."""
 
+    def __repr__(self) -> str:
+        from mechdesign.display import estimate_repr
+
+        return estimate_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import estimate_html
+
+        return estimate_html(self)
+
     def is_identified(self) -> np.ndarray:
         """Boolean per symbol (all True when rank K = N)."""
         if self.identified is None:
