@@ -710,7 +710,8 @@ def estimate_distribution(
 
     ``method``: ``mle`` (EM, bootstrap intervals), ``inversion`` (asymptotic intervals) or ``projected``
     (``projection`` = ``euclidean`` or ``clip``; bootstrap intervals). ``bootstrap`` = B resamples (0: no
-    standard errors or intervals for mle/projected); ``seed`` seeds the bootstrap. ``simultaneous``: a
+    standard errors or intervals for mle/projected, except that mle on a kernel of rank < N gives its
+    intervals without a bootstrap, see the module docstring); ``seed`` seeds the bootstrap. ``simultaneous``: a
     Bonferroni band covering all N masses at once with probability ≥ ``confidence``. BLAS runs on one
     thread (:mod:`mechdesign.release.blas_threads`)."""
     from scipy.stats import norm
@@ -795,7 +796,7 @@ def estimate_distribution(
         z = norm.ppf(1 - a / 2)
         lower, upper = p - z * se, p + z * se
         uncertainty = "asymptotic (plug-in covariance of the linear estimator)"
-    elif bootstrap > 0:
+    elif bootstrap > 0 and (identified is None or identified.any()):  # no standard error to bootstrap else
         rng = np.random.default_rng(seed)
         q = np.clip(K.T @ p, 0, None)
         q /= q.sum()
