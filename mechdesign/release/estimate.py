@@ -27,15 +27,18 @@ simultaneous band (every symbol at once, at the stated level) uses Bonferroni: l
 Identifiability (rank K < N). The outputs determine only q = KᵀP, so the mass P_x is identified exactly when
 e_x lies in the column space of K (then P_x = wᵀq for K w = e_x); otherwise the maximisers of L form the
 face {P ∈ Δ : KᵀP = Kᵀp̂} and every value of P_x in [lo(q̂*), hi(q̂*)], q̂* = Kᵀp̂, fits the reports
-equally well, where lo(q) = min{P_x : P ≥ 0, KᵀP = q} and hi(q) = max{…} (two small LPs per mass, HiGHS
-through scipy; Σ P = 1 follows from Σ_y (KᵀP)_y = Σ_x P_x). For such a mass the interval is this range
+equally well, where lo(q) = min{P_x : P ≥ 0, KᵀP = q} and hi(q) = max{…} (two small LPs per mass, one
+HiGHS model re-solved with new costs; Σ P = 1 follows from Σ_y (KᵀP)_y = Σ_x P_x). The interval is this range
 widened by the sampling uncertainty of q̂ (a partial-identification interval in the sense of Imbens and
 Manski, Econometrica 2004): a dual solution λ of the lo-LP (K λ ≤ e_x) gives, for the true P,
 λᵀq = λᵀKᵀP = (Kλ)ᵀP ≤ e_xᵀP = P_x, and λᵀq̂ (q̂ = c/n) is an unbiased estimate of λᵀq with variance
 (Σ_y λ_y² q_y − (λᵀq)²)/n, so the lower end min(lo(q̂*), λᵀq̂) − z·sd is a lower confidence bound for P_x
-at level 1 − α/2 whatever the true P in the face (likewise the upper end from the hi-LP's dual). The
-interval covers P_x with probability ≥ 1 − α (tests/test_estimate.py checks it on rank-deficient designs);
-such a mass has no standard error and is marked "not identified".
+at level 1 − α/2 whatever the true P in the face (likewise the upper end from the hi-LP's dual), up to
+the normal approximation and λ's dependence on the data (both vanish as n grows). So the interval covers
+P_x with probability at least about 1 − α (tests/test_estimate.py checks it by simulation on
+rank-deficient designs). When rank K < N every mass gets its interval this way (for an identified mass
+lo = hi, and the construction stays valid at masses near 0, where bootstrap percentiles undercover);
+a mass that is not identified has no standard error and is marked "not identified".
 """
 
 from __future__ import annotations
@@ -441,7 +444,7 @@ def _squarem(K, KT, C, nrep, P, tol, max_iter, iters, gap):
         iters[active] += np.where(better, 3, 2)
 
 
-def _newton_active_set(K, c, p, tol, max_iter=60, ridge=True):
+def _newton_active_set(K, c, p, tol, max_iter=60):
     """Polish one MLE by Newton's method on the face {p_x = 0, x ∉ S} of the simplex (S the support).
 
     Maximise L(p) = Σ_y c_y log q_y, q = Kᵀp, subject to Σ_{x∈S} p_x = 1: with H = K_S diag(c/q²) K_Sᵀ
@@ -482,8 +485,6 @@ def _newton_active_set(K, c, p, tol, max_iter=60, ridge=True):
         try:
             factor = cho_factor(H, lower=False, check_finite=False)
         except np.linalg.LinAlgError:
-            if not ridge:
-                return None
             # rank K_S < |S| (a kernel that does not identify P): L is flat along the null space of
             # K_Sᵀ, and ∇ and 1 (= K_S 1) lie in the column space of K_S, so a ridge δI (δ = 1e-10 of the
             # mean diagonal) gives the minimum-norm Newton step up to O(δ); the arc search keeps L from
@@ -608,8 +609,9 @@ def identified_masses(K) -> np.ndarray:
 
 class _MassRange:
     """min / max of P_x over {P ≥ 0 : KᵀP = q} for each x, by one HiGHS model re-solved with a new cost
-    (warm-started dual simplex): returns (value, λ), where the dual λ satisfies sign·Kλ ≤ e_x… so that
-    λᵀq' bounds that extreme (below for the min, above for the max) at every q' (module docstring)."""
+    (the simplex warm-started from the last basis). :meth:`extreme` returns (value, λ) with λ from the
+    LP's dual: Kλ ≤ e_x for the min, Kλ ≥ e_x for the max, so λᵀq' ≤ min (resp. ≥ max) at every q'
+    (weak duality; module docstring)."""
 
     def __init__(self, K: np.ndarray, q: np.ndarray):
         import highspy
