@@ -127,7 +127,7 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     summary.add_column(justify="left")
     summary.add_row("objective", _fmt(result.objective, 12))
     if cert is not None:
-        summary.add_row("exact privacy check", "passed" if cert.feasible else "FAILED")
+        summary.add_row("exact privacy check", "passed" if cert.private else "FAILED")
         if result.spec.privacy is not None:  # several constraints (issue 16): one row each
             for i, g in enumerate(cert.guarantees):
                 summary.add_row(
@@ -135,6 +135,14 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
                     f"eps = {g.epsilon_text}: leakage {_fmt(g.leakage, 12)} nats, "
                     f"{'holds' if g.feasible else 'FAILS'}{', binds' if g.binding else ''}",
                 )
+        for c in cert.side_constraints:  # every other stated constraint: its exact verdict
+            summary.add_row(
+                f"{c.field} (exact check)",
+                f"{c.constraint}: {_fmt(c.value, 12)} <= {_fmt(c.limit, 12)} "
+                + ("holds" if c.feasible else "FAILS")
+                + (", binds" if c.binding else "")
+                + (f" ({c.repair})" if c.repair else ""),
+            )
         summary.add_row(
             "leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})"
         )
