@@ -147,7 +147,11 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
             "leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})"
         )
         summary.add_row("dual bound", _fmt(cert.dual_bound, 12))
-        summary.add_row("optimality gap", _fmt(cert.gap, 3))
+        summary.add_row(
+            "optimality gap",
+            _fmt(cert.gap, 3)
+            + ("" if cert.grid_floor is None else f" (within the 2^-52 grid's floor {_fmt(cert.grid_floor, 3)})"),
+        )
         if cert.repair_weight:
             summary.add_row("repair (constant-kernel weight)", _fmt(cert.repair_weight, 3))
         if spec.solver.denominator_bits < 52 or (cert.rounding_cost or 0) > 1e-12:

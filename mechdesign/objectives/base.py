@@ -60,6 +60,12 @@ class ObjectiveRules(ABC):
             return None
         return float(self.value(np.eye(self.spec.n)))
 
+    def entry_sensitivity(self) -> float | None:
+        """S with |U(K) − U(K')| ≤ S · max_{x,y} |K_xy − K'_xy| for every two kernels (N × M): how much the
+        utility can move when every entry moves by one step of the grid; the certify stage's grid floor
+        (:func:`mechdesign.design.grid_floor`). None when no such constant is known (utilities with a log)."""
+        return None
+
     def closed_form(self, value: float) -> ClosedForm | None:
         """The paper's closed form for this problem, when one applies."""
         return None

@@ -169,6 +169,12 @@ class ExpectedLoss(ObjectiveRules):
     def value(self, K):
         return self._value_of_row_losses(row_losses(K, self._loss_rows, self.spec.m))
 
+    def entry_sensitivity(self) -> float:
+        """Σ_x P(x) Σ_y |L(x,y)| (the loss is linear in K), or its largest value over 𝒫 for the worst case."""
+        n, block = self.spec.n, 1024
+        sums = np.concatenate([np.abs(self._loss_rows(i, min(i + block, n))).sum(axis=1) for i in range(0, n, block)])
+        return self._value_of_row_losses(sums)
+
     def exact_value(self, kernel):
         """The Hamming loss from the exact kernel's diagonal, correctly rounded, under the spec's exact prior (or
         the worst prior of 𝒫) (:func:`mechdesign.objectives.exact_values.exact_hamming_loss`); None for the other
