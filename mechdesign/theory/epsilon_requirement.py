@@ -34,7 +34,7 @@ import mpmath
 
 from mechdesign.spec import expr
 from mechdesign.spec.errors import SpecError
-from mechdesign.theory.disclosure import prior_set_mass_range
+from mechdesign.theory.disclosure import minus_log as float_minus_log, prior_set_mass_range
 
 __all__ = ["DIGITS", "EpsilonResolution", "resolve_requirement", "resolve_spec", "decimal_strictly_below"]
 
@@ -136,13 +136,6 @@ def _short_text(q: Fraction) -> str:
         while den % prime == 0:
             den //= prime
     return _decimal_text(q) if den == 1 else f"{q.numerator}/{q.denominator}"
-
-
-def float_minus_log(r: Fraction) -> float:
-    """−log r for a rational 0 < r ≤ 1, to a double's precision also next to 1 (log1p of r − 1, taken exactly)."""
-    if r > Fraction(1, 2):
-        return -math.log1p(float(r - 1))
-    return -(math.log(r.numerator) - math.log(r.denominator))
 
 
 def _decimal_text(d: Fraction) -> str:
