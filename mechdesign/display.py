@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 import math
 
+from mechdesign.lp.rounding import float_or_inf
+
 __all__ = ["result_repr", "result_html", "MAX_HTML_CELLS"]
 
 MAX_HTML_CELLS = 20
@@ -58,7 +60,8 @@ def result_html(result) -> str:
             *[
                 (
                     c.field,
-                    f"{c.constraint}: {_g(c.value, 12)} vs {_g(c.limit, 12)}, {'holds' if c.feasible else 'FAILS'}",
+                    f"{c.constraint}: {_g(float_or_inf(c.value), 12)} vs {_g(float_or_inf(c.limit), 12)}, "
+                    + ("holds" if c.feasible else "FAILS"),
                 )
                 for c in cert.side_constraints
             ],

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mechdesign.design import DesignResult
+from mechdesign.lp.rounding import float_or_inf
 
 MAX_SHOWN = 12
 
@@ -138,7 +139,7 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         for c in cert.side_constraints:  # every other stated constraint: its exact verdict
             summary.add_row(
                 f"{c.field} (exact check)",
-                f"{c.constraint}: {_fmt(c.value, 12)} <= {_fmt(c.limit, 12)} "
+                f"{c.constraint}: {_fmt(float_or_inf(c.value), 12)} <= {_fmt(float_or_inf(c.limit), 12)} "
                 + ("holds" if c.feasible else "FAILS")
                 + (", binds" if c.binding else "")
                 + (f" ({c.repair})" if c.repair else ""),
