@@ -31,7 +31,7 @@ def _rows(path):
 
 def test_outputs_exist(results):
     for name in (
-        "README.md",
+        "bench.md",
         "t1_theorem1.md",
         "t1_theorem1.csv",
         "t2_formulations.csv",

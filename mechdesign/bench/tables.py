@@ -1,7 +1,7 @@
 """``mechdesign bench [--quick] [--out DIR] [--config FILE]``: regenerate the benchmark tables.
 
 Writes Markdown tables, CSV files and PNG figures into ``benchmarks/results/``
-(or ``--out``), and a README quoting the headline numbers:
+(or ``--out``), and ``bench.md`` quoting the headline numbers:
 
 * T1 Theorem 1: LP optimum of the Dobrushin design vs Ξ(ε,c) (``bounds.xi``), max |difference| per N.
 * T2 formulations: the lifted LP against the pairwise Lemma 4 LP (N²M rows), same solver.
@@ -586,10 +586,11 @@ def run_bench(
 def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: float) -> None:
     cores = os.cpu_count()
     lines = [
-        "# Benchmark results",
+        "# `mechdesign bench`: tables T1–T3",
         "",
         f"Command: `{command or 'mechdesign bench'}` (config `{cfg_path.name}`), {cores} cores, "
-        f"{platform.machine()}, Python {platform.python_version()}, {seconds:.0f} s in all.",
+        f"{platform.machine()}, Python {platform.python_version()}, {seconds:.0f} s in all; "
+        f"commit {_commit()}.",
         "",
         "Tables: [T1 Theorem 1](t1_theorem1.md), [T2 formulations](t2_formulations.md), "
         "[T3 scaling](t3_scaling.md) (CSV beside each).",
@@ -624,7 +625,26 @@ def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: 
         "F1 uses the Example 2 kernels K1 and K2 of the Dobrushin paper with prior pairs sampled in Q_X(c); "
         "F2 takes Γ_min = 1/Γ_max for Example 12's Γ_max values; F3 plots Theorem 5's bounds for k-RR.",
     ]
-    (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "bench.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _commit() -> str:
+    """The git commit of the checkout that runs the benchmark (its short hash), if it is a git checkout."""
+    import subprocess
+
+    try:
+        run = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        run = None
+    if run is not None and run.returncode == 0 and run.stdout.strip():
+        return run.stdout.strip()
+    return "unknown (not a git checkout)"
 
 
 def _cmd_bench(args) -> int:

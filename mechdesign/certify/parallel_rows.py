@@ -24,7 +24,7 @@ processes used < 10 % of the cores during the batch, "loaded": one other job kep
 
 At N = 3000, quiet, the rounding went 35 → 29 ms (its writes of two N × M arrays, one of them fresh pages, are
 memory-bound), the mix 37 → 31 ms and the snapping probe's rows 36 → 20 ms (the probe alone over every row of
-the ``bayes_uniform`` optimum; benchmarks/results/scaling_families.md, branch certpar).
+the ``bayes_uniform`` optimum; docs/explanation/performance-notes.md, section "The certify stage").
 """
 
 from __future__ import annotations
