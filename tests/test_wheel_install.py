@@ -65,6 +65,6 @@ def test_bench_quick_from_a_wheel_in_an_empty_directory(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     out = work / "benchmarks" / "results" / "quick"
     assert f"results in {out}" in r.stderr
-    for name in ("bench.md", "t1_theorem1.csv", "f1_corollaries.png"):
+    for name in ("bench.md", "t1_theorem1.csv", "f3_krr_envelopes.png"):
         assert (out / name).stat().st_size > 0
     assert not (purelib / "benchmarks").exists()

@@ -8,7 +8,7 @@ Writes Markdown tables, CSV files and PNG figures into ``benchmarks/results/``
 * T3 scaling: expected-loss designs (uniform prior, |x − y|, M = N) for Q_X(c) and LDP:
   time to a certified optimum, iterations, peak memory, compile/solve/certify split;
   the ``qif`` library's ``min_loss_given_d`` as a baseline when it is installed.
-* F1–F3: the papers' bounds (Corollaries 1–2, RLDP bound, k-RR envelopes).
+* F3: the k-RR envelope bounds of the envelopes paper (Theorem 5); the papers' own figures are ``mechdesign figures``.
 
 Grids come from the package data ``mechdesign/bench/configs/bench.yaml`` (``bench-quick.yaml`` with
 ``--quick``), read with :mod:`importlib.resources` so that they are found after ``pip install .``.
@@ -402,76 +402,6 @@ def figures(out: Path) -> list[str]:
     from mechdesign.theory import bounds
 
     made = []
-    # F1: the Dobrushin paper's Figure 1: Corollaries 1-2 against sampled prior pairs in Q_X(c) for the
-    # Example 2 kernels. (a) K1, N = 10, c = 0.05, eps = log(10/3): five rows (15/16, 1/16) and five rows
-    # (1/16, 15/16) (the printed 1/15 is a typo for 1/16); K1 is also log(15)-LDP, so Duchi et al.'s bound
-    # applies. (b) K2, N = 5, c = 0.1: the circulant kernel with three entries 1/3 per row.
-    rng = np.random.default_rng(0)
-    K1 = np.array([[15 / 16, 1 / 16]] * 5 + [[1 / 16, 15 / 16]] * 5)
-    K2 = np.array([[1 / 3 if (j - i) % 5 in (0, 1, 2) else 0.0 for j in range(5)] for i in range(5)])
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    panels = [(axes[0], K1, math.log(10 / 3), 0.05, "KL"), (axes[1], K2, math.log(10 / 3), 0.1, "H2")]
-    for ax, K, eps, c, what in panels:
-        n = K.shape[0]
-        tvs, vals = [], []
-        for _ in range(1000):
-            P, Q = (c + (1 - n * c) * rng.dirichlet(np.ones(n) * 0.3) for _ in range(2))
-            a, b = P @ K, Q @ K
-            tvs.append(0.5 * np.abs(P - Q).sum())
-            if what == "KL":
-                vals.append(float(np.sum(a * np.log(a / b))))
-            else:
-                vals.append(float(np.sum((np.sqrt(a) - np.sqrt(b)) ** 2)))
-        ax.scatter(tvs, vals, s=4, color="tab:blue", label="sampled P, Q in Q_X(c)")
-        tv = np.linspace(0, 1 - n * c, 50)
-        if what == "KL":
-            tv = tv[1:]  # log scale: start past TV = 0, where both bounds are 0
-            ax.plot(tv, [bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 1")
-            duchi = [bounds.duchi_kl_bound(math.log(15), t) for t in tv]
-            ax.plot(tv, duchi, "r--", label="Duchi et al. (K1 is log 15-LDP)")
-            # Duchi et al.'s bound is ~800 times Corollary 1's at TV = 0.5: a log scale shows both curves
-            # and the samples whole (samples with divergence 0, at P = Q, cannot be drawn on it).
-            ax.set_yscale("log")
-            ax.set_ylim(1e-4, 2 * max(duchi))
-            ax.set(
-                xlabel="total variation TV(P, Q)",
-                ylabel="KL divergence D(KP || KQ) in nats (log scale)",
-                title="F1(a) kernel K1: N = 10, c = 0.05, eps = log(10/3) nats",
-            )
-        else:
-            ax.plot(tv, [bounds.corollary2_hellinger_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 2")
-            ax.set(
-                xlabel="total variation TV(P, Q)",
-                ylabel="squared Hellinger distance H²(KP || KQ)",
-                title="F1(b) kernel K2: N = 5, c = 0.1, eps = log(10/3) nats",
-            )
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "f1_corollaries.png", dpi=120)
-    plt.close(fig)
-    made.append("f1_corollaries.png")
-
-    # F2: RLDP amplification bound with Example 12's Gamma_max values (Gamma_min = 1/Gamma_max).
-    fig, ax = plt.subplots(figsize=(5, 4))
-    alpha, eps_w, nn = 2.0, 1.0, 10
-    eps_f = np.linspace(0.01, 3, 60)
-    for name, gmax in (
-        ("(e^eps + 1)/2", (math.exp(eps_w) + 1) / 2),
-        ("(N + 2e^eps - 2)/N", (nn + 2 * math.exp(eps_w) - 2) / nn),
-    ):
-        ax.plot(
-            eps_f,
-            [bounds.rldp_amplification_bound(e, alpha, gmax, 1 / gmax) for e in eps_f],
-            label=f"Gamma_max = {name}",
-        )
-    ax.plot(eps_f, [bounds.f_alpha_to_renyi(e, alpha) for e in eps_f], "k--", label="no amplification")
-    ax.set(xlabel="eps_f", ylabel="RLDP bound", title=f"F2 alpha={alpha}, eps={eps_w}, N={nn}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "f2_rldp.png", dpi=120)
-    plt.close(fig)
-    made.append("f2_rldp.png")
-
     # F3: k-RR envelope bounds (Theorem 5), panels (a) uniform prior and (b) a skewed prior.
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     k, eps_r = 5, 1.0
@@ -622,8 +552,7 @@ def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: 
         "Times are wall clock on a machine shared with other jobs; `certified` is the exact check of "
         "the kernel as emitted (mechdesign: after its repair step; qif: as returned, no repair).",
         "",
-        "F1 uses the Example 2 kernels K1 and K2 of the Dobrushin paper with prior pairs sampled in Q_X(c); "
-        "F2 takes Γ_min = 1/Γ_max for Example 12's Γ_max values; F3 plots Theorem 5's bounds for k-RR.",
+        "F3 plots Theorem 5's bounds for k-RR (envelopes paper); the papers' own figures are `mechdesign figures`.",
     ]
     (out / "bench.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 

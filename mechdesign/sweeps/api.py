@@ -111,7 +111,29 @@ def _descriptors(spec: dict) -> dict:
         c = float(Fraction(str(ps.get("c"))))
     alphabet = spec.get("alphabet")
     n = alphabet if isinstance(alphabet, int) else len(alphabet or [])
-    return {"prior_set_kind": kind, "c": c, "N": n, "objective_kind": (spec.get("objective") or {}).get("kind")}
+    objective = spec.get("objective") or {}
+    return {
+        "prior_set_kind": kind,
+        "c": c,
+        "N": n,
+        "objective_kind": objective.get("kind"),
+        "objective_detail": _objective_detail(objective),
+    }
+
+
+def _objective_detail(objective: dict) -> str | None:
+    """What an objective is measured with, as short text (``loss=absolute, prior=uniform``): the
+    objective's settings other than its kind, lists and matrices named by their shape only."""
+    parts = []
+    for k, v in objective.items():
+        if k == "kind" or v is None:
+            continue
+        if isinstance(v, list):
+            v = "given" if k in ("prior", "priors") else "matrix" if k == "loss" else f"[{len(v)} values]"
+        elif isinstance(v, dict):
+            v = ",".join(f"{a}={b}" for a, b in v.items())
+        parts.append(f"{k}={v}")
+    return ", ".join(parts) or None
 
 
 def _row(point: Point, spec: dict, key: str, record: dict, cached: bool) -> dict:
