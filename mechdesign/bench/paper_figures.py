@@ -22,8 +22,6 @@ import math
 import sys
 from pathlib import Path
 
-import numpy as np
-
 __all__ = ["register", "paper_figures", "FIGURES"]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -39,6 +37,7 @@ FIGURES = {
 
 
 def _disclosure_fig1(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import disclosure as d
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -69,6 +68,7 @@ def _dobrushin_fig1(plt, out: Path) -> None:
     """Dobrushin paper Figure 1. Panel (a) spans four decades (Duchi et al. reaches ~196 nats at TV = 0.5,
     the samples ~1e-4), so its y-axis is logarithmic: every curve stays inside the panel. The paper's
     caption and text do not state its axis scale."""
+    import numpy as np
     from mechdesign.theory import bounds
     from mechdesign.theory.dobrushin import asoodeh_zhang_kl_bound
 
@@ -122,6 +122,7 @@ def _dobrushin_fig1(plt, out: Path) -> None:
 
 
 def _falpha_fig1(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import bounds, falpha
 
     alpha = 4.0
@@ -153,6 +154,7 @@ def _falpha_fig1(plt, out: Path) -> None:
 
 
 def _falpha_fig2(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import falpha
 
     panels = [
@@ -196,6 +198,7 @@ def _falpha_fig2(plt, out: Path) -> None:
 
 
 def _envelopes_fig1(plt, out: Path) -> None:
+    import numpy as np
     from fractions import Fraction
 
     from mechdesign.theory import envelopes, measures
@@ -224,6 +227,7 @@ def _envelopes_fig1(plt, out: Path) -> None:
 
 
 def _envelopes_fig2(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import envelopes
 
     panels = [

@@ -28,9 +28,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import yaml
-
 from mechdesign.spec.errors import InputError
 
 __all__ = ["register", "run_bench", "pairwise_dobrushin_lp"]
@@ -136,6 +133,7 @@ def pairwise_dobrushin_lp(n: int, c: float, eps: float):
     maximise p_0 − p_1  s.t.  K = [p, 1 − p] ∈ [0, 1]^{N×2},
     K_x(y) − e^ε (c Σ_x' K_x'(y) + (1 − Nc) K_x''(y)) ≤ 0   for all x, x'', y.
     """
+    import numpy as np
     from mechdesign.lp.program import LPBuilder
 
     m, ee = 2, math.exp(eps)
@@ -237,6 +235,7 @@ MEMORY_LIMIT = 4 << 30
 
 
 def _qif_child(n: int, eps: float, queue) -> None:
+    import numpy as np
     from qif.mechanism import d_privacy
 
     from mechdesign.certify.exact import check_pml, to_grid
@@ -394,6 +393,7 @@ def table3(cfg: dict, progress, out: Path) -> list[list]:
 
 # ------------------------------------------------------------------ figures
 def figures(out: Path) -> list[str]:
+    import numpy as np
     import matplotlib
 
     matplotlib.use("Agg")
@@ -471,6 +471,7 @@ def run_bench(
     quick: bool = False, out: Path | str | None = None, config: Path | str | None = None, command: str = ""
 ) -> Path:
     """Run T1–T3 (and the figures) and write them into ``out``; return ``out``."""
+    import yaml
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     if config:

@@ -14,11 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from mechdesign.theory import bounds
 
-from mechdesign.theory import measures
-from mechdesign.privacy.registry import rules
-from mechdesign.theory.composition import repeated_release
 from mechdesign.spec.errors import InputError
 
 __all__ = ["analyze_kernel", "register"]
@@ -65,6 +61,10 @@ def analyze_kernel(
     is the exact accuracy of the inversion estimator from ``n_reports`` reports under ``accuracy_prior``
     (default: the point prior of the prior set, else uniform), :func:`mechdesign.theory.accuracy.accuracy_summary`.
     """
+    from mechdesign.privacy.registry import rules
+    from mechdesign.theory import bounds
+    from mechdesign.theory import measures
+    from mechdesign.theory.composition import repeated_release
     from fractions import Fraction
 
     from mechdesign.spec.models import Simplex

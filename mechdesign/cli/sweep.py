@@ -22,7 +22,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
 
 from mechdesign.spec.errors import InputError
 
@@ -33,6 +32,8 @@ EXIT_INTERRUPTED = 130
 
 def read_sweep_file(path: Path) -> tuple[dict, dict, list]:
     """(base, axes, zip groups) from a spec or sweep YAML."""
+    import yaml
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:

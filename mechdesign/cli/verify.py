@@ -22,6 +22,8 @@ and the exact ratio that break it are printed); 2 bad input or invalid kernel; 3
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import math
 import sys
@@ -29,9 +31,11 @@ from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
-from mechdesign.certify.exact import ExactKernel, Verification, verify_kernel
 from mechdesign.spec.errors import InputError
-from mechdesign.spec.input_rules import shown_number
+
+if TYPE_CHECKING:
+    from mechdesign.certify.exact import ExactKernel, Verification
+
 
 __all__ = ["register", "run_verify", "format_verification"]
 
@@ -81,6 +85,7 @@ def _problem(kernel: ExactKernel, spec, prior_set, epsilon):
 
 def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_json: bool = False, out=None) -> int:
     """Read, check and report; returns the exit status (0 private, 1 not)."""
+    from mechdesign.certify.exact import verify_kernel
     from mechdesign.release.kernel_io import read_kernel_normalised
 
     out = out or sys.stdout
@@ -181,6 +186,8 @@ LONG_FRACTION = 80
 
 def _approx(r, digits: int = 17) -> str:
     """A ratio to ``digits`` significant digits (1/5e-324 = 2e323 is beyond the doubles: from the exact value)."""
+    from mechdesign.spec.input_rules import shown_number
+
     try:
         return f"{float(r):.{digits}g}"
     except OverflowError:

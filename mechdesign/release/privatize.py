@@ -19,6 +19,8 @@ is an error naming the row (exit 2) and no output file is created.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import csv
 import io
 import json
@@ -27,7 +29,10 @@ from pathlib import Path
 
 from mechdesign.spec.errors import InputError
 from mechdesign.release.atomic_write import write_text_atomically
-from mechdesign.release.mechanism import Mechanism
+
+if TYPE_CHECKING:
+    from mechdesign.release.mechanism import Mechanism
+
 
 __all__ = ["register", "run_privatize", "load_mechanism"]
 
@@ -66,6 +71,8 @@ def _cmd_privatize(args) -> int:
 
 def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=None) -> Mechanism:
     """The mechanism of a spec (designed and certified) or of a kernel file."""
+    from mechdesign.release.mechanism import Mechanism
+
     if spec is not None:
         from mechdesign.design import design
 

@@ -213,7 +213,56 @@ EpsilonField = Annotated[
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    """The spec's models: unknown keys are errors, values are frozen. A field's description is the docstring
+    written under it; they are attached when a JSON schema is asked for (:func:`_attach_field_docstrings`),
+    not when the models are defined (pydantic's ``use_attribute_docstrings`` reads the source of every class at
+    import: a third of the time to import this module, paid by every command)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def model_json_schema(cls, *args, **kwargs):
+        _attach_field_docstrings()
+        return super().model_json_schema(*args, **kwargs)
+
+
+_FIELD_DOCSTRINGS_ATTACHED = False
+
+
+def _attach_field_docstrings() -> None:
+    """Give every field of this module's models the docstring written under it as its description (what
+    pydantic's ``use_attribute_docstrings`` does), once: one parse of this file, then each model rebuilt in
+    the order of definition, so that models that hold others see their descriptions."""
+    global _FIELD_DOCSTRINGS_ATTACHED
+    if _FIELD_DOCSTRINGS_ATTACHED:
+        return
+    import ast
+    import inspect
+    import sys
+
+    module = sys.modules[__name__]
+    tree = ast.parse(inspect.getsource(module))
+    rebuilt = []
+    for node in tree.body:
+        cls = getattr(module, node.name, None) if isinstance(node, ast.ClassDef) else None
+        if not (isinstance(cls, type) and issubclass(cls, _Model) and cls is not _Model):
+            continue
+        for stmt, after in zip(node.body, node.body[1:]):
+            doc = getattr(after, "value", None)
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(doc, ast.Constant)
+                and isinstance(doc.value, str)
+            ):
+                field = cls.model_fields.get(stmt.target.id)
+                if field is not None and field.description is None:
+                    field.description = inspect.cleandoc(doc.value)
+        rebuilt.append(cls)
+    for cls in rebuilt:
+        cls.model_rebuild(force=True)
+    _FIELD_DOCSTRINGS_ATTACHED = True
 
 
 def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
