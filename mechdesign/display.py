@@ -26,7 +26,10 @@ def _g(v, digits: int = 6) -> str:
 def result_repr(result) -> str:
     cert = result.certificate
     shape = "no kernel" if result.kernel is None else f"{result.kernel.shape[0]}x{result.kernel.shape[1]}"
-    private = "" if cert is None else (", private (exact check)" if cert.feasible else ", NOT private")
+    private = "" if cert is None else (", private (exact check)" if cert.private else ", NOT private")
+    failing = [] if cert is None else [c.field for c in cert.side_constraints if not c.feasible]
+    if failing:
+        private += ", FAILS " + ", ".join(failing)
     return (
         f"DesignResult(status={result.status.value!r}, objective={_g(result.objective, 10)}, "
         f"gap={_g(None if cert is None else cert.gap, 3)}, kernel={shape}, "
@@ -51,7 +54,14 @@ def result_html(result) -> str:
     ]
     if cert is not None:
         rows += [
-            ("exact privacy check", "passed" if cert.feasible else "FAILED"),
+            ("exact privacy check", "passed" if cert.private else "FAILED"),
+            *[
+                (
+                    c.field,
+                    f"{c.constraint}: {_g(c.value, 12)} vs {_g(c.limit, 12)}, {'holds' if c.feasible else 'FAILS'}",
+                )
+                for c in cert.side_constraints
+            ],
             ("dual bound", _g(cert.dual_bound, 12)),
             ("optimality gap", _g(cert.gap, 3)),
             ("leakage", f"{_g(cert.leakage, 12)} nats"),

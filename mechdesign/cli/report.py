@@ -127,7 +127,7 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     summary.add_column(justify="left")
     summary.add_row("objective", _fmt(result.objective, 12))
     if cert is not None:
-        summary.add_row("exact privacy check", "passed" if cert.feasible else "FAILED")
+        summary.add_row("exact privacy check", "passed" if cert.private else "FAILED")
         if result.spec.privacy is not None:  # several constraints: one row each
             for i, g in enumerate(cert.guarantees):
                 summary.add_row(
@@ -135,11 +135,23 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
                     f"eps = {g.epsilon_text}: leakage {_fmt(g.leakage, 12)} nats, "
                     f"{'holds' if g.feasible else 'FAILS'}{', binds' if g.binding else ''}",
                 )
+        for c in cert.side_constraints:  # every other stated constraint: its exact verdict
+            summary.add_row(
+                f"{c.field} (exact check)",
+                f"{c.constraint}: {_fmt(c.value, 12)} <= {_fmt(c.limit, 12)} "
+                + ("holds" if c.feasible else "FAILS")
+                + (", binds" if c.binding else "")
+                + (f" ({c.repair})" if c.repair else ""),
+            )
         summary.add_row(
             "leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})"
         )
         summary.add_row("dual bound", _fmt(cert.dual_bound, 12))
-        summary.add_row("optimality gap", _fmt(cert.gap, 3))
+        summary.add_row(
+            "optimality gap",
+            _fmt(cert.gap, 3)
+            + ("" if cert.grid_floor is None else f" (within the 2^-52 grid's floor {_fmt(cert.grid_floor, 3)})"),
+        )
         if cert.repair_weight:
             summary.add_row("repair (constant-kernel weight)", _fmt(cert.repair_weight, 3))
         if spec.solver.denominator_bits < 52 or (cert.rounding_cost or 0) > 1e-12:

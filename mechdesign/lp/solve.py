@@ -161,12 +161,13 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
         return None
     K /= sums
     n = K.shape[0]
-    E = 1.0 / layout.scale
     low = layout.c * K.sum(axis=0) + (1.0 - n * layout.c) * K.min(axis=0)
-    v = np.maximum(K.max(axis=0) - E * low, 0.0)
+    # w = v / (v + q (E − 1)) with v = max − E·low, E = 1/scale, written with both sides divided by E: the
+    # scale e^−ε is 0 past ε ≈ 745 (no PML row binds then, and w = 0), where 1/scale divided by zero
+    v = np.maximum(layout.scale * K.max(axis=0) - low, 0.0)
     q = K.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(v > 0, v / (v + q * (E - 1.0)), 0.0)
+        w = np.where(v > 0, v / (v + q * (1.0 - layout.scale)), 0.0)
     if not np.all(np.isfinite(w)) or w.max(initial=0.0) > POLISH_WEIGHT:
         return None
     out = x.copy()
