@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import read_yaml_input
 
 __all__ = ["register", "run_bench", "pairwise_dobrushin_lp"]
 
@@ -550,9 +550,10 @@ def run_bench(
 
         cfg_path = files("mechdesign.bench").joinpath("configs", "bench-quick.yaml" if quick else "bench.yaml")
     try:
-        cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+        text = cfg_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"--config: cannot read {cfg_path}: {exc.strerror or exc}") from None
+    cfg = read_yaml_input(text, f"--config {cfg_path}")  # the spec file's YAML rules and limits (no aliases)
     out = Path(out) if out else Path.cwd() / "benchmarks" / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     t1, t2, t3 = cfg["t1"], cfg["t2"], cfg["t3"]

@@ -217,6 +217,13 @@ class _Model(BaseModel):
 
 
 def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    return checked_distribution(values, what)
+
+
+def checked_distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    """The one rule for a prior written as masses, wherever it is given (a spec, ``analyze --prior``): every
+    mass >= 0 and the exact sum within :data:`SUM_TOLERANCE` (1e-9) of 1, which is float round-off; the masses
+    are then divided by their exact sum. A ValueError states the rule otherwise."""
     if any(v < 0 for v in values):
         raise ValueError(f"{what} has a negative entry (all masses must be >= 0)")
     total = sum(values, Fraction(0))
