@@ -16,7 +16,6 @@ divided by its exact sum when it is not exactly 1, raising
 
 from __future__ import annotations
 
-import csv
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from mechdesign.certify.exact import ExactKernel, grid_bits
+from mechdesign.release.input_files import check_kernel_file, check_kernel_shape, csv_rows, json_loads_bounded
 from mechdesign.spec.errors import InputError
 from mechdesign.spec.input_rules import shown_number
 
@@ -79,6 +79,7 @@ def _exact_rows(rows, source: str) -> list[list[Fraction]]:
     widths = {len(r) for r in rows}
     if len(widths) != 1 or 0 in widths:
         raise InputError(f"{source}: ragged kernel: rows have lengths {sorted(widths)}")
+    check_kernel_shape(len(rows), len(rows[0]), source)
     return [[parse_entry(v, f"{source}: row {i}, column {j}") for j, v in enumerate(r)] for i, r in enumerate(rows)]
 
 
@@ -116,7 +117,9 @@ def read_kernel(path: str | Path, stochastic: bool = True) -> ExactKernel:
     (:func:`mechdesign.release.kernel_arrays.read_normalised_fast`: the *equal* kernel, no Fraction per entry;
     N = 1000: about 10 s of ``estimate``); anything else (a row summing to 1 only within rounding, a negative
     entry, a missing file, a format outside the fast grammars) is read entry by entry here, with these checks
-    and messages."""
+    and messages. The file rules of :mod:`mechdesign.release.input_files` (size, a ``.npy`` header's shape and
+    dtype) are checked first."""
+    check_kernel_file(path)
     if stochastic:
         from mechdesign.release.kernel_arrays import read_normalised_fast
 
@@ -141,6 +144,7 @@ def read_kernel_normalised(path: str | Path) -> tuple[ExactKernel, list[int]]:
     """
     from mechdesign.release.kernel_arrays import read_normalised_fast
 
+    check_kernel_file(path)  # size, and a .npy header's shape and dtype, before anything is read
     fast = read_normalised_fast(Path(path))  # int64 numerators, no Fraction per entry; None: read as Fractions
     if fast is not None:
         return fast
@@ -160,12 +164,12 @@ def _read_rows(path: str | Path) -> tuple[list, str]:
                 arr = np.load(path, allow_pickle=False)
             except ValueError as exc:
                 raise InputError(f"{path}: not a numeric .npy array ({exc})") from None
-            if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.number):
-                raise InputError(f"{path}: expected a 2-D numeric array, found shape {arr.shape} dtype {arr.dtype}")
+            if arr.ndim != 2 or arr.dtype.kind not in "fiu":  # check_kernel_file has refused these already
+                raise InputError(f"{path}: expected a 2-D real array, found shape {arr.shape} dtype {arr.dtype}")
             rows = [[float(v) for v in row] for row in arr]
         elif suffix == ".json":
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json_loads_bounded(path.read_text(encoding="utf-8"), str(path))
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
             if isinstance(data, dict):
@@ -178,7 +182,7 @@ def _read_rows(path: str | Path) -> tuple[list, str]:
             text = path.read_text(encoding="utf-8")
             delimiter = "\t" if suffix == ".tsv" else ","
             lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-            rows = [[v.strip() for v in r] for r in csv.reader(lines, delimiter=delimiter)]
+            rows = [[v.strip() for v in r] for r in csv_rows(lines, str(path), delimiter)]
         else:
             raise InputError(f"{path}: unknown kernel format {suffix!r} (use .csv, .json or .npy)")
     except UnicodeDecodeError:

@@ -782,6 +782,12 @@ class Spec(_Model):
         if isinstance(alphabet, list):
             if len(alphabet) < 2:
                 raise ValueError(f"needs at least 2 labels, found {len(alphabet)}")
+            spaced = next((a for a in alphabet if isinstance(a, str) and a != a.strip()), None)
+            if spaced is not None:
+                raise ValueError(
+                    f"label {spaced!r} has white space at an end; labels are matched exactly as written "
+                    "(in data and counts files too), so remove the spaces"
+                )
             if len(set(map(str, alphabet))) != len(alphabet):
                 raise ValueError("labels must be distinct")
             if len(alphabet) > MAX_N:
