@@ -320,3 +320,22 @@ def test_verify_shows_a_violating_ratio_apart_from_the_bound(tmp_path, capsys):
     assert shown > bound == 2, out
     for ratio in re.findall(r"ratio ~([0-9.e+-]+)\)", out):
         assert Fraction(ratio) > 2, out
+
+
+def test_sweep_plot_without_matplotlib_is_refused_before_any_design(tmp_path, capsys, monkeypatch):
+    """An import system without matplotlib (as after a plain ``pip install .``): one line, exit 2, no store."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    out = tmp_path / "out"
+    assert main(["sweep", str(SPEC), "--serial", "--plot", "--vary", "epsilon=0.5,1", "--out", str(out)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "pip install 'mechdesign[bench]'" in line, line
+    assert not out.exists()  # refused before the first design (no store, no table)
+
+
+def test_figures_without_matplotlib_is_refused_at_once(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "figs"
+    assert main(["figures", "--out", str(out)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "figures" in line and "pip install 'mechdesign[bench]'" in line, line
+    assert not out.exists()

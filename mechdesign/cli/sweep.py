@@ -73,6 +73,10 @@ def _cmd_sweep(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers: must be >= 1, found {args.workers}")
     plan = plan_sweep(base, axes, groups)
+    if args.plot:  # matplotlib (the bench extra) is checked before any design runs, not after the sweep
+        from mechdesign.sweeps.plot import _pyplot
+
+        _pyplot()
     out = Path(args.out) if args.out else Path(f"{spec_path.stem}-sweep")
     store = Path(args.store) if args.store else out / "store"
     try:
