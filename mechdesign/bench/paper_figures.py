@@ -22,6 +22,8 @@ import math
 import sys
 from pathlib import Path
 
+from mechdesign.spec.errors import InputError
+
 __all__ = ["register", "paper_figures", "FIGURES"]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -266,6 +268,10 @@ def paper_figures(out: Path | str | None = None) -> list[Path]:
 
 
 def _cmd_figures(args) -> int:
+    from mechdesign.bench.tables import BENCH_EXTRA_NOTE, matplotlib_missing
+
+    if matplotlib_missing():  # every output of this command is a figure: refuse before any work
+        raise InputError(f"figures: the paper figures need matplotlib: {BENCH_EXTRA_NOTE}")
     for path in paper_figures(args.out):
         print(path, file=sys.stderr)
     return 0

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import read_yaml_input
 
 __all__ = ["register", "run_bench", "pairwise_dobrushin_lp"]
 
@@ -392,6 +393,20 @@ def table3(cfg: dict, progress, out: Path) -> list[list]:
 
 
 # ------------------------------------------------------------------ figures
+FIGURE_FILES = ("f3_krr_envelopes.png",)
+BENCH_EXTRA_NOTE = "pip install 'mechdesign[bench]'"
+
+
+def matplotlib_missing() -> bool:
+    """True when matplotlib (of the ``bench`` extra) cannot be imported: checked before any work, so that a plain
+    ``pip install .`` learns at once which outputs need the extra instead of failing after the grids ran."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
 def figures(out: Path) -> list[str]:
     import numpy as np
     import matplotlib
@@ -468,10 +483,14 @@ def _or_nan(f, *args) -> float:
 
 # -------------------------------------------------------------------- main
 def run_bench(
-    quick: bool = False, out: Path | str | None = None, config: Path | str | None = None, command: str = ""
+    quick: bool = False,
+    out: Path | str | None = None,
+    config: Path | str | None = None,
+    command: str = "",
+    plot: bool = True,
 ) -> Path:
-    """Run T1–T3 (and the figures) and write them into ``out``; return ``out``."""
-    import yaml
+    """Run T1–T3 (and, with ``plot`` and the config's ``figures``, the figures) and write them into ``out``;
+    return ``out``."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     if config:
@@ -481,9 +500,10 @@ def run_bench(
 
         cfg_path = files("mechdesign.bench").joinpath("configs", "bench-quick.yaml" if quick else "bench.yaml")
     try:
-        cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+        text = cfg_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"--config: cannot read {cfg_path}: {exc.strerror or exc}") from None
+    cfg = read_yaml_input(text, f"--config {cfg_path}")  # the spec file's YAML rules and limits (no aliases)
     out = Path(out) if out else Path.cwd() / "benchmarks" / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     t1, t2, t3 = cfg["t1"], cfg["t2"], cfg["t3"]
@@ -491,7 +511,7 @@ def run_bench(
         len(t1["n"]) * len(t1["c_fractions"]) * len(t1["epsilons"])
         + len(t2["n"])
         + 2 * len(t3["n"])
-        + (3 if cfg.get("figures", True) else 0)
+        + (3 if plot and cfg.get("figures", True) else 0)
     )
     start = time.perf_counter()
     with Progress(
@@ -507,7 +527,7 @@ def run_bench(
         r2 = table2(t2, step("T2 formulations"), out)
         r3 = table3(t3, step("T3 scaling"), out)
         figs = []
-        if cfg.get("figures", True):
+        if plot and cfg.get("figures", True):
             figs = figures(out)
             bar.update(task, advance=3, description="figures")
     _readme(out, cfg_path, command, r1, r2, r3, figs, time.perf_counter() - start)
@@ -548,7 +568,7 @@ def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: 
         lines.append(text + ".")
     lines += [
         "",
-        "Figures: " + ", ".join(f"[{f}]({f})" for f in figs),
+        "Figures: " + (", ".join(f"[{f}]({f})" for f in figs) or f"none (matplotlib missing: {BENCH_EXTRA_NOTE})"),
         "",
         "Times are wall clock on a machine shared with other jobs; `certified` is the exact check of "
         "the kernel as emitted (mechdesign: after its repair step; qif: as returned, no repair).",
@@ -584,7 +604,14 @@ def _cmd_bench(args) -> int:
         + (f" --out {args.out}" if args.out else "")
         + (f" --config {args.config}" if args.config else "")
     )
-    out = run_bench(quick=args.quick, out=args.out, config=args.config, command=command)
+    plot = not matplotlib_missing()  # before any work: the tables need no extra, the figures need matplotlib
+    if not plot:
+        print(
+            f"mechdesign: note: writing the tables only; the figures ({', '.join(FIGURE_FILES)}) need matplotlib: "
+            f"{BENCH_EXTRA_NOTE}",
+            file=sys.stderr,
+        )
+    out = run_bench(quick=args.quick, out=args.out, config=args.config, command=command, plot=plot)
     print(f"results in {Path(out).resolve()}", file=sys.stderr)
     return 0
 

@@ -266,6 +266,13 @@ def _attach_field_docstrings() -> None:
 
 
 def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    return checked_distribution(values, what)
+
+
+def checked_distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    """The one rule for a prior written as masses, wherever it is given (a spec, ``analyze --prior``): every
+    mass >= 0 and the exact sum within :data:`SUM_TOLERANCE` (1e-9) of 1, which is float round-off; the masses
+    are then divided by their exact sum. A ValueError states the rule otherwise."""
     if any(v < 0 for v in values):
         raise ValueError(f"{what} has a negative entry (all masses must be >= 0)")
     total = sum(values, Fraction(0))
@@ -824,6 +831,12 @@ class Spec(_Model):
         if isinstance(alphabet, list):
             if len(alphabet) < 2:
                 raise ValueError(f"needs at least 2 labels, found {len(alphabet)}")
+            spaced = next((a for a in alphabet if isinstance(a, str) and a != a.strip()), None)
+            if spaced is not None:
+                raise ValueError(
+                    f"label {spaced!r} has white space at an end; labels are matched exactly as written "
+                    "(in data and counts files too), so remove the spaces"
+                )
             if len(set(map(str, alphabet))) != len(alphabet):
                 raise ValueError("labels must be distinct")
             if len(alphabet) > MAX_N:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from mechdesign.spec.errors import InputError, SpecError
+from mechdesign.spec.input_rules import SpecInputError
 from mechdesign.spec.models import Spec, load_spec
 from mechdesign.sweeps.axes import Axis, Point, expand_points, make_axes
 from mechdesign.sweeps.store import open_store, spec_key
@@ -54,7 +55,7 @@ class SweepPlan:
 
 def _base_dict(base: Any) -> dict:
     """The base spec as plain data (it may be incomplete: the axes can supply missing keys)."""
-    import yaml
+    from mechdesign.spec.input_rules import read_spec_file, read_yaml_input
 
     if isinstance(base, Spec):
         return base.to_dict()
@@ -64,13 +65,10 @@ def _base_dict(base: Any) -> dict:
         text = str(base)
         if isinstance(base, Path) or ("\n" not in text and text.endswith((".yaml", ".yml"))):
             try:
-                text = Path(base).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise InputError(f"spec: cannot read {base}: {exc.strerror or exc}") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise InputError(f"spec: malformed YAML in {base}") from None
+                text = read_spec_file(Path(base))  # refused by size before it is read
+            except SpecInputError as exc:
+                raise InputError(f"spec: {exc.rule}") from None
+        data = read_yaml_input(text, f"spec {base}" if text is not base else "spec")  # no aliases, depth limit
         if not isinstance(data, dict):
             raise InputError(f"spec: must be a mapping of keys to values, found {type(data).__name__}")
         return data
