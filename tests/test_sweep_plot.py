@@ -152,14 +152,35 @@ def test_prior_set_label_is_short_text():
     assert prior_set_label("c=0.05") == "c=0.05"  # not a prior set: unchanged
 
 
-def test_a_prior_set_axis_shows_short_text_in_the_legend(monkeypatch, tmp_path):
+def test_error_against_epsilon_draws_the_mle_error_of_each_design(monkeypatch, table, tmp_path):
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from mechdesign.sweeps.plot import error_vs_epsilon
+
+    part = table[(table["objective_kind"] == "expected_loss") & (table["N"] == 2) & (table["c"] == 0)]
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    paths = error_vs_epsilon(part, tmp_path)
+    assert all(p.exists() for p in paths)
+    (ax,) = kept[0].axes
+    (curve,) = [line for line in ax.get_lines() if line.get_gid() == "curve"]
+    eps, u = (np.asarray(v, float) for v in curve.get_data())
+    # randomized response (N = 2, uniform prior), Wang, Blocki, Li, Jha (USENIX Security 2017):
+    # U = 2 e^ε/(e^ε − 1)² + Σ P(1 − P) = 2 e^ε/(e^ε − 1)² + 1/2
+    np.testing.assert_allclose(u, 2 * np.exp(eps) / np.expm1(eps) ** 2 + 0.5, rtol=1e-9)
+    assert ax.get_yscale() == "log"
+
+
+def test_prior_sets_in_legends_are_short_text(monkeypatch, tmp_path):
     df = mechdesign.sweep(
-        {"alphabet": 3, "epsilon": 1, "objective": {"kind": "dobrushin"}},
+        dict(BASE, objective={"kind": "dobrushin"}),
         {"epsilon": [0.5, 1.0], "prior_set": [{"kind": "simplex"}, {"kind": "min_mass", "c": 0.05}]},
         serial=True,
         store=None,
         progress=False,
     )
-    labels = _legend(_panels(monkeypatch, df, tmp_path)["dobrushin"])
-    assert any("prior_set=min_mass(c=0.05)" in t for t in labels)
-    assert not any("{" in t for t in labels)
+    assert df["prior_set"].tolist() == ["simplex", "min_mass(c=0.05)"] * 2
+    panels = _panels(monkeypatch, df, tmp_path)
+    labels = _legend(panels["dobrushin"])
+    assert any("prior_set=min_mass(c=0.05)" in t for t in labels) and not any("{" in t for t in labels)

@@ -157,7 +157,11 @@ def register(subparsers) -> None:
     p.add_argument("--out", metavar="DIR", help="output folder (default: <spec name>-sweep)")
     p.add_argument("--store", metavar="DIR", help="results store (default: <out>/store)")
     p.add_argument("--retry-failed", action="store_true", help="design again the stored points that are not optimal")
-    p.add_argument("--plot", action="store_true", help="also draw utility_vs_epsilon and time_vs_size (PNG, SVG)")
+    p.add_argument(
+        "--plot",
+        action="store_true",
+        help="also draw utility_vs_epsilon, error_vs_epsilon (when the designs identify P) and time_vs_size (PNG, SVG)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 

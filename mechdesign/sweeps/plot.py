@@ -7,6 +7,10 @@
   limit), which every (ε,c)-PML curve lies on or above. Lines are grouped by the sweep's axes
   (from the table's metadata), never by a result column; curves that coincide are drawn once
   and named together in the legend.
+* ``error_vs_epsilon``: the estimation error per report against ε, log scale, when the table has it:
+  U = n·E‖p̂ − P‖² of the MLE (records i.i.d. from P, solid; the collected population's frequencies,
+  dashed), the curves grouped as in ``utility_vs_epsilon``; designs whose kernel does not identify P
+  (U infinite) are left out and counted in the title.
 * ``time_vs_size``: seconds per design against N, log–log, one series per objective and prior set; the
   medians are joined by a line only from three sizes on.
 """
@@ -20,7 +24,7 @@ import numpy as np
 
 from mechdesign.spec.errors import InputError
 
-__all__ = ["utility_vs_epsilon", "time_vs_size", "plot_all", "coinciding_curves"]
+__all__ = ["utility_vs_epsilon", "error_vs_epsilon", "time_vs_size", "plot_all", "coinciding_curves"]
 
 Y_LABELS = {
     "dobrushin": "Dobrushin coefficient η_TV(K) (higher: more utility)",
@@ -281,9 +285,50 @@ def time_vs_size(df, out: str | Path, stem: str = "time_vs_size") -> list[Path]:
     return paths
 
 
+def error_vs_epsilon(df, out: str | Path, stem: str = "error_vs_epsilon", axes: list[str] | None = None) -> list[Path]:
+    """The MLE's error per report (``mle_error``, ``mle_error_population``) against ε; returns the PNG and SVG
+    paths. One line per combination of the sweep's other axes (as :func:`utility_vs_epsilon`)."""
+    from mechdesign.sweeps.table import axis_columns
+
+    axis_cols = axis_columns(df, axes)
+    plt = _pyplot()
+    data = df[df["epsilon_value"].notna() & df["mle_error"].notna()] if "mle_error" in df.columns else df.iloc[:0]
+    if data.empty:
+        raise InputError("plot: no point has an estimation error to plot")
+    left_out = int((df["epsilon_value"].notna() & df["M"].notna()).sum() - len(data)) if "M" in df.columns else 0
+    others = [a for a in axis_cols if a != "epsilon" and data[a].nunique(dropna=False) > 1]
+    fig, ax = plt.subplots(figsize=(8.6, 4.6))
+    groups = data.groupby(others, sort=True, dropna=False) if others else [((), data)]
+    for i, (values, g) in enumerate(groups):
+        values = values if isinstance(values, tuple) else (values,)
+        g = g.sort_values("epsilon_value")
+        color = f"C{i % 10}"
+        label = _label(dict(zip(others, values)))
+        ax.plot(g["epsilon_value"], g["mle_error"], "o-", ms=3, lw=1.2, color=color, label=label, gid="curve")
+        ax.plot(g["epsilon_value"], g["mle_error_population"], "--", lw=1.0, color=color, label="_population")
+    ax.plot([], [], "-", color="gray", label="solid: records i.i.d. from P")
+    ax.plot([], [], "--", color="gray", label="dashed: the collected population's frequencies")
+    ax.set_yscale("log")
+    ax.set_xlabel("ε (nats)")
+    ax.set_ylabel("U = n · E‖p̂ − P‖² of the MLE (lower is better)")
+    title = "estimation error per report against privacy"
+    if left_out > 0:
+        title += f" ({left_out} design{'s' if left_out > 1 else ''} not identifying P left out)"
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    paths = _save(fig, Path(out), stem)
+    plt.close(fig)
+    return paths
+
+
 def plot_all(df, out: str | Path) -> list[Path]:
-    """Both figures; the time plot only when the table has more than one N (else it says little)."""
+    """The figures: utility against ε, the estimation error against ε when the table has it, and the
+    time plot only when the table has more than one N (else it says little)."""
     paths = utility_vs_epsilon(df, out)
+    if "mle_error" in df.columns and df["mle_error"].notna().any():
+        paths += error_vs_epsilon(df, out)
     sizes = df["N"].dropna().unique()
     if len(sizes) > 1 and not math.isnan(float(df["seconds"].max())):
         paths += time_vs_size(df, out)

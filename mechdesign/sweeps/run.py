@@ -20,6 +20,7 @@ Per-task time limits are the spec's own (``solver.time_limit``, the LP solver's 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import time
@@ -111,6 +112,22 @@ def row_fields(result: dict) -> dict:
     }
 
 
+def estimation_fields(result) -> dict:
+    """The sweep table's error columns of a designed kernel at the reports' prior
+    (:func:`mechdesign.theory.estimation.estimation_columns`): per-report errors, None without a kernel.
+    ``inf`` (the MLE's error on a kernel of rank < N) is written as None too (Parquet and JSON have no inf)."""
+    from mechdesign.theory.estimation import accuracy_prior, estimation_columns
+
+    empty = {"mle_error": None, "mle_error_population": None, "inversion_error": None}
+    if result.kernel is None:
+        return empty
+    try:
+        cols = estimation_columns(result.kernel, accuracy_prior(result.spec))
+    except (ValueError, FloatingPointError):
+        return empty
+    return {k: (v if v is not None and math.isfinite(v) else None) for k, v in cols.items()}
+
+
 def error_record(key: str, status: str, message: str, seconds: float | None = None) -> dict:
     return {
         "key": key,
@@ -149,6 +166,7 @@ def design_point(key: str, spec: dict, threads: int | None = None) -> tuple[dict
     data = result.to_json()
     kernel = None if result.kernel is None else np.asarray(result.kernel, dtype=np.float64)
     row = row_fields(data)
+    row.update(estimation_fields(result))
     data.pop("kernel", None)
     data.pop("kernel_exact", None)  # the float64 kernel in the .npy holds the same exact grid values
     record = {

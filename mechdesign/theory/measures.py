@@ -32,6 +32,11 @@ import numpy as np
 from mechdesign.lp.rounding import float_or_inf
 
 from mechdesign.theory.accuracy import InversionAccuracy, inversion_accuracy  # noqa: F401  (accuracy before release)
+from mechdesign.theory.estimation import (  # noqa: F401  (the MLE's asymptotic accuracy, any kernel)
+    mle_accuracy_summary,
+    mle_covariance,
+    mle_error,
+)
 
 __all__ = [
     # privacy of a kernel
