@@ -116,6 +116,16 @@ class Certificate:
     loss cap ``max_loss``, a vulnerability cap ``max_vulnerability``): its exact value on the emitted kernel, the
     limit, whether it holds. ``feasible`` above requires every one of them."""
 
+    def __repr__(self) -> str:
+        from mechdesign.display import certificate_repr
+
+        return certificate_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import certificate_html
+
+        return certificate_html(self)
+
 
 @dataclass(frozen=True)
 class SolveReport:

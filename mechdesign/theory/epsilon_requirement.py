@@ -74,7 +74,9 @@ class EpsilonResolution:
 
 
 def _fraction(x: mpmath.mpf) -> Fraction:
-    man, exp = mpmath.mpf(x).man_exp
+    """The exact value of ``x`` (read from the number itself: ``mpmath.mpf(x)`` would first round it to the global
+    53-bit context, to nearest, which can move an interval's lower end above the value it bounds)."""
+    man, exp = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x)).man_exp
     return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
