@@ -4,7 +4,7 @@ certify that optimum through the lifted LP's own dual bound."""
 import numpy as np
 import pytest
 
-from mechdesign.lp.colgen import solve_output_generation
+from mechdesign.engines.output_generation import solve_output_generation
 from mechdesign.objectives.registry import compile_problem
 from mechdesign.lp.program import dual_bound
 from mechdesign.lp.solve import solve_lp
@@ -33,9 +33,10 @@ def test_output_generation_matches_simplex(n, c_frac, eps, loss):
             "output_size": n,
         }
     )
-    lp = compile_problem(spec).lps[0]
+    compiled = compile_problem(spec)
+    lp = compiled.lps[0]
     ref = solve_lp(lp, SolverOptions(method="simplex"))  # the full LP by dual simplex: an independent solve
-    res = solve_output_generation(lp, lp.structure)
+    res = solve_output_generation(lp, compiled.layout)
     assert res.status == "optimal"
     assert lp.user_objective(res.x) == pytest.approx(ref.objective, abs=1e-9)
     assert dual_bound(lp, res.row_dual) == pytest.approx(ref.objective, abs=1e-8)

@@ -1,6 +1,6 @@
 """A starting point for mutual-information column generation: the best dual of the form λ = a·1 + b·P (issue 13, N = 200).
 
-The column generation of :func:`mechdesign.objectives.sublinear.design_column_generation` minimises, in effect, the
+The column generation of :func:`mechdesign.engines.sublinear.design_column_generation` minimises, in effect, the
 convex function B(λ) = Σ_x λ_x + N·max(g(λ), 0), g(λ) = max over rays r of (μ(r) − λ·r)/(1·r), by cutting planes
 (each round's restricted LP over the rays S found so far gives λ). From the constant-kernel-like start its duals wander
 for a hundred rounds at N = 100 and stay put for ~15 rounds at N = 200 (the restricted LP is degenerate), while the

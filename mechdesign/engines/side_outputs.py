@@ -12,9 +12,9 @@ and an output that is not used (K(:,y) = 0, t_y = u_y = 0) satisfies its own row
 keeps every side row and column and only the outputs Y'. With its multipliers y_side of the side rows,
 the reduced cost of K_xy *through the side rows* is W_xy = c_{K_xy} − (A_sideᵀ y_side)_{K_xy}
 (for the worst-case prior, W = σ_x L_xy − π_x: σ are the multipliers of the worst-case vertices), and
-every output is priced exactly by :func:`mechdesign.lp.colgen.price`: p_y = min_{k∈𝒦} W(:,y)·k.
+every output is priced exactly by :func:`mechdesign.cone.pricing.price`: p_y = min_{k∈𝒦} W(:,y)·k.
 Outputs with p_y < 0 join Y' (the most negative first). Row multipliers of the whole LP are y_side on
-the side rows and, per output, :func:`mechdesign.lp.colgen.full_row_dual` (which makes every K's
+the side rows and, per output, :func:`mechdesign.cone.pricing.full_row_dual` (which makes every K's
 reduced cost 0); :func:`mechdesign.lp.program.dual_bound` turns them into a bound on the full LP, valid
 whatever the restricted solves' accuracy. The loop stops when that bound meets the restricted value.
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechdesign.lp.colgen import GROW_EVERY, KernelLayout, distinct_rays, full_row_dual, price, stalled
+from mechdesign.engines.output_generation import GROW_EVERY, KernelLayout, distinct_rays, full_row_dual, price, stalled
 from mechdesign.lp.program import LinearProgram, dual_bound
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 from mechdesign.lp.incumbent import offer_lp
@@ -207,7 +207,7 @@ def solve_side_output_generation(
 
 
 def _seat_compiled(h, ys, priced, block_cols: dict, block_rows: dict, n: int, has_u: bool) -> None:
-    """:func:`mechdesign.lp.colgen._seat_rays` for the compiled rows of one output: columns K(:,y), t_y
+    """:func:`mechdesign.engines.output_generation._seat_rays` for the compiled rows of one output: columns K(:,y), t_y
     (then u_y), rows K_xy − t_y ≤ 0 (N), then the low rows (N: u_y − K_xy ≤ 0, or e^{−ε} t_y − K_xy ≤ 0 for
     the simplex), then (Q_X(c)) the PML row e^{−ε} t_y − c Σ K − (1 − Nc) u_y ≤ 0.
 

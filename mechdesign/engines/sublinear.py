@@ -49,7 +49,7 @@ Past :data:`PRICE_NODE_LIMIT` nodes a family keeps the bounds of its open nodes
 root relaxation is already exact. For a non-uniform P the pricing is NP-hard in
 general (subset sum). The ray LP is kept live in HiGHS (columns added, warm
 started; past 50·N columns the nonbasic ones of least reduced value wait in a pool,
-:mod:`mechdesign.objectives.ray_pool`) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`). For mutual
+:mod:`mechdesign.engines.ray_pool`) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`). For mutual
 information the column generation starts from the best dual of the form λ = a + b·P (2-row aggregated cutting
 planes, :mod:`mechdesign.objectives.mi_dual_start`: the optimal duals of a Dirichlet prior are nearly affine in P):
 its rays and one family's cyclic shifts are the first LP, its λ and its certified bound the first centre. Measured
@@ -58,11 +58,11 @@ to 1e-7 relative in 2–40 s for Dirichlet priors, but priors with small integer
 (many ties) can stop at 1e-6–1e-4 when the branch and bound cannot finish: the gap is
 then reported (``suboptimal``).
 
-**Other objectives past the exact threshold** (:func:`choose_method`): f-divergences by tangent/secant
-LPs over likelihood ratios, any prior set (:mod:`mechdesign.objectives.fdiv_lines`); Bayes vulnerability by the
+**Other objectives past the exact threshold** (the engines after ``ray-lp`` on the route, :mod:`mechdesign.engines.routing`): f-divergences by tangent/secant
+LPs over likelihood ratios, any prior set (:mod:`mechdesign.engines.fdiv_lines`); Bayes vulnerability by the
 exact LP max Σ_x P(x) K_xx (:func:`design_bayes_lp`); mutual information over point, hull, box and
 l1_ball prior sets is refused with a clear error. A fixed output size below the rays used goes to
-:mod:`mechdesign.objectives.fixed_outputs`.
+:mod:`mechdesign.engines.fixed_outputs`.
 """
 
 from __future__ import annotations
@@ -79,11 +79,11 @@ from mechdesign.privacy.ray_families import families, start_rays
 from mechdesign.lp.solve import Status
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.mi_dual_start import affine_dual_start
-from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
+from mechdesign.engines.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.lp.incumbent import offer
 from mechdesign.lp.progress import report
-from mechdesign.objectives.ray_pool import PooledRayLP
+from mechdesign.engines.ray_pool import PooledRayLP
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT,
     RayDesign,
@@ -307,16 +307,16 @@ def choose_method(spec: Spec, scalable: str | None = None) -> str:
 
 # ------------------------------------------------------------------ pipeline
 def solve_sublinear(
-    spec: Spec, scalable: tuple[str, Callable[[Spec], RayDesign]] | None = None, fixed_hooks: FixedHooks | None = None
+    spec: Spec, design: Callable[[Spec], RayDesign] | None = None, fixed_hooks: FixedHooks | None = None
 ) -> PlanOutcome:
     """The program for sublinear objectives: rays → (P) → kernel (certified by ``design``).
 
-    ``scalable`` is the objective's (name, method) past the exact threshold; ``fixed_hooks`` its own
-    methods for a fixed output size below the rays used (:mod:`mechdesign.objectives.fixed_outputs`).
+    ``design`` is the engine's method (default :func:`design_exact`, every extreme ray listed; column generation,
+    tangent/secant LPs or the Bayes LP past that); ``fixed_hooks`` the objective's own methods for a fixed output
+    size below the rays used (:mod:`mechdesign.engines.fixed_outputs`).
     The outcome's ``rays`` are the extreme rays used by the optimum (normalised to max entry 1).
     """
-    method = choose_method(spec, None if scalable is None else scalable[0])
-    rd = design_exact(spec) if method == "exact" else scalable[1](spec)
+    rd = (design or design_exact)(spec)
     K = rays = value = bound = None
     if rd.theta is not None:
         m = None if spec.output_size == "auto" else spec.output_size

@@ -1,7 +1,7 @@
 """The restricted ray LP of column generation, kept light: a live HiGHS model over the *active* rays and a
 pool of the rays set aside (issue 13: mutual information at N = 100).
 
-The restricted master of :func:`mechdesign.objectives.sublinear.design_column_generation` is
+The restricted master of :func:`mechdesign.engines.sublinear.design_column_generation` is
 
     (P_S)  maximise Σ_{r ∈ S} θ_r μ(r)   s.t.  Σ_{r ∈ S} θ_r r = 1 (N rows),  θ ≥ 0,
 

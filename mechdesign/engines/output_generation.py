@@ -36,8 +36,8 @@ rounds. (Generating rays instead, a master with one column per ray, was tried:
 exact as well, but it tails off over hundreds of rounds, 14–35 s at N = 100. A later ray master with
 every output priced each round, Wentges smoothing and difference-transformed sparse rows was tried and
 removed as well: it still tailed off, 28–108 rounds at N = 50. Its rigorous bound lives on in
-:mod:`mechdesign.lp.lagrangian_bound`, its one-ray-per-output first round in
-:func:`mechdesign.lp.kernel_engine.ray_probe`.)
+:mod:`mechdesign.cone.lagrangian_bound`, its one-ray-per-output first round in
+:func:`mechdesign.engines.kernel_lp.ray_probe`.)
 """
 
 from __future__ import annotations
@@ -51,16 +51,20 @@ from functools import cached_property, partial
 import highspy
 import numpy as np
 from scipy import sparse
+from mechdesign.engines.base import EngineBase
 from mechdesign.lp.incumbent import offer_lp
+from mechdesign.lp.solve import Status
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
-from mechdesign.lp.cone_lift import lift_into_cone
-from mechdesign.lp.difference_rows import difference_matrix, sparsest_difference_order
-from mechdesign.lp.mirror_fold import MirrorFold, reflection_invariant
+from mechdesign.cone.cone_lift import lift_into_cone
+from mechdesign.cone.difference_rows import difference_matrix, sparsest_difference_order
+from mechdesign.cone.mirror_fold import MirrorFold, reflection_invariant
+from mechdesign.cone.layout import KernelLayout, layout_reason
+from mechdesign.cone.pricing import Priced, full_row_dual, pml_multipliers, price, priced_rays  # noqa: F401 (re-exported)
 
-__all__ = ["KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
+__all__ = ["OutputGeneration", "KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
 
 GROW_EVERY = 4
 """Round r adds up to 1 + r // GROW_EVERY outputs (mirrored: twice that), each with a different priced ray."""
@@ -86,7 +90,7 @@ DIFFERENCE_MIN_N = 2000
 DIFFERENCE_MAX_ORDER = 2
 """With the epigraph, c > 0, N ≥ DIFFERENCE_MIN_N and a loss whose columns are sparsest after k ≤
 DIFFERENCE_MAX_ORDER differences (|x − y|: k = 2), the coupling rows are premultiplied by difference matrices
-(lp/difference_rows.py): the basis factorisation after each round gets cheaper. Measured (load ~2, late rays
+(cone/difference_rows.py): the basis factorisation after each round gets cheaper. Measured (load ~2, late rays
 on): |x − y| at N = 3000 74 → 56 s, but at N = 1000 2.9 → 3.1–3.5 s (more pivots, cheap factorisations
 either way); squared loss (k = 3) at N = 3000 14.5 → 29 s and at N = 1000 1.7 → 2.2–2.9 s; under LDP (c = 0)
 2.5–5× slower at N = 500."""
@@ -99,228 +103,12 @@ STALL_ROUNDS rounds stops as optimal: the gap is then the floating-point floor o
 more outputs do not move it. Seen with |x − y| under ε-LDP, worst-case prior, N = 3000: from round 34 on the gap stayed
 at 1.142e-6 on a value of 948 (1.2e-9 relative, just above the 1e-9 tolerance) while every round added the 4
 outputs priced below −1e-12·value, 60 rounds and 260 outputs later still running. 1e-8 keeps the stop 10× inside
-the rigorous tolerance its caller then checks (:data:`mechdesign.lp.kernel_engine.RIGOROUS_TOLERANCE`, 1e-7)."""
+the rigorous tolerance its caller then checks (:data:`mechdesign.engines.kernel_lp.RIGOROUS_TOLERANCE`, 1e-7)."""
 
 
 def stalled(gaps: list[float], scale: float) -> bool:
     """The :data:`STALL_GAP` rule on the gaps of the rounds so far (``scale`` = max(1, |value|))."""
     return len(gaps) > STALL_ROUNDS and gaps[-1] <= STALL_GAP * scale and gaps[-1] >= 0.99 * gaps[-1 - STALL_ROUNDS]
-
-
-@dataclass(frozen=True)
-class KernelLayout:
-    """Where the lifted (ε,Q_X(c))-PML kernel LP keeps its variables and rows.
-
-    ``K``, ``rows_t`` (K_xy − t_y ≤ 0) and ``rows_low`` are (N, M) index
-    arrays; ``rows_sum`` (N,), ``t`` (M,). For c > 0 ``rows_low`` are the rows
-    u_y − K_xy ≤ 0, ``u`` the minima and ``rows_pml`` the rows
-    e^{−ε} t_y − c Σ_x K_xy − (1 − Nc) u_y ≤ 0; for c = 0 (LDP) ``rows_low``
-    are e^{−ε} t_y − K_xy ≤ 0 and ``u``, ``rows_pml`` are None.
-    """
-
-    K: np.ndarray
-    t: np.ndarray
-    rows_sum: np.ndarray
-    rows_t: np.ndarray
-    rows_low: np.ndarray
-    c: float
-    scale: float
-    """e^{−ε} as a float."""
-    u: np.ndarray | None = None
-    rows_pml: np.ndarray | None = None
-
-    @property
-    def num_rows(self) -> int:
-        return (
-            self.rows_sum.size
-            + self.rows_t.size
-            + self.rows_low.size
-            + (0 if self.rows_pml is None else self.rows_pml.size)
-        )
-
-
-# ------------------------------------------------------------------ pricing
-@dataclass(frozen=True)
-class Priced:
-    """Pricing of every output: value p_y and its minimising ray (sorted order, q ones, level)."""
-
-    value: np.ndarray
-    q: np.ndarray
-    base: np.ndarray
-    """The level of the entries after the ones and the fractional entry (u_q or 0)."""
-    frac: np.ndarray
-    """The value of entry q (three-level) or base (otherwise)."""
-    W: np.ndarray
-    """The matrix priced (N × M), kept so that :meth:`order_of` sorts only the columns asked for. It must not
-    change while this pricing is used (every caller prices a matrix it computed for the call)."""
-
-    @cached_property
-    def order(self) -> np.ndarray:
-        """N × M: column y's row indices by increasing w_y (a stable sort: ties go to the smallest x), so
-        that ``order[:q, y]`` are the ray's ones and ``order[q, y]`` its fractional entry."""
-        return self.order_of(np.arange(self.W.shape[1]))
-
-    def order_of(self, ys: np.ndarray) -> np.ndarray:
-        """``order[:, ys]`` (N × |ys|), sorting only those columns unless :attr:`order` is already known. Each
-        pricing round needs the rays of a few outputs only (the candidates :func:`distinct_rays` looks at, the
-        outputs that join), so :func:`price` sorts the values and leaves the indices to this."""
-        ys = np.asarray(ys, dtype=np.int64)
-        if "order" in self.__dict__:
-            return self.order[:, ys]
-        n = self.W.shape[0]
-        out = np.empty((n, ys.size), dtype=np.int32 if n < 2**31 else np.int64)
-        step = max(1, PRICE_BLOCK_ENTRIES // max(n, 1))
-        for j0 in range(0, ys.size, step):
-            out[:, j0 : j0 + step] = np.argsort(self.W[:, ys[j0 : j0 + step]], axis=0, kind="stable")
-        return out
-
-
-PRICE_BLOCK_ENTRIES = 1 << 20
-"""Outputs are priced in blocks of about this many entries: the sort's temporaries stay in cache."""
-
-
-def price(W: np.ndarray, c: float, E: float) -> Priced:
-    """min_{r∈𝒦} w·r for every column w of W (N × M), with its minimiser (see module doc).
-
-    One sort per column (on Wᵀ, whose rows are contiguous, in blocks of outputs), prefix sums S_q of the
-    sorted w, then per kind the best q: two-level S_q + u_q (S_N − S_q) for cq ≤ e^{−ε}, zero-one S_q for
-    cq ≥ e^{−ε}, three-level S_q + f w_(q+1) at the one q with cq < e^{−ε} < c(q + 1), and all ones
-    S_N. Ties go to the first kind in that order, then to the smallest q.
-
-    The values are sorted, not their indices: which entries are the ray's ones is found afterwards, for the
-    outputs that need it (:meth:`Priced.order_of`, a stable argsort of those columns). A stable sort's output
-    is the same sequence whatever the algorithm, so the prefix sums, the values and the choice of q are those
-    of the stable argsort this replaces, to the bit; the ray's entries too, as its ties still go to the
-    smallest x. ``W`` is kept by the result and must not be changed while the result is used.
-    """
-    n, m = W.shape
-    value, qq = np.empty(m), np.empty(m, dtype=np.int64)
-    base, frac = np.empty(m), np.empty(m)
-    step = max(1, PRICE_BLOCK_ENTRIES // max(n, 1))
-    for j0 in range(0, m, step):
-        j1 = min(m, j0 + step)
-        value[j0:j1], qq[j0:j1], base[j0:j1], frac[j0:j1] = _price_block(W[:, j0:j1].T, c, E)
-    return Priced(value=value, q=qq, base=base, frac=frac, W=W)
-
-
-def priced_rays(priced: Priced, n: int, ys: np.ndarray) -> np.ndarray:
-    """The vertices of 𝒦 that :func:`price` chose for columns ``ys``, as an N × |ys| matrix: 1 on the q
-    smallest entries, ``frac`` on the next, ``base`` after."""
-    k = ys.size
-    ranks = np.arange(n)[:, None]
-    q = priced.q[ys][None, :]
-    R_sorted = np.where(ranks < q, 1.0, np.where(ranks == q, priced.frac[ys][None, :], priced.base[ys][None, :]))
-    R = np.empty((n, k))
-    np.put_along_axis(R, priced.order_of(ys), R_sorted, axis=0)
-    return R
-
-
-def _price_block(Wt: np.ndarray, c: float, E: float):
-    """:func:`price` for the outputs of one block, given as the rows of Wᵀ (k × N)."""
-    m, n = Wt.shape
-    Ws = np.sort(Wt, axis=1, kind="stable")
-    S = np.empty((m, n + 1))
-    S[:, 0] = 0.0
-    np.cumsum(Ws, axis=1, out=S[:, 1:])  # S[:, q] = sum of the q smallest
-    total = S[:, n]
-    q = np.arange(n, dtype=float)
-    cq = c * q
-    rows = np.arange(m)
-    kinds_value = np.full((4, m), np.inf)
-    kinds_q = np.zeros((4, m), dtype=np.int64)
-    f3 = 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k2 = int(np.count_nonzero(cq <= E))  # two-level: a prefix of q (c ≥ 0)
-        if k2:
-            u = (E - cq[:k2]) / (1.0 - cq[:k2])
-            two = total[:, None] - S[:, :k2]  # S + u (total − S), in place (+ and × commute: the same bits)
-            two *= u[None, :]
-            two += S[:, :k2]
-            kinds_q[0] = np.argmin(two, axis=1)
-            kinds_value[0] = two[rows, kinds_q[0]]
-        k0 = int(np.argmax(cq >= E)) if np.any(cq >= E) else n  # zero-one: a suffix q ≥ k0
-        if k0 < n:
-            kinds_q[1] = k0 + np.argmin(S[:, k0:n], axis=1)
-            kinds_value[1] = S[rows, kinds_q[1]]
-        three_ok = np.flatnonzero((cq < E) & (E < c * (q + 1))) if c > 0 else np.zeros(0, dtype=int)
-        if three_ok.size:
-            q3 = int(three_ok[0])
-            f3 = (E - cq[q3]) / c
-            kinds_q[2] = q3
-            kinds_value[2] = S[:, q3] + f3 * Ws[:, q3]
-    kinds_q[3] = n
-    kinds_value[3] = total
-    kind = np.argmin(kinds_value, axis=0)
-    value = kinds_value[kind, rows]
-    qq = kinds_q[kind, rows]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u_at = np.where(kind == 0, (E - c * qq) / (1.0 - c * qq), 0.0)
-    base = np.where(kind == 0, u_at, 0.0)
-    frac = np.where(kind == 2, f3, base)
-    return value, qq, base, frac
-
-
-def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
-    """A multiplier λ_y ≥ 0 of the PML row per column that (nearly) maximises the Lagrangian
-
-        g(λ) = min(0, h1(λ), h2(λ)),  h1 = Σ_x min(w_x − λc, 0) + λ e^{−ε},  h2 = Σ_x w_x − λ(1 − e^{−ε}),
-
-    whose maximum is p_y by LP duality. g is concave and piecewise linear, so its
-    maximum is at λ = 0, a breakpoint w_(k)/c of h1, or a crossing h1 = h2.
-    Any λ ≥ 0 gives a valid bound; this one is optimal up to rounding.
-    """
-    n, m = W.shape
-    if c <= 0:
-        return np.zeros(m)
-    Ws = np.sort(W, axis=0)
-    S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])
-    total = S[n]
-    k = np.arange(n + 1)[:, None].astype(float)
-    lo = np.vstack([np.full((1, m), -np.inf), Ws])  # piece k: w_(k−1) ≤ λc ≤ w_(k)
-    hi = np.vstack([Ws, np.full((1, m), np.inf)])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cross = np.where(c * k < 1.0, (total - S) / (1.0 - c * k), np.nan)
-    cross = np.where((cross * c >= lo) & (cross * c <= hi) & (cross >= 0), cross, np.nan)
-    # a c far below the costs (5e-324) overflows w/c: such λ are inf, their g nan (→ −inf), never chosen
-    with np.errstate(over="ignore", invalid="ignore"):
-        h1_cross = S + cross * (E - c * k)
-        brk = np.maximum(Ws / c, 0.0)  # λ_k = w_(k)/c, piece k has k entries below
-        kk = k[:n]
-        h1_brk = np.where(Ws > 0, S[:n] - kk * Ws + brk * E, S[:n] + 0.0)
-        h1_brk = np.where(Ws > 0, h1_brk, np.nan)
-        h1_zero = np.sum(np.minimum(Ws, 0.0), axis=0)[None, :]
-        lam = np.vstack([np.zeros((1, m)), brk, np.nan_to_num(cross, nan=0.0)])
-        h1 = np.vstack([h1_zero, h1_brk, np.where(np.isnan(cross), np.nan, h1_cross)])
-        g = np.minimum(np.minimum(h1, total[None, :] - lam * (1.0 - E)), 0.0)
-    g = np.where(np.isnan(g) | ~np.isfinite(lam), -np.inf, g)
-    return lam[np.argmax(g, axis=0), np.arange(m)]
-
-
-def full_row_dual(layout: KernelLayout, num_rows: int, C: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """Row multipliers of the whole lifted LP from the row-sum duals π (see module doc).
-
-    Per column, with v = C(:,y) − π − λ c: T rows get −max(−v, 0), the low rows −max(v, 0),
-    so every K has reduced cost 0; the PML row gets −λ. For c > 0 a shift δ on one x moves
-    a negative reduced cost of u onto t (the bound then sees the triangle u ≤ t, not a box).
-    """
-    c, E = layout.c, layout.scale
-    W = C - pi[:, None]
-    lam = pml_multipliers(W, c, E)
-    v = W - lam[None, :] * c
-    alpha = np.maximum(-v, 0.0)
-    beta = np.maximum(v, 0.0)
-    if layout.rows_pml is not None:
-        z_u = beta.sum(axis=0) - lam * (1.0 - W.shape[0] * c)
-        delta = np.maximum(-z_u, 0.0)
-        alpha[0] += delta
-        beta[0] += delta
-    y = np.zeros(num_rows)
-    y[layout.rows_sum] = pi
-    y[layout.rows_t] = -alpha
-    y[layout.rows_low] = -beta
-    if layout.rows_pml is not None:
-        y[layout.rows_pml] = -lam
-    return y
 
 
 # ------------------------------------------------------------------- the loop
@@ -429,7 +217,7 @@ def generate_outputs(
 
     ``epigraph = (G, a)`` adds a variable τ (free, cost a ≥ 0) and N rows Σ_y G_xy K_xy − τ ≤ 0 after the
     row sums: with C = c·L, G = L, a = 1 − Nc this is the expected loss under the worst prior of Q_X(c)
-    (:mod:`mechdesign.lp.worst_case_engine`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
+    (:mod:`mechdesign.engines.worst_case`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
     reduced cost), outputs are priced at W = C + μG − π, and the bound is the Lagrangian one at that W.
 
     Three ways to keep the restricted LP small (issue 13; numbers in ``benchmarks/results/scaling_families.md``,
@@ -438,14 +226,14 @@ def generate_outputs(
     - **Symmetric kernels.** When C (and G) are unchanged by the reflection x ↦ N−1−x, y ↦ M−1−y (|x − y|,
       squared, Hamming loss with N = M under a uniform or worst-case prior), the LP is solved over symmetric
       kernels (an optimum is symmetric): one block per mirror pair of outputs, one coupling row per mirror pair of
-      rows (:mod:`mechdesign.lp.mirror_fold`). Its multipliers map back to the full LP's, every output is priced
+      rows (:mod:`mechdesign.cone.mirror_fold`). Its multipliers map back to the full LP's, every output is priced
       through its representative, and the kernel handed back is the full symmetric one.
     - **Late rays** (epigraph, c > 0, :data:`LATE_RAYS`): once the gap is within :data:`LATE_GAP`, a new output
       joins as one column θ ≥ 0 along its priced ray r (K(:,y) += θ r; no rows), and only an output that prices
       below zero again after :data:`LATE_RAYS_MAX` rays gets its block. Rays and blocks add up: both lie in the
       cone 𝒦, so the kernel stays private, and pricing is always over the whole cone, so the bound stays exact.
     - **Differenced coupling rows** (epigraph, c > 0, N ≥ :data:`DIFFERENCE_MIN_N`,
-      :mod:`mechdesign.lp.difference_rows`): the row sums premultiplied by D, the epigraph rows (with slacks) by
+      :mod:`mechdesign.cone.difference_rows`): the row sums premultiplied by D, the epigraph rows (with slacks) by
       D^k; a ray constant on runs of x is then sparse in them, and so is the factorisation HiGHS redoes after
       every round.
     """
@@ -453,11 +241,11 @@ def generate_outputs(
     start = time.perf_counter()
     n, m = C.shape
     G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
-    # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (lp/mirror_fold.py)
+    # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (cone/mirror_fold.py)
     fold = MirrorFold.reflection(n, m) if reflection_invariant(C, G) else MirrorFold.identity(n, m)
     nr = fold.num_rows
 
-    # with the epigraph, the coupling rows are premultiplied by difference matrices (lp/difference_rows.py):
+    # with the epigraph, the coupling rows are premultiplied by difference matrices (cone/difference_rows.py):
     # T_sum = D on the row sums, T_epi = D^k on the epigraph rows (as equalities with slacks when k > 0);
     # only where it measured faster (DIFFERENCE_ROWS)
     k_epi = 0
@@ -474,7 +262,7 @@ def generate_outputs(
     h.addRows(nr, rhs, rhs, *none)
     bounds.rows(rhs, rhs)
     if G is not None:
-        # as in lp/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
+        # as in engines/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
         # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
         h.setOptionValue("primal_simplex_bound_perturbation_multiplier", 0.0)
         # the epigraph rows T_epi (Σ_y G_xy K_xy − rhs_h τ + s_h) = 0 (rows nr..2nr−1; k = 0: ≤ 0 without s),
@@ -699,7 +487,7 @@ def generate_outputs(
 def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
     """μ ≥ 0 with Σμ ≤ ``total`` (a float sum; within an ulp-sized margin below it): the epigraph rows'
     multipliers clipped at 0 and scaled to sum to ``total`` (uniform when all are 0). Any such μ gives a
-    Lagrangian bound (:func:`mechdesign.lp.worst_case_engine.worst_case_bound`)."""
+    Lagrangian bound (:func:`mechdesign.engines.worst_case.worst_case_bound`)."""
     mu = np.maximum(np.nan_to_num(mu, nan=0.0), 0.0)
     s = math.fsum(mu.tolist())
     if total <= 0.0:
@@ -730,7 +518,7 @@ def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
 
 def _result(fold, cone, js, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
     """The restricted LP's kernel (unfolded, its columns lifted into the cone ``cone`` = (c, E) where HiGHS's
-    tolerance left them outside: lp/cone_lift.py; both when first asked for) and duals. ``cols`` is not
+    tolerance left them outside: cone/cone_lift.py; both when first asked for) and duals. ``cols`` is not
     changed afterwards (each round's :func:`generate_outputs` makes new ones)."""
 
     def unfold():
@@ -971,3 +759,83 @@ def solve_output_generation(
         seconds=res.seconds,
         status=res.status,
     )
+
+
+# ------------------------------------------------------------------ the engine
+def _lp_by_output_generation(lp, options, time_limit=None, layout=None):
+    """One compiled kernel LP by :func:`solve_output_generation`, as an :class:`~mechdesign.lp.solve.LPSolution`
+    (status ``optimal`` only when the generation reached its bound)."""
+    from mechdesign.lp.solve import LPSolution, Status, plain_kernel_layout
+
+    plain = plain_kernel_layout(lp, layout)
+    if plain is None:
+        return LPSolution(
+            Status.UNKNOWN, None, None, None, 0.0, 0, "output-generation", "highs", "not the plain kernel LP"
+        )
+    res = solve_output_generation(lp, plain, time_limit=time_limit, verbose=bool(options.verbose))
+    if res.status != "optimal":
+        status = Status(res.status) if res.status in Status._value2member_map_ else Status.UNKNOWN
+        return LPSolution(
+            status, None, None, None, res.seconds, res.iterations, "output-generation", "highs", res.status
+        )
+    objective = lp.user_objective(res.x)
+    offer_lp(lp, res.x, res.row_dual, estimate=objective, source="highs output-generation")  # as solve_lp offers
+    return LPSolution(
+        status=Status.OPTIMAL,
+        x=res.x,
+        row_dual=res.row_dual,
+        objective=objective,
+        seconds=res.seconds,
+        iterations=res.iterations,
+        method="output-generation",
+        backend="highs",
+        message=f"optimal: {res.rounds} rounds, {res.columns} of {plain.K.shape[1]} outputs",
+    )
+
+
+class OutputGeneration(EngineBase):
+    """Engine ``output-generation``: the compiled plain kernel LP (the cone's rows and an objective on K alone) by
+    :func:`solve_output_generation`: a restricted LP over the few outputs an optimum uses, every other output
+    priced exactly, and multipliers for the whole lifted LP, from which the bound is recomputed."""
+
+    name = "output-generation"
+    solves = "the compiled plain kernel LP over min_mass or the simplex: restricted LP over few outputs, exact pricing"
+    stops_on = (Status.OPTIMAL, Status.INTERRUPTED)  # short of its bound, even at a time limit: the whole LP
+
+    def applies(self, problem) -> str | None:
+        spec = problem.spec
+        if spec.solver.method != "auto" or spec.solver.backend != "highs":
+            return f"solver is {spec.solver.backend} {spec.solver.method} (this engine is HiGHS's automatic method)"
+        if spec.extra_guarantees:
+            return "privacy lists further guarantees (rows besides the cone's)"
+        return layout_reason(spec) or problem.rules.plain_kernel_lp_reason()
+
+    def run(self, problem, budget):
+        from mechdesign.engines.compiled_lp import solve_kernel_lps
+
+        compiled = problem.compiled()
+        return solve_kernel_lps(
+            problem.spec,
+            compiled,
+            problem.take_compile_seconds(),
+            lp_solver=_lp_by_output_generation,
+            time_limit=budget.remaining(),
+        )
+
+
+def solve_kernel_lp_compiled(lp, options, time_limit=None, layout=None):
+    """One compiled kernel LP: by output generation when it is the plain kernel LP and the solver is HiGHS's
+    automatic method, else (or when the generation stops short of its bound, with what is left of the time) by
+    :func:`mechdesign.lp.solve.solve_lp` and its fallback ladder."""
+    from mechdesign.lp.solve import plain_kernel_layout, solve_lp
+
+    plain = plain_kernel_layout(lp, layout)
+    limit = options.time_limit if time_limit is None else time_limit
+    if plain is not None and options.method == "auto" and options.backend == "highs":
+        began = time.perf_counter()
+        solution = _lp_by_output_generation(lp, options, limit, plain)
+        if solution.status is Status.OPTIMAL:
+            return solution
+        if limit is not None:
+            limit = max(limit - (time.perf_counter() - began), 1e-3)
+    return solve_lp(lp, options, time_limit=limit, layout=layout)
