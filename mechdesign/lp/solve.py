@@ -164,12 +164,12 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
 
 MIP_FEASIBILITY_TOLERANCE = 1e-9
 """HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima:
-with it the secant MIP's bound fell 6× below a value achieved, issue 10 item 3). The slack it implies is
+with it the secant MIP's bound can fall 6× below a value achieved). The slack it implies is
 added to the MIP bound (:func:`mip_bound_slack`)."""
 
 
 def mip_bound_slack(lp: LinearProgram) -> float:
-    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances (issue 10, item 3).
+    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances.
 
     HiGHS works with points feasible within τ_p (mip_feasibility_tolerance); such a point can be worth up to
     τ_p·Σ_j |c_j|(u_j − l_j) more than the feasible points near it, so that much is added (outwards),
@@ -196,7 +196,7 @@ def primal_violation(lp: LinearProgram, x: np.ndarray) -> float:
 
 def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
     # INFEASIBLE / UNBOUNDED too: every LP mechdesign builds has a feasible point (the constant kernel)
-    # and bounded variables, so such a claim is a numerical failure (issue 10, item 2) and is re-solved.
+    # and bounded variables, so such a claim is a numerical failure and is re-solved.
     if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR, Status.INFEASIBLE, Status.UNBOUNDED):
         return True
     return (
@@ -311,8 +311,7 @@ def _solve_exact(lp: LinearProgram, limit: float | None) -> LPSolution | None:
 
 SMALL_MATRIX_VALUE = 1e-12
 """HiGHS drops matrix entries with |a| ≤ its ``small_matrix_value`` (default 1e−9). A prior mass of 1e−9
-is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  made the LP infeasible at ε = 0 (issue 10,
-item 2). mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
+is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  makes the LP infeasible at ε = 0. mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
 ROW_SCALE_TARGET = 1e-6
 """Rows whose smallest nonzero |a| is below this are multiplied by a power of two that lifts it to at
 least this (keeping the largest entry ≤ :data:`ROW_SCALE_MAX`)."""
@@ -326,7 +325,7 @@ def row_scales(lp: LinearProgram) -> np.ndarray:
     Scaling a row by s (and its bounds by s) leaves the feasible set unchanged; powers of two keep it
     exact in floating point. It changes what HiGHS's absolute tolerances mean for the row: a row made of
     a mass 1e−9 and entries ~1 is then solved to a tolerance relative to its small entries, which is
-    what the exact certificate needs (issue 10, items 2 and 4). The multipliers of the scaled LP are
+    what the exact certificate needs. The multipliers of the scaled LP are
     mapped back by y_r = s_r·y'_r (the Lagrangian term y'_r (s_r a_r·x) is (s_r y'_r)(a_r·x)).
     """
     A = abs(lp.A.tocsr())
