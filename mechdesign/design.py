@@ -356,7 +356,9 @@ def _certified(spec: Spec, outcome):
         lp_objective=outcome.value,
         # a program's bound is a bound whatever its status (PlanOutcome.bound): at a time limit it is the
         # certified gap the user gets with the best kernel found
-        dual=outcome.bound if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT) else None,
+        dual=outcome.bound
+        if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT, Status.SUBOPTIMAL)
+        else None,
         sense=outcome.sense,
         # the program's own array (PlanOutcome.kernel), read by nobody after this but the incumbent
         # (lp/incumbent.py) on a Ctrl-C during the certification: it then reads rows of K or of their rounding (the
@@ -535,7 +537,8 @@ def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> Desig
     status, kernel, exact, cert, objective = _certified(spec, outcome)
     needs_exact = status is not Status.OPTIMAL or (cert is not None and cert.repair_weight > EXACT_FALLBACK_REPAIR)
     resolve = ENGINES["exact-simplex"]
-    if needs_exact and status is not Status.INTERRUPTED and resolve.applies(problem) is None:
+    forced = spec.solver.engine is not None  # solver.engine: that engine's kernel, no re-solve by another
+    if needs_exact and not forced and status is not Status.INTERRUPTED and resolve.applies(problem) is None:
         # small problem not certified optimal in floating point: the exact rational simplex
         began = time.perf_counter()
         try:
