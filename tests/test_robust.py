@@ -270,7 +270,9 @@ def test_failed_program_falls_back_to_the_constant_kernel(monkeypatch):
         routing,
         "run_route",
         lambda problem, budget=None: (
-            PlanOutcome(status=Status.SOLVER_ERROR, kernel=None, value=None, bound=None, sense=1, method="forced failure"),
+            PlanOutcome(
+                status=Status.SOLVER_ERROR, kernel=None, value=None, bound=None, sense=1, method="forced failure"
+            ),
             [],
         ),
     )

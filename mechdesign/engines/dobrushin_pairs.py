@@ -47,7 +47,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.program import LinearProgram, LPBuilder
 from mechdesign.engines.base import EngineBase
 from mechdesign.engines.output_generation import solve_kernel_lp_compiled
@@ -56,7 +55,7 @@ from mechdesign.objectives.compile import add_pml_kernel_with_layout
 from mechdesign.engines.dobrushin_shift import next_pair, pair_order_score, pair_shift_bounds
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.lp.highs import configured_highs, set_seconds_left
 from mechdesign.lp.incumbent import offer
 from mechdesign.lp.interrupt import run_interruptible
 
@@ -156,14 +155,8 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     bounds = PairBounds(lp, p)
     np.minimum(bounds.bound, pair_shift_bounds(spec), out=bounds.bound)  # closed forms, no LP (dobrushin_shift.py)
     score = pair_order_score(spec.prior_set, n)  # among equal bounds, the pair likeliest to attain its bound first
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(spec.solver.verbose))
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")  # keep the basis between pairs
-    h.setOptionValue("simplex_strategy", 4)  # primal: the previous vertex stays feasible
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.setOptionValue("threads", highs_threads())  # one count per process (lp/threads.py)
+    # primal simplex without presolve: the basis, and the previous vertex, stay between pairs
+    h = configured_highs("warm_simplex", verbose=bool(spec.solver.verbose))
     h.passModel(highs_model(lp))
     compile_seconds += time.perf_counter() - t0
 

@@ -49,10 +49,9 @@ import numpy as np
 from mechdesign.engines.base import EngineBase
 from mechdesign.lp import incumbent
 from mechdesign.engines.output_generation import RestrictedOutputs, generate_outputs, price, priced_rays
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.lp.highs import configured_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.cone.lagrangian_bound import lagrangian_bound, pricing_c
-from mechdesign.lp.threads import highs_threads
 
 __all__ = ["KernelLPResult", "solve_kernel_lp", "ray_probe", "probe_then_generate"]
 
@@ -107,11 +106,7 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     cols, rows = np.nonzero(A.T)
     vals = A.T[cols, rows]
     starts = np.searchsorted(cols, np.arange(m + 1)).astype(np.int32)
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("threads", threads or highs_threads())
-    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+    h = configured_highs("ray_probe", verbose=verbose, threads=threads)
     if time_limit is not None:
         set_seconds_left(h, time_limit)
     rhs = np.zeros(n)

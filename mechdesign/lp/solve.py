@@ -30,7 +30,7 @@ from mechdesign.lp.program import LinearProgram
 from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.highs import new_highs, stdout_to_stderr
+from mechdesign.lp.highs import HIGHS_PROFILES, configured_highs, highs_options, new_highs, stdout_to_stderr
 from mechdesign.lp.incumbent import offer_lp
 
 __all__ = ["Status", "LPSolution", "solve_lp", "plain_kernel_layout", "highs_model", "IPM_THRESHOLD_NONZEROS"]
@@ -162,7 +162,7 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
     return out
 
 
-MIP_FEASIBILITY_TOLERANCE = 1e-9
+MIP_FEASIBILITY_TOLERANCE = HIGHS_PROFILES["mip"]["mip_feasibility_tolerance"]
 """HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima:
 with it the secant MIP's bound can fall 6× below a value achieved). The slack it implies is
 added to the MIP bound (:func:`mip_bound_slack`)."""
@@ -309,7 +309,7 @@ def _solve_exact(lp: LinearProgram, limit: float | None) -> LPSolution | None:
     )
 
 
-SMALL_MATRIX_VALUE = 1e-12
+SMALL_MATRIX_VALUE = HIGHS_PROFILES["lp"]["small_matrix_value"]
 """HiGHS drops matrix entries with |a| ≤ its ``small_matrix_value`` (default 1e−9). A prior mass of 1e−9
 is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  makes the LP infeasible at ε = 0. mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
 ROW_SCALE_TARGET = 1e-6
@@ -395,22 +395,12 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None,
     mip = lp.integrality is not None
     method = "mip" if mip else _method(lp, options)
     layout = None if mip else layout
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(options.verbose))
-    if mip:  # gaps well inside design.GAP_TOLERANCE (HiGHS's default relative gap is 1e-4)
-        h.setOptionValue("mip_rel_gap", 1e-9)
-        h.setOptionValue("mip_abs_gap", 1e-12)
-    else:
-        h.setOptionValue("solver", method)
+    per_solve = {"presolve": "on" if options.presolve else "off"}
+    if not mip:
+        per_solve["solver"] = method
     if method == "ipm":
-        h.setOptionValue("run_crossover", "off" if layout is not None else "on")
-    h.setOptionValue("presolve", "on" if options.presolve else "off")
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
-    if mip:
-        h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY_TOLERANCE)
-    h.setOptionValue("threads", highs_threads())
+        per_solve["run_crossover"] = "off" if layout is not None else "on"
+    h = configured_highs("mip" if mip else "lp", verbose=bool(options.verbose), **per_solve)
     if limit is not None:
         h.setOptionValue("time_limit", float(limit))
     scales = row_scales(lp)
@@ -506,13 +496,12 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
     problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
     method = _method(lp, options)
-    highs_opts = {
-        "threads": highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
-        "solver": method,
-        "primal_feasibility_tolerance": 1e-9,
-        "dual_feasibility_tolerance": 1e-9,
-        "presolve": "on" if options.presolve else "off",
-    }
+    highs_opts = highs_options(
+        "cvxpy",
+        threads=highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+        solver=method,
+        presolve="on" if options.presolve else "off",
+    )
     if method == "ipm":
         highs_opts["run_crossover"] = "on"
     if limit is not None:
