@@ -58,6 +58,7 @@ from mechdesign.cone.difference_rows import difference_matrix
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
+from mechdesign.lp.solve import Status, highs_status, stopped_status
 
 __all__ = [
     "IntervalPartitionMaster",
@@ -330,9 +331,8 @@ class IntervalPartitionMaster:
             run_interruptible(h)
             self.rounds += 1
             self.iterations += max(int(h.getInfo().simplex_iteration_count), 0)
-            ms = h.modelStatusToString(h.getModelStatus())
-            if ms != "Optimal":
-                status = "time_limit" if "Time" in ms else "solver_error"
+            if highs_status(h) is not Status.OPTIMAL:
+                status = stopped_status(h)
                 break
             value = float(h.getInfo().objective_function_value)
             solution = h.getSolution()

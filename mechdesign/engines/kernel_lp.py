@@ -51,6 +51,7 @@ from mechdesign.lp import incumbent
 from mechdesign.engines.output_generation import RestrictedOutputs, generate_outputs, price, priced_rays
 from mechdesign.lp.highs import configured_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.solve import Status, highs_status
 from mechdesign.cone.lagrangian_bound import lagrangian_bound, pricing_c
 
 __all__ = ["KernelLPResult", "solve_kernel_lp", "ray_probe", "probe_then_generate"]
@@ -114,7 +115,7 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     h.addRows(n, rhs, rhs, 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     h.addCols(m + 1, cost, np.zeros(m + 1), np.full(m + 1, np.inf), rows.size, starts, rows.astype(np.int32), vals)
     run_interruptible(h)
-    if h.modelStatusToString(h.getModelStatus()) != "Optimal":
+    if highs_status(h) is not Status.OPTIMAL:
         return None
     sol = h.getSolution()
     theta = np.maximum(np.asarray(sol.col_value, float), 0.0)

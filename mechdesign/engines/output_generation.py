@@ -53,7 +53,7 @@ import numpy as np
 from scipy import sparse
 from mechdesign.engines.base import EngineBase
 from mechdesign.lp.incumbent import offer_lp
-from mechdesign.lp.solve import Status
+from mechdesign.lp.solve import Status, highs_status, stopped_status
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
@@ -409,9 +409,8 @@ def generate_outputs(
         run_interruptible(h)
         rounds += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)
-        ms = h.modelStatusToString(h.getModelStatus())
-        if ms != "Optimal":
-            status = "time_limit" if "Time" in ms else "solver_error"
+        if highs_status(h) is not Status.OPTIMAL:
+            status = stopped_status(h)
             break
         sol = h.getSolution()
         row_dual = np.asarray(sol.row_dual, float)

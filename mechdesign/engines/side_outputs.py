@@ -32,6 +32,7 @@ from mechdesign.lp.program import LinearProgram, dual_bound
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 from mechdesign.lp.incumbent import offer_lp
 from mechdesign.lp.interrupt import run_interruptible
+from mechdesign.lp.solve import stopped_status
 
 __all__ = ["solve_side_output_generation", "SideResult"]
 
@@ -160,7 +161,7 @@ def solve_side_output_generation(
         rounds += 1
         iterations += max(int(h.getInfo().simplex_iteration_count), 0)
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            status = "time_limit" if "Time" in h.modelStatusToString(h.getModelStatus()) else "solver_error"
+            status = stopped_status(h)
             break
         sol = h.getSolution()
         xs, ys_dual = np.asarray(sol.col_value, float), np.asarray(sol.row_dual, float)

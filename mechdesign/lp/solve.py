@@ -21,7 +21,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,7 +33,16 @@ from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.highs import HIGHS_PROFILES, configured_highs, highs_options, new_highs, stdout_to_stderr
 from mechdesign.lp.incumbent import offer_lp
 
-__all__ = ["Status", "LPSolution", "solve_lp", "plain_kernel_layout", "highs_model", "IPM_THRESHOLD_NONZEROS"]
+__all__ = [
+    "Status",
+    "LPSolution",
+    "solve_lp",
+    "plain_kernel_layout",
+    "highs_model",
+    "highs_status",
+    "stopped_status",
+    "IPM_THRESHOLD_NONZEROS",
+]
 
 IPM_THRESHOLD_NONZEROS = 20_000
 """Above this many nonzeros ``auto`` picks interior point + crossover."""
@@ -58,7 +67,9 @@ class Status(str, Enum):
         return self is Status.OPTIMAL
 
 
+@cache
 def _highs_status_map() -> dict:
+    """Every HiGHS model status → :class:`Status` (the one mapping of HiGHS's vocabulary)."""
     import highspy
 
     S = highspy.HighsModelStatus
@@ -85,6 +96,17 @@ def _highs_status_map() -> dict:
         "kUnknown": Status.UNKNOWN,
     }
     return {getattr(S, name): status for name, status in table.items() if hasattr(S, name)}
+
+
+def highs_status(h) -> Status:
+    """The :class:`Status` of the model ``h`` (a ``highspy.Highs``) after a run."""
+    return _highs_status_map().get(h.getModelStatus(), Status.UNKNOWN)
+
+
+def stopped_status(h) -> str:
+    """Why a generation loop's restricted LP stopped short of optimal, in the loops' own words (values of
+    :class:`Status`): ``time_limit`` when HiGHS ran out of time, else ``solver_error``."""
+    return Status.TIME_LIMIT.value if highs_status(h) is Status.TIME_LIMIT else Status.SOLVER_ERROR.value
 
 
 @dataclass(frozen=True)
