@@ -220,6 +220,109 @@ def generate_outputs(
     (:mod:`mechdesign.engines.worst_case`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
     reduced cost), outputs are priced at W = C + μG − π, and the bound is the Lagrangian one at that W.
 
+    The restricted LP is kept small three ways (:class:`_RestrictedLP`). The loop, round by round: solve the
+    restricted LP, price every output (:meth:`_RestrictedLP.price`), stop when the gap closes, stalls or nothing
+    prices below zero, else let the cheapest outputs join (:func:`_entering`).
+    """
+
+    start = time.perf_counter()
+    n, m = C.shape
+    lp = _RestrictedLP(C, c, E, epigraph, verbose, threads)
+    if isinstance(initial, (int, np.integer)):
+        first = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
+    else:
+        first = np.unique(np.asarray(initial, dtype=int))
+    chosen = lp.fold.orbits_of(first)  # orbits (outputs, without folding)
+    lp.add_outputs(chosen)
+    bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
+    pi, mu = np.zeros(n), None
+    duals = (pi, mu)  # what the result reports; with ``epigraph``, the duals of the best bound met
+    js, cols = chosen, np.zeros((n, chosen.size))
+    gaps: list[float] = []  # value − bound after each round that did not close
+    h, fold = lp.h, lp.fold
+    while True:
+        if time_limit is not None:
+            set_seconds_left(h, time_limit - (time.perf_counter() - start))
+        run_interruptible(h)
+        rounds += 1
+        iterations += max(int(h.getInfo().simplex_iteration_count), 0)
+        if highs_status(h) is not Status.OPTIMAL:
+            status = stopped_status(h)
+            break
+        sol = h.getSolution()
+        row_dual = np.asarray(sol.row_dual, float)
+        value = float(h.getInfo().objective_function_value)
+        xs = np.asarray(sol.col_value, float)
+        js, cols = lp.restricted_columns(xs)
+        pi, mu, priced = lp.price(row_dual)
+        p = priced.value
+        lagrangian = float(pi.sum() + (fold.multiplicity * np.minimum(p, 0.0)).sum())
+        if lp.G is None or lagrangian > bound:
+            duals = (pi, mu)
+        bound = max(bound, lagrangian)
+        if on_round is not None:
+            on_round(_result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status))
+        scale = max(1.0, abs(value))
+        _report_round(rounds, value, bound, int(fold.multiplicity[js].sum()), m, start, verbose)
+        if value - bound <= tolerance * scale:
+            break
+        gaps.append(value - bound)
+        if stalled(gaps, scale):
+            break  # at the floating-point floor: the caller judges the rigorous bound
+        p[chosen] = 0.0
+        candidates = np.flatnonzero(p < -1e-12 * scale)
+        if candidates.size == 0 or rounds >= max_rounds:
+            status = "optimal" if candidates.size == 0 else "iteration_limit"
+            break
+        late = value - bound <= LATE_GAP * scale
+        take, codes = _entering(lp, candidates, priced, per_round * (1 + rounds // GROW_EVERY), late, xs, row_dual)
+        if take.size:
+            chosen = np.union1d(chosen, take)
+            lp.add_outputs(take)
+            _seat_rays(h, take, priced, lp.offsets, lp.row_offsets, n, codes, lp.bounds)
+    return _result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status)
+
+
+def _report_round(rounds: int, value: float, bound: float, used: int, m: int, start: float, verbose: bool) -> None:
+    """The live status line of a round (and a line on standard error when ``verbose``)."""
+    report(phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{used} of {m} outputs")
+    if verbose:
+        import sys
+
+        print(
+            f"output generation: round {rounds}, {used} of {m} outputs, restricted value "
+            f"{value:.12g}, bound {bound:.12g}, {time.perf_counter() - start:.2f} s",
+            file=sys.stderr,
+        )
+
+
+def _entering(lp: "_RestrictedLP", candidates, priced, how_many: int, late: bool, xs, row_dual):
+    """The outputs that join the restricted LP with a block of their own, and the basis snapshot taken before the
+    model grows (None when none joins). One output per round at first, later rounds more (optima that use many
+    outputs, as at large ε, would otherwise take M/2 rounds), :data:`LATE_OUTPUTS` once ``late``, but only outputs
+    whose priced rays differ (neighbouring outputs of an ordered loss price the same ray). Late, with the epigraph
+    and c > 0 (:data:`LATE_RAYS`), new orbits join as one ray column each (no rows) and only an orbit whose ray
+    column prices below zero again after :data:`LATE_RAYS_MAX` rays gets its block."""
+    p = priced.value
+    if late:
+        how_many = max(how_many, LATE_OUTPUTS)
+    if LATE_RAYS and lp.G is not None and lp.c > 0 and late:
+        take = distinct_rays(candidates[np.argsort(p[candidates])], priced, candidates.size)
+        rays_of = np.bincount([j for _, j, _ in lp.ray_columns], minlength=p.size)
+        again, new = take[rays_of[take] >= LATE_RAYS_MAX], take[rays_of[take] < LATE_RAYS_MAX]
+        codes = _basis_codes(lp.h, xs, row_dual, lp.bounds) if again.size else None  # before the model grows
+        if new.size:
+            lp.add_ray_columns(new, priced)
+        return again, codes
+    take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
+    return take, (_basis_codes(lp.h, xs, row_dual, lp.bounds) if take.size else None)
+
+
+class _RestrictedLP:
+    """The restricted LP of :func:`generate_outputs` in a warm HiGHS model: the coupling rows (row sums, and with
+    the epigraph its rows, τ and slacks), then per joining orbit its block (N + 2 columns, N + 1 rows) or one ray
+    column.
+
     Three ways to keep the restricted LP small (why and how much each saves:
     docs/explanation/performance-notes.md, section "Output generation"):
 
@@ -238,30 +341,40 @@ def generate_outputs(
       every round.
     """
 
-    start = time.perf_counter()
-    n, m = C.shape
-    G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
-    # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (cone/mirror_fold.py)
-    fold = MirrorFold.reflection(n, m) if reflection_invariant(C, G) else MirrorFold.identity(n, m)
-    nr = fold.num_rows
+    def __init__(self, C, c: float, E: float, epigraph, verbose: bool, threads: int | None):
+        n, m = C.shape
+        self.n, self.c, self.E = n, c, E
+        self.G, self.tau_cost = G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
+        # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (cone/mirror_fold.py)
+        self.fold = fold = MirrorFold.reflection(n, m) if reflection_invariant(C, G) else MirrorFold.identity(n, m)
+        self.nr = nr = fold.num_rows
+        # with the epigraph, the coupling rows are premultiplied by difference matrices (cone/difference_rows.py):
+        # T_sum = D on the row sums, T_epi = D^k on the epigraph rows (as equalities with slacks when k > 0);
+        # only where it measured faster (DIFFERENCE_ROWS)
+        k_epi = 0
+        if DIFFERENCE_ROWS and G is not None and c > 0 and n >= DIFFERENCE_MIN_N:
+            k_epi = sparsest_difference_order(fold.fold_rows(G[:, fold.reps[:: max(1, fold.reps.size // 8)]]))
+            k_epi = k_epi if k_epi <= DIFFERENCE_MAX_ORDER else 0
+        self.T_sum = difference_matrix(nr, 1) if k_epi else None
+        self.T_epi = difference_matrix(nr, k_epi) if k_epi else None
+        self.h = new_warm_simplex(verbose, threads, 1e-9)
+        self.bounds = ModelBounds()  # every column's and row's bounds, for the basis snapshots (_basis_codes)
+        self._coupling_rows(k_epi)
+        self.offsets: dict[int, int] = {}  # orbit j -> its first restricted column (a_0y)
+        self.row_offsets: dict[int, int] = {}  # orbit j -> its first row (a_0y − d_y ≤ 0); its PML row is N after
+        self.width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
+        self.C_reps = C if not fold.folded else np.ascontiguousarray(C[:, fold.reps])
+        self.G_reps = G if (G is None or not fold.folded) else np.ascontiguousarray(G[:, fold.reps])
+        self.ray_columns: list[tuple[int, int, np.ndarray]] = []  # (restricted column θ, orbit j, its ray r)
 
-    # with the epigraph, the coupling rows are premultiplied by difference matrices (cone/difference_rows.py):
-    # T_sum = D on the row sums, T_epi = D^k on the epigraph rows (as equalities with slacks when k > 0);
-    # only where it measured faster (DIFFERENCE_ROWS)
-    k_epi = 0
-    if DIFFERENCE_ROWS and G is not None and c > 0 and n >= DIFFERENCE_MIN_N:
-        k_epi = sparsest_difference_order(fold.fold_rows(G[:, fold.reps[:: max(1, fold.reps.size // 8)]]))
-        k_epi = k_epi if k_epi <= DIFFERENCE_MAX_ORDER else 0
-    T_sum = difference_matrix(nr, 1) if k_epi else None
-    T_epi = difference_matrix(nr, k_epi) if k_epi else None
-    none = (0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-
-    h = new_warm_simplex(verbose, threads, 1e-9)
-    bounds = ModelBounds()  # every column's and row's bounds, for the basis snapshots (_basis_codes)
-    rhs = fold.rhs if T_sum is None else T_sum @ fold.rhs
-    h.addRows(nr, rhs, rhs, *none)
-    bounds.rows(rhs, rhs)
-    if G is not None:
+    def _coupling_rows(self, k_epi: int) -> None:
+        h, bounds, fold, nr, T_sum, T_epi = self.h, self.bounds, self.fold, self.nr, self.T_sum, self.T_epi
+        none = (0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        rhs = fold.rhs if T_sum is None else T_sum @ fold.rhs
+        h.addRows(nr, rhs, rhs, *none)
+        bounds.rows(rhs, rhs)
+        if self.G is None:
+            return
         # as in engines/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
         # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
         h.setOptionValue("primal_simplex_bound_perturbation_multiplier", 0.0)
@@ -272,7 +385,7 @@ def generate_outputs(
         tau = sparse.csc_matrix(-fold.rhs[:, None] if T_epi is None else T_epi @ -fold.rhs[:, None])
         tau.eliminate_zeros()
         h.addCols(
-            1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), tau.nnz,
+            1, np.array([self.tau_cost]), np.array([-np.inf]), np.array([np.inf]), tau.nnz,
             np.zeros(1, np.int32), (nr + tau.indices).astype(np.int32), tau.data,
         )  # fmt: skip
         bounds.cols(np.array([-np.inf]), np.array([np.inf]))
@@ -283,24 +396,20 @@ def generate_outputs(
                 S.indptr[:-1].astype(np.int32), (nr + S.indices).astype(np.int32), S.data,
             )  # fmt: skip
             bounds.cols(np.zeros(nr), np.full(nr, np.inf))
-    offsets: dict[int, int] = {}  # orbit j -> its first restricted column (a_0y)
-    row_offsets: dict[int, int] = {}  # orbit j -> its first row (a_0y − d_y ≤ 0); its PML row is N after
-    width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
-    C_reps = C if not fold.folded else np.ascontiguousarray(C[:, fold.reps])
-    G_reps = G if (G is None or not fold.folded) else np.ascontiguousarray(G[:, fold.reps])
 
-    def add_outputs(js):
+    def add_outputs(self, js):
         """Columns of the new orbits' outputs (entries in the coupling rows), then their rows: the basis stays valid."""
+        h, bounds, n, width, c, E = self.h, self.bounds, self.n, self.width, self.c, self.E
         k, first, first_row = js.size, h.getNumCol(), h.getNumRow()
-        Cy = C_reps[:, js] * fold.objective_weight[js][None, :]
+        Cy = self.C_reps[:, js] * self.fold.objective_weight[js][None, :]
         cost = np.vstack([Cy, Cy.sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
-        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), *_coupling_entries(js))
+        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), *self._coupling_entries(js))
         bounds.cols(np.zeros(k * width), np.ones(k * width))
         rows_idx, rows_val = [], []
         for j, y in enumerate(js):
             a0 = first + j * width
-            offsets[int(y)] = a0
-            row_offsets[int(y)] = first_row + j * (n + 1)
+            self.offsets[int(y)] = a0
+            self.row_offsets[int(y)] = first_row + j * (n + 1)
             u, d = a0 + n, a0 + n + 1
             # a_xy − d_y ≤ 0  (K ≤ t)
             rows_idx.append(np.stack([np.arange(a0, a0 + n), np.full(n, d)], 1).ravel())
@@ -323,10 +432,11 @@ def generate_outputs(
         )
         bounds.rows(np.full(k * (n + 1), -np.inf), np.zeros(k * (n + 1)))
 
-    def _coupling_entries(js):
+    def _coupling_entries(self, js):
         """CSC entries (count, starts, rows, values) of the new columns in the coupling rows: a_xy has γ_j in
         row sum row_of[x] and γ_j G_xy in epigraph row nr + row_of[x]; u_y (in every K_xy) the sums of those
         over x per row; d_y none."""
+        fold, n, nr, width, G = self.fold, self.n, self.nr, self.width, self.G
         k, ys, gam = js.size, fold.reps[js], fold.gamma[js]
         x = np.arange(n)
         rows, cols, vals = [], [], []
@@ -355,132 +465,61 @@ def generate_outputs(
             shape=(2 * nr if G is not None else nr, k * width),
         )  # fmt: skip
         A.sum_duplicates()
-        return _transformed_entries(A)
+        return self._transformed_entries(A)
 
-    def _transformed_entries(A):
+    def _transformed_entries(self, A):
         """CSC entries (count, starts, rows, values) of columns A of the coupling rows, premultiplied by
         blockdiag(T_sum, T_epi) when the rows are differenced."""
-        if T_sum is not None:
-            A = sparse.block_diag([T_sum, T_epi], format="csr") @ A
+        if self.T_sum is not None:
+            A = sparse.block_diag([self.T_sum, self.T_epi], format="csr") @ A
         A = sparse.csc_matrix(A)
         A.eliminate_zeros()
         A.sort_indices()
         return A.nnz, A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data
 
-    ray_columns: list[tuple[int, int, np.ndarray]] = []  # (restricted column θ, orbit j, its ray r)
-
-    def add_ray_columns(js, priced):
+    def add_ray_columns(self, js, priced):
         """One column θ ≥ 0 per orbit along its priced ray r: K(:, y_j) gains θ r (no rows)."""
+        h, fold, G = self.h, self.fold, self.G
         k, first = js.size, h.getNumCol()
-        R = priced_rays(priced, n, js)  # N × k
+        R = priced_rays(priced, self.n, js)  # N × k
         gam = fold.gamma[js]
-        cost = (C_reps[:, js] * R).sum(axis=0) * fold.objective_weight[js]
+        cost = (self.C_reps[:, js] * R).sum(axis=0) * fold.objective_weight[js]
         parts = [fold.fold_rows(R) * gam[None, :]]
         if G is not None:
             parts.append(fold.fold_rows(G[:, fold.reps[js]] * R) * gam[None, :])
-        h.addCols(k, cost, np.zeros(k), np.full(k, np.inf), *_transformed_entries(sparse.csr_matrix(np.vstack(parts))))
-        bounds.cols(np.zeros(k), np.full(k, np.inf))
-        ray_columns.extend((first + i, int(j), R[:, i]) for i, j in enumerate(js.tolist()))
+        h.addCols(
+            k, cost, np.zeros(k), np.full(k, np.inf), *self._transformed_entries(sparse.csr_matrix(np.vstack(parts)))
+        )
+        self.bounds.cols(np.zeros(k), np.full(k, np.inf))
+        self.ray_columns.extend((first + i, int(j), R[:, i]) for i, j in enumerate(js.tolist()))
 
-    def restricted_columns(xs):
-        js = np.array(sorted(set(offsets) | {j for _, j, _ in ray_columns}), dtype=int)
+    def restricted_columns(self, xs):
+        """The orbits in the restricted LP and their kernel columns at the point ``xs``."""
+        n = self.n
+        js = np.array(sorted(set(self.offsets) | {j for _, j, _ in self.ray_columns}), dtype=int)
         pos = {int(j): i for i, j in enumerate(js)}
         cols = np.zeros((n, js.size))
-        for j, a0 in offsets.items():
+        for j, a0 in self.offsets.items():
             cols[:, pos[j]] = xs[a0 + n] + xs[a0 : a0 + n]
-        for col, j, r in ray_columns:
+        for col, j, r in self.ray_columns:
             cols[:, pos[j]] += xs[col] * r
         return js, cols
 
-    if isinstance(initial, (int, np.integer)):
-        first = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
-    else:
-        first = np.unique(np.asarray(initial, dtype=int))
-    chosen = fold.orbits_of(first)  # orbits (outputs, without folding)
-    add_outputs(chosen)
-    bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
-    pi, mu = np.zeros(n), None
-    duals = (pi, mu)  # what the result reports; with ``epigraph``, the duals of the best bound met
-    js, cols = chosen, np.zeros((n, chosen.size))
-    gaps: list[float] = []  # value − bound after each round that did not close
-    while True:
-        if time_limit is not None:
-            set_seconds_left(h, time_limit - (time.perf_counter() - start))
-        run_interruptible(h)
-        rounds += 1
-        iterations += max(int(h.getInfo().simplex_iteration_count), 0)
-        if highs_status(h) is not Status.OPTIMAL:
-            status = stopped_status(h)
-            break
-        sol = h.getSolution()
-        row_dual = np.asarray(sol.row_dual, float)
+    def price(self, row_dual):
+        """The row sums' multipliers π (and the epigraph's μ) of the full LP from the restricted LP's row duals, and
+        every output priced at W = C − π (C + μG − π with the epigraph)."""
+        fold, nr, T_sum, T_epi, c, E = self.fold, self.nr, self.T_sum, self.T_epi, self.c, self.E
         pi = fold.full_multipliers(row_dual[:nr] if T_sum is None else T_sum.T @ row_dual[:nr])
-        value = float(h.getInfo().objective_function_value)
-        xs = np.asarray(sol.col_value, float)
-        js, cols = restricted_columns(xs)
-        if G is None:
-            priced = price(C_reps - pi[:, None], c, E)
-        else:
-            mu = epigraph_multipliers(
-                fold.full_multipliers(-(row_dual[nr : 2 * nr] if T_epi is None else T_epi.T @ row_dual[nr : 2 * nr])),
-                tau_cost,
-            )
-            W = mu[:, None] * G_reps  # C + μG − π in place (+ commutes: the same bits)
-            W += C_reps
-            W -= pi[:, None]
-            priced = price(W, c, E)
-        p = priced.value
-        lagrangian = float(pi.sum() + (fold.multiplicity * np.minimum(p, 0.0)).sum())
-        if G is None or lagrangian > bound:
-            duals = (pi, mu)
-        bound = max(bound, lagrangian)
-        if on_round is not None:
-            on_round(_result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status))
-        scale = max(1.0, abs(value))
-        used = int(fold.multiplicity[js].sum())  # orbits with a block or a ray column
-        report(phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{used} of {m} outputs")
-        if verbose:
-            import sys
-
-            print(
-                f"output generation: round {rounds}, {used} of {m} outputs, restricted value "
-                f"{value:.12g}, bound {bound:.12g}, {time.perf_counter() - start:.2f} s",
-                file=sys.stderr,
-            )
-        if value - bound <= tolerance * scale:
-            break
-        gaps.append(value - bound)
-        if stalled(gaps, scale):
-            break  # at the floating-point floor: the caller judges the rigorous bound
-        p[chosen] = 0.0
-        candidates = np.flatnonzero(p < -1e-12 * scale)
-        if candidates.size == 0 or rounds >= max_rounds:
-            status = "optimal" if candidates.size == 0 else "iteration_limit"
-            break
-        # one output per round at first; later rounds take more (optima that use many outputs, as at
-        # large ε, would otherwise take M/2 rounds), but only outputs whose priced rays differ:
-        # neighbouring outputs of an ordered loss price the same ray, and two copies add nothing
-        how_many = per_round * (1 + rounds // GROW_EVERY)
-        if value - bound <= LATE_GAP * scale:
-            how_many = max(how_many, LATE_OUTPUTS)
-        if LATE_RAYS and G is not None and c > 0 and value - bound <= LATE_GAP * scale:
-            # late: new orbits join as one ray column each (no rows); an orbit whose ray column prices
-            # below zero again gets its block
-            take = distinct_rays(candidates[np.argsort(p[candidates])], priced, candidates.size)
-            rays_of = np.bincount([j for _, j, _ in ray_columns], minlength=p.size)
-            again, new = take[rays_of[take] >= LATE_RAYS_MAX], take[rays_of[take] < LATE_RAYS_MAX]
-            codes = _basis_codes(h, xs, row_dual, bounds) if again.size else None  # before the model grows
-            if new.size:
-                add_ray_columns(new, priced)
-            take = again
-        else:
-            take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
-            codes = _basis_codes(h, xs, row_dual, bounds) if take.size else None
-        if take.size:
-            chosen = np.union1d(chosen, take)
-            add_outputs(take)
-            _seat_rays(h, take, priced, offsets, row_offsets, n, codes, bounds)
-    return _result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status)
+        if self.G is None:
+            return pi, None, price(self.C_reps - pi[:, None], c, E)
+        mu = epigraph_multipliers(
+            fold.full_multipliers(-(row_dual[nr : 2 * nr] if T_epi is None else T_epi.T @ row_dual[nr : 2 * nr])),
+            self.tau_cost,
+        )
+        W = mu[:, None] * self.G_reps  # C + μG − π in place (+ commutes: the same bits)
+        W += self.C_reps
+        W -= pi[:, None]
+        return pi, mu, price(W, c, E)
 
 
 def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
