@@ -59,32 +59,8 @@ def solve_kernel_lps(
     ``lp_solver(lp, options, time_limit=, layout=)`` solves one LP (default :func:`mechdesign.lp.solve.solve_lp`,
     the HiGHS/cvxpy back ends with their fallback ladder; output generation passes its own); ``time_limit``
     overrides ``spec.solver.time_limit`` (what is left of the design's budget)."""
-    solutions = []
-    budget = spec.solver.time_limit if time_limit is None else time_limit
-    lp_solver = solve_lp if lp_solver is None else lp_solver
-    options = spec.solver
-    if spec.extra_guarantees and options.method == "auto":
-        # metric rows make kernels whose entries span e^{-eps max d}: interior point's multipliers then give
-        # loose dual bounds (gap ~1e-5 at N = 60, eps = 0.5) or fail; dual simplex certifies them
-        options = options.model_copy(update={"method": "simplex"})
-    t1 = time.perf_counter()
-    for i, lp in enumerate(compiled.lps):
-        remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
-        # one LP is the design problem: its multipliers (output generation's rounds too) bound the design,
-        # which Ctrl-C reports (lp/incumbent.py); one of several (Dobrushin pairs) bounds only its pair
-        single = len(compiled.lps) == 1
-        with design_problem(lp, (compiled.bound_lps or compiled.lps)[i]) if single else nullcontext():
-            solutions.append(lp_solver(lp, options, time_limit=remaining, layout=compiled.layout))
-        if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
-            break
-    statuses = [s.status for s in solutions]
-    status = (
-        Status.OPTIMAL
-        if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses)
-        else next(s for s in statuses if not s.is_ok)
-        if any(not s.is_ok for s in statuses)
-        else Status.UNKNOWN
-    )
+    solutions = _solve_each(spec, compiled, lp_solver or solve_lp, time_limit)
+    status = _combined_status([s.status for s in solutions], len(compiled.lps))
     i = _pick(compiled, solutions)
     chosen, lp = solutions[i], compiled.lps[i]
     dual = None
@@ -108,6 +84,35 @@ def solve_kernel_lps(
         message=chosen.message,
         compile_seconds=compile_seconds,
     )
+
+
+def _solve_each(spec: Spec, compiled: CompiledProblem, lp_solver, time_limit: float | None) -> list[LPSolution]:
+    """Each compiled LP in turn within the budget, stopping at a time limit, solver error or interrupt."""
+    solutions = []
+    budget = spec.solver.time_limit if time_limit is None else time_limit
+    options = spec.solver
+    if spec.extra_guarantees and options.method == "auto":
+        # metric rows make kernels whose entries span e^{-eps max d}: interior point's multipliers then give
+        # loose dual bounds (gap ~1e-5 at N = 60, eps = 0.5) or fail; dual simplex certifies them
+        options = options.model_copy(update={"method": "simplex"})
+    t1 = time.perf_counter()
+    for i, lp in enumerate(compiled.lps):
+        remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
+        # one LP is the design problem: its multipliers (output generation's rounds too) bound the design,
+        # which Ctrl-C reports (lp/incumbent.py); one of several (Dobrushin pairs) bounds only its pair
+        single = len(compiled.lps) == 1
+        with design_problem(lp, (compiled.bound_lps or compiled.lps)[i]) if single else nullcontext():
+            solutions.append(lp_solver(lp, options, time_limit=remaining, layout=compiled.layout))
+        if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
+            break
+    return solutions
+
+
+def _combined_status(statuses: list[Status], count: int) -> Status:
+    """Optimal when all ``count`` LPs were solved to optimality, else the first status that is not."""
+    if len(statuses) == count and all(s.is_ok for s in statuses):
+        return Status.OPTIMAL
+    return next((s for s in statuses if not s.is_ok), Status.UNKNOWN)
 
 
 class CompiledLP(EngineBase):

@@ -162,20 +162,7 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
 
     start = time.perf_counter()
     budget = spec.solver.time_limit
-    # the other guarantees of a ``privacy`` list (a metric, another prior set) need not be symmetric under the
-    # swaps of the prior set's classes: with them, every symbol is its own class
-    classes = np.arange(n) if spec.extra_guarantees else symbol_classes(spec.prior_set, n)
-    first = {}
-    second = {}
-    for x, k in enumerate(classes):
-        (second if k in first and k not in second else first).setdefault(int(k), x)
-    representative = np.zeros((n, n), bool)  # one pair per unordered pair of classes (module doc)
-    for i, a in first.items():
-        for j, c in first.items():
-            if i < j:
-                representative[a, c] = representative[c, a] = True
-        if i in second:
-            representative[a, second[i]] = representative[second[i], a] = True
+    representative = _representative_pairs(spec, n)
     solved = ~representative
     incumbent, best_p = -np.inf, None
     lps = iterations = 0
@@ -204,14 +191,8 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
             sol = h.getSolution()
             x, y = np.asarray(sol.col_value, float), np.asarray(sol.row_dual, float)
         else:  # from scratch, with solve_lp's fallbacks
-            cost = np.zeros(lp.num_cols)
-            cost[prev] = [-1.0, 1.0]
-            one = solve_kernel_lp_compiled(
-                replace(lp, c=cost),
-                spec.solver,
-                time_limit=None if budget is None else max(budget - (time.perf_counter() - start), 1e-3),
-                layout=layout,
-            )
+            left = None if budget is None else max(budget - (time.perf_counter() - start), 1e-3)
+            one = _pair_from_scratch(lp, layout, prev, spec, left)
             iterations += one.iterations
             if one.status is not Status.OPTIMAL or one.row_dual is None:
                 status, message = one.status, f"pair {a},{c}: {one.message}"
@@ -259,6 +240,33 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         message=message
         or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by closed forms and duals",
     )
+
+
+def _representative_pairs(spec: Spec, n: int) -> np.ndarray:
+    """One pair per unordered pair of symbol classes (module doc), as a symmetric N × N mask. The other guarantees
+    of a ``privacy`` list (a metric, another prior set) need not be symmetric under the swaps of the prior set's
+    classes: with them, every symbol is its own class."""
+    classes = np.arange(n) if spec.extra_guarantees else symbol_classes(spec.prior_set, n)
+    first = {}
+    second = {}
+    for x, k in enumerate(classes):
+        (second if k in first and k not in second else first).setdefault(int(k), x)
+    representative = np.zeros((n, n), bool)
+    for i, a in first.items():
+        for j, c in first.items():
+            if i < j:
+                representative[a, c] = representative[c, a] = True
+        if i in second:
+            representative[a, second[i]] = representative[second[i], a] = True
+    return representative
+
+
+def _pair_from_scratch(lp: LinearProgram, layout, pair: list[int], spec: Spec, time_limit: float | None):
+    """The pair LP min p_b − p_a (``pair`` = [p_a's column, p_b's column]) solved from scratch, with the fallback
+    ladder, when the warm model did not finish it as optimal."""
+    cost = np.zeros(lp.num_cols)
+    cost[pair] = [-1.0, 1.0]
+    return solve_kernel_lp_compiled(replace(lp, c=cost), spec.solver, time_limit=time_limit, layout=layout)
 
 
 class DobrushinPairs(EngineBase):

@@ -219,16 +219,8 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
     if spec.epsilon.value == 0 or not fams:
         return design_exact(spec, np.ones((1, n)) if spec.epsilon.value == 0 else np.eye(n))
     pricer = _pricer(spec, fams)
-    R = start_rays(spec, fams)
     # center: the duals of the best bound so far (pricing is at a point between them and the LP's)
-    best_bound, center = math.inf, None
-    dual_start = DUAL_STARTS.get(spec.objective.kind) if spec.solver.backend == "highs" else None
-    if dual_start is not None:  # e.g. cutting planes over λ = a + b·P first (objectives/mi_dual_start.py)
-        Rw, _, best_bound, center = dual_start(spec, R, mu_fn, pricer, tol, AFFINE_START_SHARE * limit)
-        if len(Rw):  # the LP starts from those rays and one family's cyclic shifts (feasible), not all families' shifts
-            cover = start_rays(spec, fams, [_best_family(fams, mu_fn, start_rays, spec)])
-            in_cover = {c.tobytes() for c in cover}
-            R = np.vstack([cover, Rw[[r.tobytes() not in in_cover for r in Rw]]])
+    R, best_bound, center = _starting_rays(spec, fams, mu_fn, pricer, tol, limit)
     mu = mu_fn(R)
     seen = {r.tobytes() for r in R}
     live = PooledRayLP(n) if spec.solver.backend == "highs" else None
@@ -250,20 +242,9 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         floor = tol * max(abs(value), 1e-6) / n  # N·floor: the gap left when no ray prices above it
         out_of_time = time.perf_counter() - t0 > limit
         points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
-        fresh = []
-        for lam_p in points:
-            new, g_cert, note = pricer.price(lam_p, floor, out_of_time, seen)
-            b = _pricing_bound(lam_p, g_cert, n)
-            if b < best_bound:
-                best_bound, center = b, lam_p
-            if best_bound - value <= tol * max(abs(value), 1e-9) or out_of_time:
-                break
-            Rn = np.vstack(new) if new else np.zeros((0, n))
-            fresh = [r for r in Rn if r.tobytes() not in seen]
-            if fresh:
-                Rn = np.array(fresh)
-                if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
-                    break  # some ray improves the LP (else: a misprice, price at the LP's duals)
+        fresh, best_bound, center, note = _price_round(
+            pricer, points, lam, value, (best_bound, center), floor, out_of_time, seen, mu_fn, tol, n
+        )
         report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
         used = theta > 1e-12  # the master's kernel is feasible, its bound valid: held for Ctrl-C (lp/incumbent.py)
         offer((R[used] * theta[used, None]).T, best_bound, source=f"column generation, round {it}", stream=live)
@@ -283,6 +264,44 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
     return RayDesign(
         R, theta, lam, value, best_bound, method, it, time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R)))
     )
+
+
+def _starting_rays(spec: Spec, fams, mu_fn, pricer, tol: float, limit: float):
+    """The first rays of column generation, and the best bound and its duals when a dual start ran (else ∞, None):
+    the families' start rays, or after the objective's dual start (cutting planes over λ = a + b·P,
+    objectives/mi_dual_start.py) its rays with one family's cyclic shifts (feasible), not all families' shifts."""
+    R = start_rays(spec, fams)
+    best_bound, center = math.inf, None
+    dual_start = DUAL_STARTS.get(spec.objective.kind) if spec.solver.backend == "highs" else None
+    if dual_start is not None:
+        Rw, _, best_bound, center = dual_start(spec, R, mu_fn, pricer, tol, AFFINE_START_SHARE * limit)
+        if len(Rw):
+            cover = start_rays(spec, fams, [_best_family(fams, mu_fn, start_rays, spec)])
+            in_cover = {c.tobytes() for c in cover}
+            R = np.vstack([cover, Rw[[r.tobytes() not in in_cover for r in Rw]]])
+    return R, best_bound, center
+
+
+def _price_round(pricer, points, lam, value, best, floor, out_of_time, seen, mu_fn, tol, n):
+    """Price at each point (the smoothed duals, then the LP's): the new rays not seen yet, the best bound and its
+    duals (``best`` updated), and the pricer's note. Stops at the first point whose rays improve the LP, or when
+    the bound meets the value or time is out."""
+    best_bound, center = best
+    fresh, note = [], ""
+    for lam_p in points:
+        new, g_cert, note = pricer.price(lam_p, floor, out_of_time, seen)
+        b = _pricing_bound(lam_p, g_cert, n)
+        if b < best_bound:
+            best_bound, center = b, lam_p
+        if best_bound - value <= tol * max(abs(value), 1e-9) or out_of_time:
+            break
+        Rn = np.vstack(new) if new else np.zeros((0, n))
+        fresh = [r for r in Rn if r.tobytes() not in seen]
+        if fresh:
+            Rn = np.array(fresh)
+            if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
+                break  # some ray improves the LP (else: a misprice, price at the LP's duals)
+    return fresh, best_bound, center, note
 
 
 def choose_method(spec: Spec, scalable: str | None = None) -> str:
