@@ -8,7 +8,7 @@ from __future__ import annotations
 from mechdesign.engines.base import EngineBase
 from mechdesign.engines.fixed_outputs import FixedHooks
 from mechdesign.engines.sublinear import EXACT_MAX_RAYS, design_exact, solve_sublinear
-from mechdesign.privacy.extremes import count_structured_rays
+from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays
 
 __all__ = ["RayLP", "FIXED_HOOKS", "fixed_hooks"]
 
@@ -49,8 +49,11 @@ class RayLP(EngineBase):
                 f"{spec.objective.kind} over a {spec.prior_set.kind} prior set is designed by listing all extreme "
                 f"rays, which is limited to about {EXACT_MAX_RAYS} rays (N = {spec.n} needs ~{count})"
             )
-        # rays without a structure (point, hull, box, l1_ball) are enumerated by cdd, whose own error past
-        # CDD_MAX_N is clear
+        if count is None and spec.n > CDD_MAX_N:
+            return (
+                f"the extreme rays of a {spec.prior_set.kind} prior set are listed by vertex enumeration, "
+                f"which is limited to N <= {CDD_MAX_N} (N = {spec.n})"
+            )
         return None
 
     def run(self, problem, budget):
