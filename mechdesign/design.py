@@ -554,11 +554,11 @@ def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> Desig
                 why = "its certified result beats the first: kept"
             else:
                 why = "its certified result is not better: the first kernel kept"
-        attempts.append(
-            Attempt(
-                resolve.name, Status.SOLVER_ERROR if second is None else second.status, time.perf_counter() - began, why
-            )
-        )
+        inner = problem.carried.get(resolve.name, [])
+        if inner:  # the engines the re-solve's route ran, with the exact method
+            why += " (ran " + ", ".join(f"{a.engine}: {a.status.value}" for a in inner) + ")"
+        status_second = Status.SOLVER_ERROR if second is None else second.status
+        attempts.append(Attempt(resolve.name, status_second, time.perf_counter() - began, why))
     if kernel is None or cert is None or not cert.feasible:
         began = time.perf_counter()
         status, kernel, exact, cert, objective = _constant_fallback(problem, status)
