@@ -177,6 +177,9 @@ def render_result(
             cf = cert.closed_form
             summary.add_row("closed form", f"{cf.name} = {cf.value:.12g} (difference {cf.difference:.2e})")
     s = result.solve
+    if s.engine:
+        before = [f"{a.engine} ({a.status.value})" for a in s.attempts[:-1]]
+        summary.add_row("engine", s.engine + (f", after {', '.join(before)}" if before else ""))
     summary.add_row(
         "solver",
         f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "
