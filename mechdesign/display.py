@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 import math
 
+from mechdesign.lp.rounding import float_or_inf
+
 __all__ = [
     "result_repr",
     "result_html",
@@ -41,7 +43,10 @@ def _g(v, digits: int = 6) -> str:
 def result_repr(result) -> str:
     cert = result.certificate
     shape = "no kernel" if result.kernel is None else f"{result.kernel.shape[0]}x{result.kernel.shape[1]}"
-    private = "" if cert is None else (", private (exact check)" if cert.feasible else ", NOT private")
+    private = "" if cert is None else (", private (exact check)" if cert.private else ", NOT private")
+    failing = [] if cert is None else [c.field for c in cert.side_constraints if not c.feasible]
+    if failing:
+        private += ", FAILS " + ", ".join(failing)
     return (
         f"DesignResult(status={result.status.value!r}, objective={_g(result.objective, 10)}, "
         f"gap={_g(None if cert is None else cert.gap, 3)}, kernel={shape}, "
@@ -66,7 +71,15 @@ def result_html(result) -> str:
     ]
     if cert is not None:
         rows += [
-            ("exact privacy check", "passed" if cert.feasible else "FAILED"),
+            ("exact privacy check", "passed" if cert.private else "FAILED"),
+            *[
+                (
+                    c.field,
+                    f"{c.constraint}: {_g(float_or_inf(c.value), 12)} vs {_g(float_or_inf(c.limit), 12)}, "
+                    + ("holds" if c.feasible else "FAILS"),
+                )
+                for c in cert.side_constraints
+            ],
             ("dual bound", _g(cert.dual_bound, 12)),
             ("optimality gap", _g(cert.gap, 3)),
             ("leakage", f"{_g(cert.leakage, 12)} nats"),
@@ -140,7 +153,7 @@ def _table_html(title: str, rows) -> str:
 # ------------------------------------------------------------------------ certificate
 def _certificate_rows(cert) -> list[tuple[str, str]]:
     rows = [
-        ("exact privacy check", "passed" if cert.feasible else "FAILED"),
+        ("exact privacy check", "passed" if getattr(cert, "private", cert.feasible) else "FAILED"),
         ("leakage", f"{_g(cert.leakage, 12)} nats"),
         ("e^eps lower bound used", _rational(cert.exp_epsilon_lower_bound)),
         ("worst ratio", _rational(cert.worst_ratio)),
@@ -156,6 +169,14 @@ def _certificate_rows(cert) -> list[tuple[str, str]]:
     if guarantees:
         held = sum(1 for g in guarantees if getattr(g, "feasible", False))
         rows.append(("privacy constraints", f"{held} of {len(guarantees)} hold"))
+    for c in getattr(cert, "side_constraints", None) or []:  # every other stated constraint: its exact verdict
+        rows.append(
+            (
+                c.field,
+                f"{c.constraint}: {_g(float_or_inf(c.value), 12)} vs {_g(float_or_inf(c.limit), 12)}, "
+                + ("holds" if c.feasible else "FAILS"),
+            )
+        )
     return rows
 
 

@@ -273,11 +273,18 @@ def test_int64_reader_gives_read_kernels_kernel(tmp_path):
         assert got == rows  # the test's own Fractions: dyadic floats and p/q text read exactly
         slow = entry_by_entry(path)
         assert fast.denominator == slow.denominator
-    # a row summing to 1 only within rounding: read_kernel's check and message
+    # a row summing to 1 only within rounding (1e-13 off): the one rule for kernels given as numbers divides it by
+    # its exact sum on both paths (docs/reference/input-rules.md), as verify does
+    near = tmp_path / "near.csv"
+    near.write_text("0.5,0.5\n0.3,0.7000000000001\n")
+    total = Fraction("0.3") + Fraction("0.7000000000001")
+    expected = [[Fraction(1, 2), Fraction(1, 2)], [Fraction("0.3") / total, Fraction("0.7000000000001") / total]]
+    assert read_kernel(near).fractions() == entry_by_entry(near).fractions() == expected
+    # a row further than 1e-9 from 1: refused by both, with one message
     bad = tmp_path / "bad.csv"
-    bad.write_text("0.5,0.5\n0.3,0.7000000000001\n")
+    bad.write_text("0.5,0.5\n0.3,0.7000001\n")
     with pytest.raises(InputError) as fast_err:
         read_kernel(bad)
     with pytest.raises(InputError) as slow_err:
         entry_by_entry(bad)
-    assert str(fast_err.value) == str(slow_err.value)
+    assert str(fast_err.value) == str(slow_err.value) and "more than 1e-9 from 1" in str(fast_err.value)

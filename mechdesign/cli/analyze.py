@@ -14,11 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from mechdesign.theory import bounds
 
-from mechdesign.theory import measures
-from mechdesign.privacy.registry import rules
-from mechdesign.theory.composition import repeated_release
 from mechdesign.spec.errors import InputError
 
 __all__ = ["analyze_kernel", "register"]
@@ -67,6 +63,10 @@ def analyze_kernel(
     the inversion estimator (:func:`mechdesign.theory.accuracy.accuracy_summary`), from ``n_reports`` reports
     under ``accuracy_prior`` (default: the point prior of the prior set, else uniform).
     """
+    from mechdesign.privacy.registry import rules
+    from mechdesign.theory import bounds
+    from mechdesign.theory import measures
+    from mechdesign.theory.composition import repeated_release
     from fractions import Fraction
 
     from mechdesign.spec.models import Simplex
@@ -300,15 +300,22 @@ def _cmd_analyze(args) -> int:
 
 
 def _accuracy_prior(text: str, n: int) -> list[float]:
+    """The masses of ``--prior`` under a spec's rule for a prior (:func:`mechdesign.spec.models.checked_distribution`:
+    masses >= 0 summing to 1 within 1e-9, divided by their exact sum), never normalised beyond that."""
     from fractions import Fraction
 
+    from mechdesign.spec.models import checked_distribution
+
     try:
-        values = [float(Fraction(v.strip())) for v in text.split(",") if v.strip()]
+        values = [Fraction(v.strip()) for v in text.split(",") if v.strip()]
     except (ValueError, ZeroDivisionError):
         raise InputError(f"--prior: not a list of numbers: {text!r}") from None
-    if len(values) != n or min(values) < 0 or sum(values) <= 0:
-        raise InputError(f"--prior: needs N = {n} masses >= 0, not all 0, found {text!r}")
-    return values
+    if len(values) != n:
+        raise InputError(f"--prior: needs N = {n} masses, found {len(values)} in {text!r}")
+    try:
+        return [float(v) for v in checked_distribution(values, "--prior")]
+    except ValueError as exc:
+        raise InputError(f"--prior: {str(exc).removeprefix('--prior ')}") from None
 
 
 def register(subparsers) -> None:

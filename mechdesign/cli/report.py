@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mechdesign.design import DesignResult
+from mechdesign.lp.rounding import float_or_inf
 
 MAX_SHOWN = 12
 
@@ -140,7 +141,7 @@ def render_result(
     summary.add_column(justify="left")
     summary.add_row("objective", _fmt(result.objective, 12))
     if cert is not None:
-        summary.add_row("exact privacy check", "passed" if cert.feasible else "FAILED")
+        summary.add_row("exact privacy check", "passed" if cert.private else "FAILED")
         if result.spec.privacy is not None:  # several constraints: one row each
             for i, g in enumerate(cert.guarantees):
                 summary.add_row(
@@ -148,11 +149,23 @@ def render_result(
                     f"eps = {g.epsilon_text}: leakage {_fmt(g.leakage, 12)} nats, "
                     f"{'holds' if g.feasible else 'FAILS'}{', binds' if g.binding else ''}",
                 )
+        for c in cert.side_constraints:  # every other stated constraint: its exact verdict
+            summary.add_row(
+                f"{c.field} (exact check)",
+                f"{c.constraint}: {_fmt(float_or_inf(c.value), 12)} <= {_fmt(float_or_inf(c.limit), 12)} "
+                + ("holds" if c.feasible else "FAILS")
+                + (", binds" if c.binding else "")
+                + (f" ({c.repair})" if c.repair else ""),
+            )
         summary.add_row(
             "leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})"
         )
         summary.add_row("dual bound", _fmt(cert.dual_bound, 12))
-        summary.add_row("optimality gap", _fmt(cert.gap, 3))
+        summary.add_row(
+            "optimality gap",
+            _fmt(cert.gap, 3)
+            + ("" if cert.grid_floor is None else f" (within the 2^-52 grid's floor {_fmt(cert.grid_floor, 3)})"),
+        )
         if cert.repair_weight:
             summary.add_row("repair (constant-kernel weight)", _fmt(cert.repair_weight, 3))
         if spec.solver.denominator_bits < 52 or (cert.rounding_cost or 0) > 1e-12:
@@ -164,6 +177,9 @@ def render_result(
             cf = cert.closed_form
             summary.add_row("closed form", f"{cf.name} = {cf.value:.12g} (difference {cf.difference:.2e})")
     s = result.solve
+    if s.engine:
+        before = [f"{a.engine} ({a.status.value})" for a in s.attempts[:-1]]
+        summary.add_row("engine", s.engine + (f", after {', '.join(before)}" if before else ""))
     summary.add_row(
         "solver",
         f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "

@@ -43,7 +43,6 @@ a mass that is not identified has no standard error and is marked "not identifie
 
 from __future__ import annotations
 
-import csv
 import math
 import warnings
 from collections.abc import Mapping
@@ -54,6 +53,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mechdesign.release.blas_threads import single_threaded_blas
+from mechdesign.release.input_files import CSV_FIELD_LIMIT, check_label, csv_rows
 from mechdesign.spec.errors import InputError
 from mechdesign.theory.accuracy import inversion_matrix, inversion_variances, kernel_rank
 
@@ -172,8 +172,9 @@ def counts_from_labels(values, output_labels: Sequence[str]) -> np.ndarray:
     index = {lab: j for j, lab in enumerate(output_labels)}
     codes = np.empty(len(values), dtype=np.int64)
     for pos, v in enumerate(values):
-        j = index.get(str(v).strip())
+        j = index.get(str(v))
         if j is None:
+            check_label(str(v), f"row {pos}")
             raise InputError(
                 f"row {pos}: unknown output label {str(v)!r}: the mechanism's outputs are {_preview(output_labels)}"
             )
@@ -220,11 +221,19 @@ def count_csv_column(
             if len(col) == 0:
                 continue
             enc = col.dictionary_encode()
-            words = [str(w).strip() for w in enc.dictionary.to_pylist()]
+            words = [str(w) for w in enc.dictionary.to_pylist()]
+            longest = max(words, key=len)
+            if len(longest) > CSV_FIELD_LIMIT:  # the rule of every CSV read (the csv module's limit)
+                row = rows_before + 1 + int(np.argmax(np.asarray(enc.indices) == words.index(longest)))
+                raise InputError(
+                    f"{path}: malformed CSV at row {row}: a field is longer than {CSV_FIELD_LIMIT} characters "
+                    "(the csv module's limit)"
+                )
             mapping = np.array([index.get(w, -1) for w in words], dtype=np.int64)
             codes = enc.indices.to_numpy(zero_copy_only=False)
             if (mapping < 0).any():
                 bad = np.flatnonzero(mapping[codes] < 0)[0]
+                check_label(words[codes[bad]], f"{path}: row {rows_before + bad + 1}, column {column!r}")
                 raise InputError(
                     f"{path}: row {rows_before + bad + 1}: unknown output label {words[codes[bad]]!r} "
                     f"in column {column!r}: the mechanism's outputs are {_preview(output_labels)}"
@@ -248,7 +257,7 @@ def _read_header(path: Path, delimiter: str) -> list[str]:
         raise InputError(f"--input: cannot read {path}: {exc}") from None
     if not first.strip():
         raise InputError(f"{path}: empty input: no header row and no records")
-    return next(csv.reader([first], delimiter=delimiter))
+    return csv_rows([first], str(path), delimiter)[0]
 
 
 def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarray:
@@ -264,7 +273,7 @@ def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarra
         raise InputError(f"--counts: cannot read {path}: {exc}") from None
     rows = [
         r
-        for r in csv.reader(text.splitlines(), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+        for r in csv_rows(text.splitlines(), str(path), "\t" if path.suffix.lower() == ".tsv" else ",")
         if r and any(v.strip() for v in r)
     ]
     if rows and len(rows[0]) >= 2 and not _is_number(rows[0][1]):
@@ -274,11 +283,15 @@ def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarra
     index = {lab: j for j, lab in enumerate(output_labels)}
     counts = np.zeros(len(output_labels), dtype=np.int64)
     for r, row in enumerate(rows, start=1):
-        if len(row) < 2:
-            raise InputError(f"{path}: row {r}: expected two fields (label, count), found {len(row)}")
-        label, raw = row[0].strip(), row[1].strip()
+        if len(row) != 2:
+            raise InputError(
+                f"{path}: row {r}: expected exactly two fields (label, count), found {len(row)}"
+                + (" (extra columns are not read: remove them)" if len(row) > 2 else "")
+            )
+        label, raw = row[0], row[1].strip()
         j = index.get(label)
         if j is None:
+            check_label(label, f"{path}: row {r}")
             raise InputError(
                 f"{path}: row {r}: unknown output label {label!r}: the mechanism's outputs are "
                 f"{_preview(output_labels)}"
@@ -862,8 +875,9 @@ def counts_for(outputs_or_counts, output_labels: Sequence[str]) -> np.ndarray:
         index = {lab: j for j, lab in enumerate(output_labels)}
         c = np.zeros(len(output_labels), dtype=np.int64)
         for label, value in outputs_or_counts.items():
-            j = index.get(str(label).strip())
+            j = index.get(str(label))
             if j is None:
+                check_label(str(label), "counts")
                 raise InputError(
                     f"counts: unknown output label {str(label)!r}: the mechanism's outputs are "
                     f"{_preview(output_labels)}"

@@ -159,7 +159,9 @@ class Mechanism:
         if result.exact_kernel is None:
             raise InputError(f"mechanism: the design produced no kernel (status {result.status.value})")
         if result.certificate is None or not result.certificate.feasible:
-            raise InputError("mechanism: the design's kernel did not pass the exact privacy check")
+            failing = [c.field for c in getattr(result.certificate, "side_constraints", []) if not c.feasible]
+            what = "the exact privacy check" if not failing else "the exact check of " + ", ".join(failing)
+            raise InputError(f"mechanism: the design's kernel did not pass {what}")
         spec = result.spec
         n, m = result.exact_kernel.shape
         if output_labels is None and objective_rules(spec).outputs_estimate_x and m == n:

@@ -25,6 +25,7 @@ import os
 import socket
 import time
 import uuid
+from contextlib import contextmanager
 from typing import Callable, Iterable
 
 from mechdesign.lp.threads import HIGHS_THREADS_ENV, highs_threads
@@ -235,6 +236,34 @@ def local_cluster(workers: int | None):
         )
 
 
+@contextmanager
+def main_module_not_reimported():
+    """While the body runs, ``__main__`` offers spawned processes neither a file nor a module name to re-import.
+
+    A local cluster's workers are started by ``multiprocessing``'s *spawn* method, which re-imports the parent's
+    ``__main__`` in each child (from ``__main__.__file__``, or by name for ``python -m``): a script read on
+    standard input (``python - <<EOF``) has no file to import, so every worker fails to start, and a script
+    without an ``if __name__ == "__main__":`` guard would run its own ``sweep(...)`` again in every worker. The
+    workers need nothing from ``__main__`` (they run :func:`design_batch`, from this module), so the parent hides
+    ``__file__`` and ``__spec__`` of ``__main__`` for the cluster's whole life (a worker restarted after a crash
+    is spawned the same way) and restores them after. ``python -c`` and notebook kernels have neither already."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    saved = {
+        name: main.__dict__[name] for name in ("__file__", "__spec__") if main is not None and name in main.__dict__
+    }
+    try:
+        if main is not None:
+            main.__dict__.pop("__file__", None)
+            if "__spec__" in saved:
+                main.__spec__ = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.update(saved)
+
+
 def design_batch(
     points: list[tuple[str, dict]], threads: int | None, store_root: str | None, marker: str | None, run: str
 ) -> list[tuple[dict, object]]:
@@ -303,6 +332,7 @@ def run_dask(
             except (OSError, TimeoutError, ValueError) as exc:
                 raise InputError(f"--scheduler: cannot connect to {scheduler}: {exc}") from None
         else:
+            stack.enter_context(main_module_not_reimported())  # entered first: exited after the cluster closes
             cluster = stack.enter_context(local_cluster(workers))
             client = stack.enter_context(Client(cluster))
         run_token = uuid.uuid4().hex[:8]

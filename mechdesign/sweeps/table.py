@@ -4,6 +4,7 @@ Columns, in order: the axis paths (one column each, the value at the point; a ma
 written as short text such as ``min_mass(c=0.05)``, other mappings and lists as compact JSON text; an axis named like a result column, such as ``objective``, is
 called ``objective (axis)``), ``point`` (index in the sweep), ``key`` (the store key), then
 ``status``, ``certified`` (optimal and the exact check passed), ``objective``, ``objective_kind``,
+``objective_detail`` (what the objective is measured with, e.g. ``loss=absolute, prior=uniform``),
 ``epsilon_value`` (ε in nats), ``N``, ``M``, ``prior_set_kind``, ``c`` (Q_X(c)'s c; 0 for all
 priors, empty otherwise), the certificate (``feasible``, ``leakage``, ``dual_bound``, ``gap``,
 ``lp_objective``, ``repair_weight``, ``closed_form``, ``closed_form_value``,
@@ -23,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["to_frame", "write_table", "read_table", "axis_columns", "short_text", "RESULT_COLUMNS"]
+__all__ = ["to_frame", "write_table", "read_table", "axis_columns", "prior_set_label", "short_text", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = [
     "point",
@@ -32,6 +33,7 @@ RESULT_COLUMNS = [
     "certified",
     "objective",
     "objective_kind",
+    "objective_detail",
     "epsilon_value",
     "N",
     "M",
@@ -70,22 +72,56 @@ def axis_column(path: str) -> str:
     return f"{path} (axis)" if path in RESULT_COLUMNS else path
 
 
+SHORT_LIST = 4
+"""Lists longer than this are shown by their first entries and their length in :func:`prior_set_label`."""
+
+
+def _short_value(v, cut: bool = True) -> str:
+    if isinstance(v, list):
+        if not cut:
+            return "[" + ", ".join(_short_value(x, cut) for x in v) + "]"
+        shown = [_short_value(x) for x in v[: SHORT_LIST - 1]] if len(v) > SHORT_LIST else [_short_value(x) for x in v]
+        more = f", … ({len(v)} values)" if len(v) > SHORT_LIST else ""
+        return "[" + ", ".join(shown) + more + "]"
+    if isinstance(v, dict):
+        return prior_set_label(v, cut) if isinstance(v.get("kind"), str) else json.dumps(v, separators=(",", ":"))
+    if isinstance(v, float):
+        return f"{v:.4g}" if cut else repr(v)
+    return str(v)
+
+
+def prior_set_label(prior_set, cut: bool = True) -> str:
+    """A prior set as short text for tables and legends: ``min_mass(c=0.05)``, ``simplex``,
+    ``point(prior=[0.2, 0.3, 0.5])``, ``box(lower=[…], upper=[…])`` (lists longer than
+    :data:`SHORT_LIST` cut to their first entries and their length, unless ``cut`` is false).
+
+    Accepts the spec's mapping, its JSON text (as a sweep table's axis column holds it), or a
+    prior-set model (anything with ``model_dump``). Text that is not a prior set is returned as it is."""
+    if hasattr(prior_set, "model_dump"):
+        prior_set = prior_set.model_dump(mode="json")
+    if isinstance(prior_set, str):
+        text = prior_set.strip()
+        if not text.startswith("{"):
+            return prior_set
+        try:
+            prior_set = json.loads(text)
+        except ValueError:
+            return prior_set
+    if not isinstance(prior_set, dict) or "kind" not in prior_set:
+        return str(prior_set)
+    rest = {k: v for k, v in prior_set.items() if k != "kind" and v is not None}
+    if not rest:
+        return str(prior_set["kind"])
+    return f"{prior_set['kind']}(" + ", ".join(f"{k}={_short_value(v, cut)}" for k, v in rest.items()) + ")"
+
+
 def short_text(v) -> str:
-    """An axis value as short text for tables and legends: a mapping with a ``kind`` (a prior set, an
-    objective) as ``min_mass(c=0.05)`` / ``simplex`` / ``expected_loss(loss=hamming)``, other mappings
-    and lists as compact JSON."""
+    """An axis value as a sweep table's cell: a mapping with a ``kind`` (a prior set, an objective) as
+    :func:`prior_set_label` writes it with every list entry kept (``min_mass(c=0.05)``,
+    ``expected_loss(loss=hamming)``), other mappings and lists as compact JSON."""
     if isinstance(v, dict) and isinstance(v.get("kind"), str):
-        rest = {k: x for k, x in v.items() if k != "kind"}
-        if not rest:
-            return v["kind"]
-        return v["kind"] + "(" + ", ".join(f"{k}={_inner(x)}" for k, x in rest.items()) + ")"
+        return prior_set_label(v, cut=False)
     return json.dumps(v, separators=(",", ":"))
-
-
-def _inner(x) -> str:
-    if isinstance(x, (dict, list)):
-        return short_text(x) if isinstance(x, dict) else "[" + ",".join(_inner(e) for e in x) + "]"
-    return str(x)
 
 
 def _cell(v):
@@ -132,7 +168,17 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
     for c in ("certified", "cached"):
         df[c] = df[c].astype(bool)
     df["feasible"] = df["feasible"].astype("boolean")
-    for c in ("status", "objective_kind", "prior_set_kind", "closed_form", "method", "worker", "message", "key"):
+    for c in (
+        "status",
+        "objective_kind",
+        "objective_detail",
+        "prior_set_kind",
+        "closed_form",
+        "method",
+        "worker",
+        "message",
+        "key",
+    ):
         df[c] = df[c].astype("string")
     df.attrs["axes"] = axis_cols
     df.attrs["axis_paths"] = list(axis_paths)
