@@ -37,7 +37,18 @@ def _mechanisms(n, eps, c):
     return out
 
 
-CASES = [(n, eps, c) for n, eps, c in [(4, "1", 0), (5, "log(3)", 0), (6, "0.5", 0), (8, "2", 0), (5, "1", Fraction(1, 10)), (6, "0.5", Fraction(1, 20)), (4, "2", Fraction(1, 8))]]
+CASES = [
+    (n, eps, c)
+    for n, eps, c in [
+        (4, "1", 0),
+        (5, "log(3)", 0),
+        (6, "0.5", 0),
+        (8, "2", 0),
+        (5, "1", Fraction(1, 10)),
+        (6, "0.5", Fraction(1, 20)),
+        (4, "2", Fraction(1, 8)),
+    ]
+]
 
 
 def _independent_kernel(m):

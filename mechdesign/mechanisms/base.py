@@ -259,7 +259,12 @@ class StructuredMechanism(ABC):
         """Accuracy before release, in closed form: expected squared error Σ_x Var f̂_x of the unbiased
         estimator, its root, and the largest standard deviation, for n i.i.d. records from ``prior``."""
         v = self.variances(n, prior)
-        return {"n": int(n), "mse": float(v.sum()), "rmse": float(math.sqrt(v.sum())), "max_sd": float(np.sqrt(v.max()))}
+        return {
+            "n": int(n),
+            "mse": float(v.sum()),
+            "rmse": float(math.sqrt(v.sum())),
+            "max_sd": float(np.sqrt(v.max())),
+        }
 
     def estimate_from_counts(
         self, counts, n: int, method: str = "unbiased", confidence: float = 0.95, simultaneous: bool = False
@@ -320,7 +325,9 @@ class StructuredMechanism(ABC):
         write_json_atomically(self.to_json(), path)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(N={self.n_symbols}, epsilon={self.epsilon.text}, c={self.c}, {self.parameters()})"
+        return (
+            f"{type(self).__name__}(N={self.n_symbols}, epsilon={self.epsilon.text}, c={self.c}, {self.parameters()})"
+        )
 
 
 def _preview(labels: Sequence[str], k: int = 8) -> str:

@@ -120,7 +120,9 @@ class HadamardResponse(StructuredMechanism):
                 try:
                     values[r] = int(c)
                 except ValueError:
-                    raise InputError(f"row {first_row + r}: malformed report {c[:40]!r}: expected an integer index") from None
+                    raise InputError(
+                        f"row {first_row + r}: malformed report {c[:40]!r}: expected an integer index"
+                    ) from None
         bad = np.flatnonzero((values < 0) | (values >= self.order))
         if bad.size:
             r = int(bad[0])

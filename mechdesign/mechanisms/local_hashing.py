@@ -52,7 +52,9 @@ def hash_values(seeds: np.ndarray, x: np.ndarray, g: int, prime: int = MERSENNE_
 class LocalHashing(StructuredMechanism):
     family = "local_hashing"
 
-    def __init__(self, labels, epsilon, prior_set=None, g=None, seeds=None, pool=None, prime: int = MERSENNE_31, rng=None):
+    def __init__(
+        self, labels, epsilon, prior_set=None, g=None, seeds=None, pool=None, prime: int = MERSENNE_31, rng=None
+    ):
         super().__init__(labels, epsilon, prior_set)
         n = self.n_symbols
         if isinstance(prime, bool) or int(prime) != prime or not n < prime < 1 << 31 or not _is_prime(int(prime)):
@@ -182,7 +184,9 @@ class LocalHashing(StructuredMechanism):
             known = np.isin(seeds, self.pool)
             if not known.all():
                 r = int(np.flatnonzero(~known)[0])
-                raise InputError(f"row {first_row + r}: impossible report {cells[r]!r}: seed not in the mechanism's pool")
+                raise InputError(
+                    f"row {first_row + r}: impossible report {cells[r]!r}: seed not in the mechanism's pool"
+                )
         return Reports(n=n, seeds=seeds, values=values)
 
 

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.mechanisms.base import Reports, StructuredMechanism
+from mechdesign.mechanisms.base import StructuredMechanism
 from mechdesign.mechanisms.exact_random import uniform_below
 from mechdesign.mechanisms.krr import alphabet_labels
 from mechdesign.mechanisms.set_reports import floyd_sample, format_sets, parse_sets, sets_from_rows
@@ -66,7 +66,11 @@ class SubsetSelection(StructuredMechanism):
         )
 
     def parameters(self):
-        return {"d": list(self.sizes), "weights": [str(w) for w in self.weights], "ratios": [str(r) for r in self.ratios]}
+        return {
+            "d": list(self.sizes),
+            "weights": [str(w) for w in self.weights],
+            "ratios": [str(r) for r in self.ratios],
+        }
 
     def output_size(self):
         return sum(math.comb(self.n_symbols, s) for s in self.sizes)
