@@ -324,6 +324,17 @@ class StructuredMechanism(ABC):
 
         write_json_atomically(self.to_json(), path)
 
+    def parameters_summary(self) -> str:
+        """The parameters in one short line (a seed pool by its size)."""
+        parts = []
+        for k, v in self.parameters().items():
+            if k == "pool":
+                v = f"{len(v)} seeds"
+            elif k == "ratio" or k == "ratios":
+                continue
+            parts.append(f"{k} = {v}")
+        return ", ".join(parts)
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(N={self.n_symbols}, epsilon={self.epsilon.text}, c={self.c}, {self.parameters()})"
