@@ -16,9 +16,10 @@ The support counts C_x = #{reports supporting x} are sufficient for the unbiased
     Var f̂_x = π_x (1 − π_x) / (n (p* − q*)²),   π_x = q* + P(x) (p* − q*)
 
 (C_x is Binomial(n, π_x)); for a fixed population with frequencies f it is
-(q*(1 − q*) + f_x (p* − q*)(1 − p* − q*)) / (n (p* − q*)²), Wang et al.'s eq. (2). Intervals are
-f̂_x ± z se_x with the plug-in π̂_x = C_x / n (asymptotic normal; clipped to [0, 1], which keeps every
-interval that covered P(x) covering it). ``method="projected"`` maps f̂ onto the simplex (Euclidean
+(q*(1 − q*) + f_x (p* − q*)(1 − p* − q*)) / (n (p* − q*)²), Wang et al.'s eq. (2). Standard errors use
+the plug-in π̂_x = C_x / n; intervals are Wilson's score interval for π_x mapped through the affine map
+π ↦ (π − q*)/(p* − q*) (asymptotically f̂_x ± z se_x, and never of width 0 when C_x is 0 or n), clipped to
+[0, 1], which keeps every interval that covered P(x) covering it. ``method="projected"`` maps f̂ onto the simplex (Euclidean
 projection, Held–Wolfe–Crowder 1974 / Duchi et al. 2008).
 """
 
@@ -286,7 +287,12 @@ class StructuredMechanism(ABC):
         se = np.sqrt(pi * (1 - pi) / n) / (p - q)
         alpha = 1 - confidence
         z = norm.ppf(1 - (alpha / self.n_symbols if simultaneous else alpha) / 2)
-        lower, upper = np.clip(raw - z * se, 0, 1), np.clip(raw + z * se, 0, 1)
+        # Wilson's score interval for the binomial π_x (Wilson 1927), mapped through f = (π − q*)/(p* − q*):
+        # the same asymptotic interval, and not of width 0 when a count is 0 or n
+        centre = (pi + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * np.sqrt(pi * (1 - pi) / n + z * z / (4 * n * n))
+        lower = np.clip((centre - half - q) / (p - q), 0, 1)
+        upper = np.clip((centre + half - q) / (p - q), 0, 1)
         est = raw if method == "unbiased" else project_to_simplex(raw)
         return FrequencyEstimate(
             method=method,
@@ -297,7 +303,7 @@ class StructuredMechanism(ABC):
             upper=upper,
             confidence=float(confidence),
             n=int(n),
-            uncertainty="asymptotic (binomial support counts, plug-in variance), intervals of the unbiased estimator",
+            uncertainty="asymptotic: binomial support counts, plug-in standard errors, Wilson score intervals",
             simultaneous=simultaneous,
             diagnostics={"family": self.family, "support_p": p, "support_q": q},
         )

@@ -73,7 +73,7 @@ def uniform_below(rng, bound: int, size: int) -> np.ndarray:
 def uniform_words32(rng, size: int) -> np.ndarray:
     """``size`` independent uniform 32-bit words (uint32)."""
     if isinstance(rng, np.random.Generator):
-        return np.frombuffer(rng.bytes(4 * size), dtype=np.uint32)
+        return rng.bit_generator.random_raw((size + 1) // 2).view(np.uint32)[:size]  # raw 64-bit outputs, halved
     return np.frombuffer(os.urandom(4 * size), dtype=np.uint32)
 
 

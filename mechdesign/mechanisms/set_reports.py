@@ -120,13 +120,14 @@ def floyd_sample(rng, rows: int, m: int, k: int, block_bytes: int = 1 << 26) -> 
     for start in range(0, rows, batch):
         b = min(batch, rows - start)
         mem = member[:b]
-        picks = np.empty((b, kk), dtype=np.int64)
+        picks_t = np.empty((kk, b), dtype=np.int64)  # one contiguous row per step
         ar = np.arange(b)
         for step, j in enumerate(range(m - kk, m)):
             t = uniform_below(rng, j + 1, b)
             chosen = np.where(mem[ar, t], j, t)
             mem[ar, chosen] = True
-            picks[:, step] = chosen
+            picks_t[step] = chosen
+        picks = picks_t.T.copy()
         if complement:
             keep = ~mem
             out[start : start + b] = np.nonzero(keep)[1].reshape(b, k)

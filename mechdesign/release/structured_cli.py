@@ -16,6 +16,9 @@ from mechdesign.spec.errors import InputError
 
 __all__ = ["add_structured_arguments", "structured_from_args", "read_alphabet"]
 
+RICH_TABLE_ROWS = 200
+"""Up to this many symbols the estimate is a rich table; beyond, plain aligned lines."""
+
 
 def add_structured_arguments(p, group) -> None:
     from mechdesign.mechanisms import FAMILIES
@@ -166,13 +169,30 @@ def render_structured(result, mech) -> str:
     con = Console(file=buf, width=120, force_terminal=False, color_system=None, highlight=False)
     cert = mech.certificate()
     con.print(
-        f"mechdesign estimate: {result.method}, {mech.family} {mech.parameters_summary()}, N = {mech.n_symbols} "
+        f"mechdesign estimate: {result.method}, {mech.family}{_summary(mech)}, N = {mech.n_symbols} "
         f"secrets, n = {result.n} reports"
     )
     con.print(
         f"privacy: worst PML ratio {float(cert.worst_ratio):.10g} <= e^eps (eps = {mech.epsilon.text}, c = {mech.c})"
     )
     level = f"{100 * result.confidence:g}%" + (" simultaneous (Bonferroni)" if result.simultaneous else "")
+    if mech.n_symbols > RICH_TABLE_ROWS:  # a plain aligned table: rich lays out 10^5 rows in minutes
+        width = max(5, max(len(lab) for lab in result.labels))
+        lines = [
+            f"estimate of P_X, {level} intervals",
+            f"{'label':<{width}}  {'estimate':>10}  {'std error':>10}  {'lower':>10}  {'upper':>10}",
+        ]
+        for lab, e, s_, lo, hi in zip(
+            result.labels,
+            result.estimate.tolist(),
+            result.standard_error.tolist(),
+            result.lower.tolist(),
+            result.upper.tolist(),
+        ):
+            lines.append(f"{lab:<{width}}  {e:>10.6f}  {s_:>10.6f}  {lo:>10.6f}  {hi:>10.6f}")
+        buf.write("\n".join(lines) + "\n")
+        con.print(f"uncertainty: {result.uncertainty}")
+        return buf.getvalue()
     table = Table(title=f"estimate of P_X, {level} intervals")
     for col in ("label", "estimate", "standard error", "lower", "upper"):
         table.add_column(col, justify="left" if col == "label" else "right")
@@ -187,3 +207,8 @@ def render_structured(result, mech) -> str:
     con.print(table)
     con.print(f"uncertainty: {result.uncertainty}")
     return buf.getvalue()
+
+
+def _summary(mech) -> str:
+    text = mech.parameters_summary()
+    return f" ({text})" if text else ""
