@@ -256,3 +256,18 @@ def test_impossible_and_malformed_reports_name_the_row():
         local_hashing(6, 1, g=3).parse_reports(["5:3"])
     with pytest.raises(InputError, match="row 2: unknown input label 'z'"):
         krr(["a", "b"], 1).parse_reports(["a", "z"])
+
+
+def test_krr_mle_equals_em_on_the_explicit_kernel():
+    """k-RR's closed-form MLE (water-filling) against the project's EM + Newton on the explicit kernel."""
+    from mechdesign.release.estimate import em_mle
+
+    m = krr(8, "1")
+    K = m.to_kernel()[0].to_float()
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        P = rng.dirichlet(np.full(8, 0.3))  # sparse priors: the MLE has masses at 0
+        c = m.support_counts(m.privatize_indices(rng.choice(8, size=300, p=P), rng=rng))
+        assert np.abs(m.mle_from_counts(c, 300) - em_mle(K, c, tol=1e-13).p[0]).max() < 1e-9
+    with pytest.raises(Exception, match="not a function of the support counts"):
+        subset_selection(6, 1).estimate_from_counts(np.ones(6, dtype=int), 6, method="mle")

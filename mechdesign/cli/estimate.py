@@ -42,7 +42,7 @@ def register(subparsers) -> None:
         default=None,
         choices=["mle", "inversion", "projected", "unbiased"],
         help="mle (EM, default for kernels), inversion (least squares), projected (inversion mapped to the simplex); "
-        "structured mechanisms: unbiased (default) or projected",
+        "structured mechanisms: unbiased (default), projected, or mle (k-RR)",
     )
     p.add_argument(
         "--projection",
@@ -242,8 +242,6 @@ def _estimate_structured(args, mech) -> int:
     from mechdesign.release.structured_cli import render_structured, structured_support_counts
 
     method = {None: "unbiased", "inversion": "unbiased"}.get(args.method, args.method)
-    if method == "mle":
-        raise InputError("--method mle: not available for structured mechanisms; use unbiased or projected")
     if args.counts is not None:
         raise InputError("--counts: not available for structured mechanisms; give the released column with --input")
     if not args.column:

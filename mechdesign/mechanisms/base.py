@@ -20,7 +20,8 @@ The support counts C_x = #{reports supporting x} are sufficient for the unbiased
 the plug-in π̂_x = C_x / n; intervals are Wilson's score interval for π_x mapped through the affine map
 π ↦ (π − q*)/(p* − q*) (asymptotically f̂_x ± z se_x, and never of width 0 when C_x is 0 or n), clipped to
 [0, 1], which keeps every interval that covered P(x) covering it. ``method="projected"`` maps f̂ onto the simplex (Euclidean
-projection, Held–Wolfe–Crowder 1974 / Duchi et al. 2008).
+projection, Held–Wolfe–Crowder 1974 / Duchi et al. 2008); ``method="mle"`` is the maximum-likelihood
+estimate where the likelihood depends on the counts only (k-RR: :meth:`RandomizedResponse.mle_from_counts`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from mechdesign.spec.errors import InputError
 
 __all__ = ["StructuredMechanism", "Reports", "FrequencyEstimate", "project_to_simplex", "ESTIMATE_METHODS"]
 
-ESTIMATE_METHODS = ("unbiased", "projected")
+ESTIMATE_METHODS = ("unbiased", "projected", "mle")
 
 
 @dataclass(frozen=True)
@@ -293,7 +294,9 @@ class StructuredMechanism(ABC):
         half = z / (1 + z * z / n) * np.sqrt(pi * (1 - pi) / n + z * z / (4 * n * n))
         lower = np.clip((centre - half - q) / (p - q), 0, 1)
         upper = np.clip((centre + half - q) / (p - q), 0, 1)
-        est = raw if method == "unbiased" else project_to_simplex(raw)
+        est = {"unbiased": raw, "projected": project_to_simplex(raw) if method == "projected" else None}.get(method)
+        if method == "mle":
+            est = self.mle_from_counts(np.asarray(counts), n)
         return FrequencyEstimate(
             method=method,
             labels=self.labels,
@@ -306,6 +309,13 @@ class StructuredMechanism(ABC):
             uncertainty="asymptotic: binomial support counts, plug-in standard errors, Wilson score intervals",
             simultaneous=simultaneous,
             diagnostics={"family": self.family, "support_p": p, "support_q": q},
+        )
+
+    def mle_from_counts(self, counts, n: int) -> np.ndarray:
+        """The maximum-likelihood estimate on the simplex, where the likelihood is a function of the counts."""
+        raise InputError(
+            f"--method mle: the likelihood of {self.family} reports is not a function of the support counts; "
+            "use unbiased or projected"
         )
 
     def estimate(self, reports, method: str = "unbiased", confidence: float = 0.95, simultaneous: bool = False):

@@ -50,6 +50,23 @@ class RandomizedResponse(StructuredMechanism):
         other += other >= idx
         return Reports(n=idx.size, values=np.where(u < self._r, idx, other))
 
+    def mle_from_counts(self, counts, n):
+        """argmax over the simplex of L(p) = Σ_y c_y log(lo + δ p_y), δ = hi − lo (the output law of k-RR is
+        (Kᵀp)_y = lo + δ p_y). KKT: p_y = max(c_y / λ − a, 0) with a = lo / δ and λ such that Σ p = 1, a
+        water-filling solved exactly by sorting the counts: with the m largest counts positive,
+        λ = (their sum) / (1 + m a). When every p_y > 0 this is the unbiased estimate (1/δ = 1 + N a)."""
+        hi, lo = (float(v) for v in self.support_probabilities())
+        a = lo / (hi - lo)
+        c = np.asarray(counts, dtype=float)
+        order = np.argsort(-c, kind="stable")
+        top = np.cumsum(c[order])
+        m = np.arange(1, c.size + 1)
+        lam = top / (1 + m * a)
+        ok = c[order] / lam - a > 0
+        k = int(np.flatnonzero(ok)[-1])  # the largest support that keeps its smallest mass positive
+        p = np.maximum(c / lam[k] - a, 0.0)
+        return p / p.sum()
+
     def support_counts(self, reports):
         return np.bincount(reports.values, minlength=self.n_symbols)
 
