@@ -271,3 +271,12 @@ def test_krr_mle_equals_em_on_the_explicit_kernel():
         assert np.abs(m.mle_from_counts(c, 300) - em_mle(K, c, tol=1e-13).p[0]).max() < 1e-9
     with pytest.raises(Exception, match="not a function of the support counts"):
         subset_selection(6, 1).estimate_from_counts(np.ones(6, dtype=int), 6, method="mle")
+
+
+def test_explicit_mechanism_from_a_structured_one_samples_the_same_reports():
+    from mechdesign.release.mechanism import Mechanism
+
+    ss = subset_selection(["a", "b", "c", "d", "e"], "log(3)", d=2)
+    explicit = Mechanism.from_structured(ss)
+    assert explicit.shape == (5, 10)
+    assert set(explicit.privatize(["a"] * 200, rng=1)) <= set(ss.explicit_columns()[1])

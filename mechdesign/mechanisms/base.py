@@ -197,6 +197,10 @@ class StructuredMechanism(ABC):
         """M, the number of outputs (None when it is too large to state as an int worth printing)."""
         return None
 
+    def expected_report_size(self) -> float:
+        """Mean number of integers in one report (set-valued families: the mean set size), for sizing blocks."""
+        return 1.0
+
     def index_of(self, value) -> int:
         try:
             return self._index[str(value)]

@@ -78,6 +78,9 @@ class SubsetSelection(StructuredMechanism):
     def components(self):
         return list(zip(self.ratios, self.sizes))
 
+    def expected_report_size(self):
+        return float(sum(w * s for w, s in zip(self.weights, self.sizes)))
+
     def support_probabilities(self):
         n = self.n_symbols
         p = q = Fraction(0)

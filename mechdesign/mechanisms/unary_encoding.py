@@ -62,6 +62,9 @@ class UnaryEncoding(StructuredMechanism):
     def components(self):
         return [(self.ratio, 1)]
 
+    def expected_report_size(self):
+        return (self._p + (self.n_symbols - 1) * self._q) / _W
+
     def support_probabilities(self):
         return Fraction(self._p, _W), Fraction(self._q, _W)
 

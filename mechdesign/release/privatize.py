@@ -71,12 +71,14 @@ def _cmd_privatize(args) -> int:
             raise InputError(f"--block-rows: must be an integer >= 1, found {args.block_rows}")
         if args.save_mechanism:
             structured.save(args.save_mechanism)
+        # a block holds at most ~2^23 report integers (set-valued reports: the mean set size per row)
+        rows = max(256, min(args.block_rows, int((1 << 23) / max(1.0, structured.expected_report_size()))))
         return stream_privatize(
             structured_sampler(structured, args.input, args.column, args.seed),
             args.input,
             args.column,
             args.output,
-            block_rows=args.block_rows,
+            block_rows=rows,
         )
     if args.save_mechanism:
         raise InputError("--save-mechanism: only with --mechanism")
