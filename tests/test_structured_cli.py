@@ -87,3 +87,25 @@ def test_bad_input_exits_2_naming_the_row(files, capsys):
         assert message in capsys.readouterr().err, family
     assert main(["privatize", "--mechanism", "krr", "--epsilon", "1", "--input", str(bad), "--column", "c"]) == 2
     assert "--alphabet: required" in capsys.readouterr().err
+
+
+def test_plain_report_cells_are_written_as_csv_writes_them(tmp_path):
+    """The fast writer for set reports gives the bytes csv.writer gives, quoting the other columns when needed."""
+    import csv
+    import io
+
+    (tmp_path / "labels.txt").write_text("a\nb\nc\nd\n")
+    rows = [["1", "a", "plain"], ["2", "b", 'has "quotes", and a comma'], ["3", "c", "line\nbreak"], ["4", "d", ""]]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["id", "c", "note"])
+    w.writerows(rows)
+    (tmp_path / "d.csv").write_text(buf.getvalue())
+    out = tmp_path / "o.csv"
+    args = ["privatize", "--mechanism", "unary_encoding", "--epsilon", "1", "--alphabet", str(tmp_path / "labels.txt")]
+    assert main(args + ["--input", str(tmp_path / "d.csv"), "--column", "c", "--seed", "2", "-o", str(out)]) == 0
+    released = list(csv.reader(io.StringIO(out.read_text(), newline="")))
+    assert [r[0] for r in released[1:]] == ["1", "2", "3", "4"] and [r[2] for r in released[1:]] == [r[2] for r in rows]
+    again = io.StringIO()
+    csv.writer(again, lineterminator="\n").writerows(released)
+    assert again.getvalue() == out.read_text()
