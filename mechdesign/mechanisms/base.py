@@ -322,10 +322,34 @@ class StructuredMechanism(ABC):
             "use unbiased or projected"
         )
 
+    def report_ratios(self, reports: Reports) -> np.ndarray | None:
+        """r_i per set-valued report for :func:`~mechdesign.mechanisms.set_reports.set_report_mle`, or None."""
+        return None
+
     def estimate(self, reports, method: str = "unbiased", confidence: float = 0.95, simultaneous: bool = False):
-        """Estimate P_X from :class:`Reports` or report text cells."""
+        """Estimate P_X from :class:`Reports` or report text cells. ``method="mle"`` for subset selection and
+        unary encoding runs EM on the reports themselves (their likelihood depends on each whole set): the
+        point estimate only, without standard errors or intervals (use ``unbiased`` for those)."""
         if not isinstance(reports, Reports):
             reports = self.parse_reports(list(reports))
+        ratios = self.report_ratios(reports) if method == "mle" else None
+        if ratios is not None:
+            from mechdesign.mechanisms.set_reports import set_report_mle
+
+            p, iterations, gap = set_report_mle(reports, ratios, self.n_symbols)
+            nan = np.full(self.n_symbols, np.nan)
+            return FrequencyEstimate(
+                method="mle",
+                labels=self.labels,
+                estimate=p,
+                standard_error=nan,
+                lower=nan,
+                upper=nan,
+                confidence=float(confidence),
+                n=reports.n,
+                uncertainty="none (the MLE of set reports has no intervals here; use method='unbiased')",
+                diagnostics={"family": self.family, "iterations": iterations, "gap": gap},
+            )
         return self.estimate_from_counts(self.support_counts(reports), reports.n, method, confidence, simultaneous)
 
     # ------------------------------------------------------------ files

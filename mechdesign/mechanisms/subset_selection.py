@@ -117,6 +117,14 @@ class SubsetSelection(StructuredMechanism):
                 where.append(rows)
         return sets_from_rows(blocks, where, n)
 
+    def report_ratios(self, reports):
+        ratio_of_size = {s: float(r) for s, r in zip(self.sizes, self.ratios)}
+        sizes = np.diff(reports.offsets)
+        out = np.empty(reports.n)
+        for s, r in ratio_of_size.items():
+            out[sizes == s] = r
+        return out
+
     def support_counts(self, reports):
         return np.bincount(reports.positions, minlength=self.n_symbols)
 

@@ -85,6 +85,9 @@ class UnaryEncoding(StructuredMechanism):
         np.cumsum(offsets, out=offsets)
         return Reports(n=n, offsets=offsets, positions=np.concatenate(parts) if parts else np.zeros(0, np.int64))
 
+    def report_ratios(self, reports):
+        return np.full(reports.n, float(self.ratio))
+
     def support_counts(self, reports):
         return np.bincount(reports.positions, minlength=self.n_symbols)
 
