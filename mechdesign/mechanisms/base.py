@@ -322,8 +322,9 @@ class StructuredMechanism(ABC):
             "use unbiased or projected"
         )
 
-    def report_ratios(self, reports: Reports) -> np.ndarray | None:
-        """r_i per set-valued report for :func:`~mechdesign.mechanisms.set_reports.set_report_mle`, or None."""
+    def mle_from_reports(self, reports: Reports) -> tuple[np.ndarray, int, float] | None:
+        """(p, iterations, gap) of the MLE computed on the reports themselves (set-valued families), or None
+        when the MLE is a function of the support counts (:meth:`mle_from_counts`)."""
         return None
 
     def estimate(self, reports, method: str = "unbiased", confidence: float = 0.95, simultaneous: bool = False):
@@ -332,11 +333,9 @@ class StructuredMechanism(ABC):
         point estimate only, without standard errors or intervals (use ``unbiased`` for those)."""
         if not isinstance(reports, Reports):
             reports = self.parse_reports(list(reports))
-        ratios = self.report_ratios(reports) if method == "mle" else None
-        if ratios is not None:
-            from mechdesign.mechanisms.set_reports import set_report_mle
-
-            p, iterations, gap = set_report_mle(reports, ratios, self.n_symbols)
+        fit = self.mle_from_reports(reports) if method == "mle" else None
+        if fit is not None:
+            p, iterations, gap = fit
             nan = np.full(self.n_symbols, np.nan)
             return FrequencyEstimate(
                 method="mle",

@@ -30,7 +30,7 @@ import numpy as np
 from mechdesign.mechanisms.base import StructuredMechanism
 from mechdesign.mechanisms.exact_random import uniform_below
 from mechdesign.mechanisms.krr import alphabet_labels
-from mechdesign.mechanisms.set_reports import floyd_sample, format_sets, parse_sets, sets_from_rows
+from mechdesign.mechanisms.set_reports import set_report_mle, floyd_sample, format_sets, parse_sets, sets_from_rows
 from mechdesign.mechanisms.two_level import RATIO_CAP, allowed_ratio, ratio_below
 from mechdesign.spec.errors import InputError
 
@@ -116,6 +116,9 @@ class SubsetSelection(StructuredMechanism):
                 blocks.append(others)
                 where.append(rows)
         return sets_from_rows(blocks, where, n)
+
+    def mle_from_reports(self, reports):
+        return set_report_mle(reports, self.report_ratios(reports), self.n_symbols)
 
     def report_ratios(self, reports):
         ratio_of_size = {s: float(r) for s, r in zip(self.sizes, self.ratios)}

@@ -24,7 +24,7 @@ import numpy as np
 from mechdesign.mechanisms.base import StructuredMechanism
 from mechdesign.mechanisms.exact_random import uniform_words32
 from mechdesign.mechanisms.krr import alphabet_labels
-from mechdesign.mechanisms.set_reports import format_sets, parse_sets
+from mechdesign.mechanisms.set_reports import set_report_mle, format_sets, parse_sets
 from mechdesign.mechanisms.two_level import allowed_ratio, ratio_below
 from mechdesign.mechanisms.base import Reports
 from mechdesign.spec.errors import InputError
@@ -84,6 +84,9 @@ class UnaryEncoding(StructuredMechanism):
             parts.append(cols.astype(np.int64))
         np.cumsum(offsets, out=offsets)
         return Reports(n=n, offsets=offsets, positions=np.concatenate(parts) if parts else np.zeros(0, np.int64))
+
+    def mle_from_reports(self, reports):
+        return set_report_mle(reports, self.report_ratios(reports), self.n_symbols)
 
     def report_ratios(self, reports):
         return np.full(reports.n, float(self.ratio))
