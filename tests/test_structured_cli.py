@@ -109,3 +109,10 @@ def test_plain_report_cells_are_written_as_csv_writes_them(tmp_path):
     again = io.StringIO()
     csv.writer(again, lineterminator="\n").writerows(released)
     assert again.getvalue() == out.read_text()
+
+
+def test_family_names_listed_for_the_parser_are_the_registry():
+    from mechdesign.mechanisms import FAMILIES
+    from mechdesign.release.structured_cli import FAMILY_NAMES
+
+    assert sorted(FAMILY_NAMES) == sorted(FAMILIES)

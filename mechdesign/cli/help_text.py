@@ -1,4 +1,4 @@
-"""Help that teaches: an example and the exit statuses for every sub-command (issue 12, item 12).
+"""Help that teaches: an example and the exit statuses for every sub-command.
 
 :func:`add_epilogs` is called once by :func:`mechdesign.cli.main.build_parser` after every command
 module has registered its parser; it appends the example and the exit-status table to each
@@ -24,6 +24,7 @@ EXAMPLES: dict[str, list[str]] = {
         "mechdesign solve problems/example1_binary.yaml",
         "mechdesign solve problems/example1_binary.yaml --set epsilon=0.5 --set prior_set.c=0.01",
         "mechdesign solve problems/example1_binary.yaml -o kernel.csv   # .csv, .npy or .json by extension",
+        "mechdesign solve problems/example1_binary.yaml --plan          # the engines that will run, without solving",
     ],
     "schema": ["mechdesign schema -o spec-schema.json"],
     "verify": [

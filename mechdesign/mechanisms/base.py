@@ -212,7 +212,7 @@ class StructuredMechanism(ABC):
         out = np.empty(len(values), dtype=np.int64)
         index = self._index
         for pos, v in enumerate(values):
-            i = index.get(str(v).strip())
+            i = index.get(str(v))
             if i is None:
                 raise InputError(
                     f"row {first_row + pos}: unknown input label {str(v)!r} (labels: {_preview(self.labels)})"

@@ -25,14 +25,18 @@ stdout as the output, the temporary file is copied to stdout only once every row
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import csv
-import json
 import sys
 from pathlib import Path
 
+from mechdesign.release.input_files import CSV_FIELD_LIMIT, check_label, json_loads_bounded
 from mechdesign.spec.errors import InputError
-from mechdesign.release.mechanism import Mechanism, resolve_rng
 from mechdesign.release.structured_cli import add_structured_arguments, structured_from_args
+
+if TYPE_CHECKING:
+    from mechdesign.release.mechanism import Mechanism
 
 BLOCK_ROWS = 65_536
 
@@ -96,6 +100,8 @@ def _cmd_privatize(args) -> int:
 
 def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=None) -> Mechanism:
     """The mechanism of a spec (designed and certified) or of a kernel file."""
+    from mechdesign.release.mechanism import Mechanism
+
     if spec is not None:
         from mechdesign.design import design
 
@@ -110,11 +116,13 @@ def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=No
     outputs = None
     if labels is None and Path(kernel).suffix.lower() == ".json":
         try:
-            data = json.loads(Path(kernel).read_text(encoding="utf-8"))
+            data = json_loads_bounded(Path(kernel).read_text(encoding="utf-8"), kernel)
         except (OSError, ValueError):
             data = None
         if isinstance(data, dict) and isinstance(data.get("labels"), list) and len(data["labels"]) == n:
             labels = [str(v) for v in data["labels"]]
+            for i, label in enumerate(labels):
+                check_label(label, f"{kernel}: labels[{i}]")
             if data.get("objective_kind") == "expected_loss" and m == n:
                 outputs = labels
     if labels is not None and len(labels) != n:
@@ -157,7 +165,7 @@ def _open_csv(path: str, column: str):
         header = next(reader, None)
     except (UnicodeDecodeError, csv.Error) as exc:
         fh.close()
-        raise InputError(f"--input: cannot read {path}: {exc}") from None
+        raise InputError(f"--input: cannot read {path}: {_csv_rule(exc)}") from None
     if header is None:
         fh.close()
         raise InputError(f"--input: {path} is empty (a header row is required)")
@@ -169,12 +177,15 @@ def _open_csv(path: str, column: str):
 
 def explicit_sampler(mech: Mechanism, input_path: str, column: str, seed):
     """sample(values, first_row) -> released labels, for an explicit kernel (one random source for all blocks)."""
+    from mechdesign.release.mechanism import resolve_rng
+
     rng = resolve_rng(seed)
 
     def sample(values: list[str], first_row: int) -> list[str]:
         for k, value in enumerate(values):
             if value not in mech._index:
                 r = first_row + k
+                check_label(value, f"{input_path}: row {r} (line {r + 1}), column {column!r}")
                 raise InputError(
                     f"{input_path}: row {r} (line {r + 1}): unknown label {value!r} in column "
                     f"{column!r} (labels: {', '.join(mech.labels[:10])}{', ...' if len(mech.labels) > 10 else ''})"
@@ -231,11 +242,13 @@ def stream_privatize(sample, input_path: str, column: str, output, out=None, blo
                         if col >= len(row):
                             raise InputError(f"{input_path}: row {r} (line {r + 1}) has no value in column {column!r}")
                         block.append(row)
-                        values.append(row[col].strip())
+                        values.append(row[col])
                         if len(block) >= block_rows:
                             break
                 except (UnicodeDecodeError, csv.Error) as exc:
-                    raise InputError(f"--input: cannot read {input_path} near row {r + 1}: {exc}") from None
+                    raise InputError(
+                        f"{input_path}: malformed CSV at line {reader.line_num}: {_csv_rule(exc)}"
+                    ) from None
                 if not block:
                     break
                 released = sample(values, first)
@@ -286,3 +299,10 @@ def run_privatize(
     return stream_privatize(
         explicit_sampler(mech, input_path, column, seed), input_path, column, output, out, block_rows
     )
+
+
+def _csv_rule(exc: Exception) -> str:
+    rule = str(exc)
+    if "field larger than field limit" in rule:
+        rule = f"a field is longer than {CSV_FIELD_LIMIT} characters (the csv module's limit)"
+    return rule

@@ -20,11 +20,13 @@ RICH_TABLE_ROWS = 200
 """Up to this many symbols the estimate is a rich table; beyond, plain aligned lines."""
 
 
-def add_structured_arguments(p, group) -> None:
-    from mechdesign.mechanisms import FAMILIES
+FAMILY_NAMES = ("hadamard_response", "krr", "local_hashing", "subset_selection", "unary_encoding")
+"""The keys of :data:`mechdesign.mechanisms.FAMILIES` (listed here so that building the parser imports nothing heavy)."""
 
+
+def add_structured_arguments(p, group) -> None:
     group.add_argument(
-        "--mechanism", choices=sorted(FAMILIES), help="a structured mechanism (never written as a matrix)"
+        "--mechanism", choices=FAMILY_NAMES, help="a structured mechanism (never written as a matrix)"
     )
     group.add_argument("--mechanism-file", help="a structured mechanism saved by privatize --save-mechanism")
     p.add_argument("--epsilon", help="for --mechanism: epsilon in nats (a number or an expression such as log(3))")
@@ -46,7 +48,14 @@ def read_alphabet(path: str | None) -> list[str]:
         raise InputError(f"--alphabet: file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"--alphabet: cannot read {path}: {exc}") from None
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    from mechdesign.release.input_files import check_label
+
+    labels = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            check_label(line, f"--alphabet: {path}: line {i}")
+            labels.append(line)
+    return labels
 
 
 def _ints(text: str | None, option: str):
