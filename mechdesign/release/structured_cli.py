@@ -25,9 +25,7 @@ FAMILY_NAMES = ("hadamard_response", "krr", "local_hashing", "subset_selection",
 
 
 def add_structured_arguments(p, group) -> None:
-    group.add_argument(
-        "--mechanism", choices=FAMILY_NAMES, help="a structured mechanism (never written as a matrix)"
-    )
+    group.add_argument("--mechanism", choices=FAMILY_NAMES, help="a structured mechanism (never written as a matrix)")
     group.add_argument("--mechanism-file", help="a structured mechanism saved by privatize --save-mechanism")
     p.add_argument("--epsilon", help="for --mechanism: epsilon in nats (a number or an expression such as log(3))")
     p.add_argument("--alphabet", help="for --mechanism: file with one input label per line")
