@@ -37,8 +37,8 @@ def test_square_kernel_equals_inversion_error():
 def test_identity_of_fisher_information_and_rank():
     rng = np.random.default_rng(5)
     K = rng.random((5, 8))
+    K[:, 2] = 0.0  # a column nobody reaches is skipped
     K /= K.sum(axis=1, keepdims=True)
-    K[:, 2] = 0.0
     P = rng.dirichlet(np.ones(5))
     J = fisher_information(K, P)
     assert np.allclose(J @ P, 1.0)
