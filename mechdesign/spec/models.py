@@ -68,6 +68,7 @@ __all__ = [
     "Dobrushin",
     "ExpectedLoss",
     "MutualInformation",
+    "FrequencyEstimation",
     "FDivergence",
     "AlphaF",
     "BayesVulnerability",
@@ -475,11 +476,48 @@ class BayesVulnerability(_Model):
     """The prior P of X: a list of N masses summing to 1, or uniform."""
 
 
+def _positive_prior(value):
+    """A prior of the MLE's error: checked as a distribution, every mass > 0 (the Fisher information of a zero
+    mass is infinite, and the asymptotic error is defined at interior priors only)."""
+    value = _prior_choice(value)
+    if isinstance(value, list) and any(v <= 0 for v in value):
+        raise ValueError("every mass must be > 0 (the MLE's asymptotic error is defined for priors inside the simplex)")
+    return value
+
+
+class FrequencyEstimation(_Model):
+    """Minimise U(K) = tr J(K,P)⁻¹ − ‖P‖²: n times the asymptotic mean squared error of the MLE of P from n
+    reports (J = Σ_y K(:,y)K(:,y)ᵀ/(Pᵀ K(:,y)), the constrained Cramér–Rao bound; docs/explanation/frequency-estimation.md).
+    Convex over the extreme rays of the PML cone (A-optimal design)."""
+
+    kind: Literal["frequency_estimation"]
+    prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_positive_prior)] = "uniform"
+    """The distribution P of X to be estimated: a list of N masses (> 0) summing to 1, or uniform."""
+    priors: Optional[list[Annotated[list[Rational], AfterValidator(_positive_prior)]]] = Field(
+        default=None, min_length=1
+    )
+    """Several distributions: minimise the worst U over them (then ``prior`` is not used)."""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "FrequencyEstimation":
+        if self.priors is not None and isinstance(self.prior, list):
+            raise ValueError("give prior or priors, not both")
+        return self
+
+
 SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
 """Objectives maximised over the extreme rays of the PML cone (mechdesign.objectives.sublinear)."""
 
 Objective = Annotated[
-    Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability, MinVulnerability],
+    Union[
+        Dobrushin,
+        ExpectedLoss,
+        MutualInformation,
+        FDivergence,
+        BayesVulnerability,
+        MinVulnerability,
+        FrequencyEstimation,
+    ],
     Field(discriminator="kind"),
 ]
 
@@ -806,7 +844,7 @@ class Spec(_Model):
             return self.output_size
         if isinstance(self.objective, (ExpectedLoss, MinVulnerability)):
             return len(self.objective.loss[0]) if isinstance(self.objective.loss, list) else self.n
-        if self.objective.kind in SUBLINEAR_KINDS:
+        if self.objective.kind in SUBLINEAR_KINDS or self.objective.kind == "frequency_estimation":
             return self.n  # a basic solution of the extreme-ray LP uses at most N rays
         return 2
 
@@ -938,6 +976,12 @@ class Spec(_Model):
             and len(obj.prior) != n
         ):
             errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+        if isinstance(obj, FrequencyEstimation):
+            if isinstance(obj.prior, list) and len(obj.prior) != n:
+                errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+            for i, p in enumerate(obj.priors or []):
+                if len(p) != n:
+                    errors.append((f"objective.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
         if isinstance(obj, FDivergence):
             for i, p in enumerate(obj.priors):
                 if len(p) != n:
