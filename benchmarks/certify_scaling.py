@@ -1,4 +1,4 @@
-"""The certify stage alone, old code beside new, at N = M = 200 … 3000 (issue 13: linear in NM, ≤ 10 % of the total).
+"""The certify stage alone, old code beside new, at N = M = 200 … 3000 (it must be linear in NM and ≤ 10 % of a design).
 
 Usage:
     python benchmarks/certify_scaling.py run   [--base /work/wt-cert-base] [--sizes 200,500,1000,2000,3000]
@@ -341,7 +341,7 @@ def cmd_share(args) -> None:
 def cmd_table(args) -> None:
     records = [json.loads(line) for line in JSONL.read_text().splitlines() if line.strip()]
     lines = [
-        "# Certify stage: old vs new (issue 13)",
+        "# Certify stage: old vs new",
         "",
         "Written by `python benchmarks/certify_scaling.py table` from `certify_scaling.jsonl`;",
         "measured with `python benchmarks/certify_scaling.py run` and `... design` (one subprocess per case,",

@@ -1,4 +1,4 @@
-"""Cost of interruptible HiGHS solves (issue 12 item 4): the same designs with ``h.run()`` and with
+"""Cost of interruptible HiGHS solves: the same designs with ``h.run()`` and with
 :func:`mechdesign.lp.interrupt.run_interruptible` (solver thread + interrupt callbacks), side by side.
 
     python benchmarks/interrupt_overhead.py

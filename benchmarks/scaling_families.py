@@ -1,4 +1,4 @@
-"""Scaling of every design family of issue 13: seconds, peak memory, LPs/rounds, gap, status.
+"""Scaling of every design family: seconds, peak memory, LPs/rounds, gap, status.
 
 Usage:
     python benchmarks/scaling_families.py run --label new [--tree DIR] [--only SUBSTR] [--sizes 100,200]
@@ -111,7 +111,7 @@ FAMILIES = {
     "el_sq_worst_case": (_el("squared", "worst_case"), [100, 500, 1000, 3000]),
     "el_hamming_worst_case": (_el("hamming", "worst_case"), [100, 500, 1000, 3000]),
     "el_abs_worst_case_ldp": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}), [100, 500, 1000, 3000]),
-    # the same at other ε (the issue's targets are stated at ε = 1; output generation took minutes at ε ≥ 1.5)
+    # the same at other ε (the project's targets are stated at ε = 1; output generation took minutes at ε ≥ 1.5)
     "el_abs_worst_case_ldp_eps0.5": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}, "0.5"), [1000]),
     "el_abs_worst_case_ldp_eps1.5": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}, "1.5"), [1000]),
     "el_abs_worst_case_ldp_eps2": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}, 2), [400, 1000]),
@@ -121,7 +121,7 @@ FAMILIES = {
     "el_abs_ldp": (_el("absolute", "uniform", lambda n: {"kind": "simplex"}), [100, 200, 500, 1000, 3000]),
     "el_sq_ldp": (_el("squared", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     # 500 and 2000 too: the certify share around N = 1000, where the 2^−52 rounding of this k-RR optimum passes
-    # (N = 500) or fails and is mixed (N = 1000, 2000) (issue 13, branch certldp)
+    # (N = 500) or fails and is mixed (N = 1000, 2000)
     "el_hamming_ldp": (_el("hamming", "uniform", lambda n: {"kind": "simplex"}), [100, 500, 1000, 2000, 3000]),
     "el_abs_dirichlet_ldp": (_el("absolute", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "el_sq_dirichlet_ldp": (_el("squared", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),

@@ -1,4 +1,4 @@
-"""Time one |x − y| worst-case design split into HiGHS and the rest (branch rounds, issue 13).
+"""Time one |x − y| worst-case design split into HiGHS and the rest .
 
 Usage (PYTHONPATH selects the tree measured):
     PYTHONPATH=/path/to/tree python benchmarks/worst_case_split.py N ldp|qx

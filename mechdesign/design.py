@@ -30,7 +30,7 @@ GAP_TOLERANCE = 1e-6
 """Relative optimality gap (|objective − dual bound| / max(|objective|, |dual bound|)) above which a
 private kernel is reported as ``suboptimal`` rather than ``optimal``. Relative to the values themselves,
 not to max(1, ·): an optimum of 5e−10 (the Dobrushin coefficient at ε = 1e−9) must be met to 1e−6 of
-itself (issue 10, item 4)."""
+itself."""
 GAP_ABSOLUTE_FLOOR = 1e-15
 """Gaps below this count as closed whatever the values (double rounding of unit-scale sums; an
 objective of 0 against a bound of 1.5e−16 from the ray LP's stated rounding, N·u·Σ|λ|). Dobrushin at
@@ -44,7 +44,7 @@ rational simplex (:mod:`mechdesign.lp.exact`, solver.method = exact) and the bet
 EXACT_FALLBACK_REPAIR = Fraction(1, 10**6)
 """A repair weight above this also triggers the exact fallback: the LP's point broke the PML rows by
 HiGHS's tolerance, which for ε = 1e−9 or masses of 1e−9 is the whole privacy budget (a degenerate box
-of 1e−9 masses needed w ≈ 0.7; issue 10, item 2)."""
+of 1e−9 masses needs w ≈ 0.7)."""
 
 
 def gap_closed(gap: float | None, objective: float, bound: float | None) -> bool:
@@ -288,7 +288,7 @@ def certify_design(
         weight = 1 - (1 - weight) * (1 - side_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
     exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
-    if extra_weight:  # the other constraints of privacy (metric, further prior sets), issue 16
+    if extra_weight:  # the other constraints of privacy (metric, further prior sets)
         weight = 1 - (1 - weight) * (1 - extra_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
     if side_weight or extra_weight:
@@ -326,14 +326,14 @@ def certify_design(
     )
     # The gap rule is about the emitted kernel, on every grid: on a coarse grid (denominator_bits < 52)
     # the utility lost by rounding counts, so such a kernel is `suboptimal` unless rounding cost is within
-    # the tolerance (issue 12 item 7: `optimal (certified)` with gap 0.155 contradicted the README's rule).
+    # the tolerance, so `optimal (certified)` always means a closed gap.
     ok = cert.feasible and side_failure is None and gap_closed(gap, objective, dual)
     return exact, kernel, objective, cert, ok
 
 
 def _certified(spec: Spec, outcome):
     """(status, float kernel, exact kernel, certificate, objective) of a program's outcome: the kernel
-    padded to the M columns the spec asks for (zero columns keep the certificate, issue 10 item 5),
+    padded to the M columns the spec asks for (zero columns keep the certificate),
     certified; ``optimal`` only when the gap is closed; never ``infeasible`` or ``unbounded`` with a kernel."""
     from mechdesign.objectives.fallback import pad_columns
 
@@ -378,7 +378,7 @@ def _better(new, old, sense: int) -> bool:
 
 
 def _constant_fallback(spec: Spec, outcome, status: Status):
-    """The last resort (issue 10, item 2): the best constant kernel, zero leakage, certified like any
+    """The last resort: the best constant kernel, zero leakage, certified like any
     other, with the bound over all kernels (:mod:`mechdesign.objectives.fallback`). Status
     ``suboptimal`` (a certified kernel and a true gap), or the program's own status when it was
     interrupted or ran out of time; never ``infeasible``."""
@@ -482,7 +482,7 @@ def design(source: Any) -> DesignResult:
     Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
     reported in ``result.status``, never as an empty kernel.
 
-    **Ctrl-C** (KeyboardInterrupt, issue 12 item 4): HiGHS stops at once
+    **Ctrl-C** (KeyboardInterrupt): HiGHS stops at once
     (:mod:`mechdesign.lp.interrupt`), and the best feasible kernel the program had found
     (:mod:`mechdesign.lp.incumbent`: each round of output or column generation, a MIP's incumbent,
     the greedy fixed-output kernel, ...) is certified like any design, against the best valid bound

@@ -1,4 +1,4 @@
-"""Short and notebook displays of a :class:`~mechdesign.design.DesignResult` (issue 12, item 13).
+"""Short and notebook displays of a :class:`~mechdesign.design.DesignResult`.
 
 ``repr(result)`` is one line: status, objective, certified gap, shape, ε. ``result._repr_html_()``
 (what Jupyter shows) is the certificate as a small table and the kernel as a table whose cells are

@@ -1,4 +1,4 @@
-"""An exact (ε,𝒫)-PML checker written independently of mechdesign, for the fuzz tests (issue 10).
+"""An exact (ε,𝒫)-PML checker written independently of mechdesign, for the fuzz tests.
 
 Nothing here imports mechdesign. The oracle reads the spec as the raw dict the user wrote, so a
 parsing defect in mechdesign (a decimal ε rounded to a double, a prior mass read off its text)
@@ -11,7 +11,7 @@ What it decides, for a kernel K given exactly (Fractions or "p/q" strings):
 
       max_x K_x(y) ≤ e^ε · min_{P∈𝒫} P·K(:,y)
 
-  (DESIGN.md §2: for fixed y the PML denominator Σ_x P(x) K_x(y) is linear in P, so its infimum over
+  (docs/explanation/mathematics.md, section 'Linear constraints': for fixed y the PML denominator Σ_x P(x) K_x(y) is linear in P, so its infimum over
   the polytope 𝒫 is attained at a vertex; Lemma 4 of the Dobrushin paper for Q_X(c)).
 
 How, independently:

@@ -1,4 +1,4 @@
-"""The certify stage's in-place and float-arithmetic passes (issue 13, branch certlast).
+"""The certify stage's in-place and float-arithmetic passes.
 
 * the 2^−52 rounding computed as (1 + x) − 1 in doubles after ``np.clip`` (NaN rows clipped again as
   ``_clip_unit`` does), optionally written over the solver's own array;

@@ -1,4 +1,4 @@
-"""The certify stage's quantities outside certify/ (issue 13, certification share): the objective's value at the
+"""The certify stage's quantities outside certify/: the objective's value at the
 emitted kernel, the no-privacy bound and Lemma 1's zero count, each computed once in O(NM) without transposed or
 fancy-indexed copies. Each fast path is checked against an independent computation written here: brute force in
 exact Fractions over the kernel (or over every deterministic kernel for the no-privacy bound), and, bit for bit,

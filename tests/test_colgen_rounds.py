@@ -1,4 +1,4 @@
-"""The per-round shortcuts of output generation (lp/colgen.py, issue 13) give what the slow ways gave.
+"""The per-round shortcuts of output generation (lp/colgen.py) give what the slow ways gave.
 
 - :func:`mechdesign.lp.colgen.price` sorts the values only; :meth:`Priced.order_of` sorts the columns asked
   for. Both are checked against numpy's stable argsort of W, the ray's ones against the q smallest entries

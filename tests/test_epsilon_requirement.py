@@ -1,5 +1,5 @@
-"""ε chosen from a requirement in a spec, ``epsilon: {protect: ...}`` (issue 17, item "choosing ε from a
-requirement"; mechdesign/theory/epsilon_requirement.py).
+"""ε chosen from a requirement in a spec, ``epsilon: {protect: ...}``
+(mechdesign/theory/epsilon_requirement.py).
 
 Expected values come from the disclosure paper's formulas (Saeidian et al., *Rethinking Disclosure Prevention
 with PML*), recomputed here with mpmath at 50 digits: Proposition 7 + Theorem 6 (no disclosure below

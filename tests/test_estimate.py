@@ -1,4 +1,4 @@
-"""Estimating P_X from released outputs (issue 14): closed forms, simulations, scipy, the CLI's bad input.
+"""Estimating P_X from released outputs: closed forms, simulations, scipy, the CLI's bad input.
 
 Statistical tolerances (all seeds fixed, so every test is deterministic):
 * mean squared error over R repetitions vs the exact prediction: |mean − predicted| ≤ 4 standard errors of

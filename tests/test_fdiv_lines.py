@@ -101,7 +101,7 @@ def test_matches_the_exact_ray_lp(f):
     ids=["kl-min_mass", "hellinger-ldp-tail", "f2-min_mass"],
 )
 def test_n50_certified_gap(f, prior_set, zeros):
-    """Issue 5: the scalable method reports a gap ≤ 1e-6 relative at N = 50 (design() end to end)."""
+    """The scalable method reports a gap ≤ 1e-6 relative at N = 50 (design() end to end)."""
     rng = np.random.default_rng(50)
     spec = _spec(50, 1.0, prior_set, f, _dist(rng, 50), _dist(rng, 50, zeros))
     assert choose_method(spec, "own") == "own"  # past the exact threshold: the objective's own method
@@ -156,8 +156,7 @@ def test_fixed_outputs_f_divergence_at_n30():
     auto = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1))
     fixed = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1, output_size=2))
     assert auto.kernel.shape[1] == 3
-    # the secant MIP's bound carries its feasibility tolerance explicitly (lp.solve.mip_bound_slack, issue 10
-    # item 3), which here leaves a gap of a few 1e-6: certified, and the gap small
+    # the secant MIP's bound carries its feasibility tolerance explicitly (lp.solve.mip_bound_slack), which here leaves a gap of a few 1e-6: certified, and the gap small
     assert fixed.status.value in ("optimal", "suboptimal") and fixed.certificate.feasible
     assert fixed.kernel.shape == (30, 2)
     assert fixed.objective <= fixed.certificate.dual_bound <= fixed.objective * (1 + 1e-5)

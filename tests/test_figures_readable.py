@@ -1,4 +1,4 @@
-"""Issue 12 item 14: figures F1 and F3 are readable: no curve runs off its panel, coinciding curves
+"""Figures F1 and F3 are readable: no curve runs off its panel, coinciding curves
 both stay visible, the y-range is used, the lower curve's stop is explained, axes name their units."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12 item 4: on Ctrl-C, design() reports the best certified kernel found so far.
+"""On Ctrl-C, design() reports the best certified kernel found so far.
 
 Interrupts here are simulated without signals: a module's ``run_interruptible`` (the one call through
 which each program runs HiGHS) is replaced by one that solves normally k − 1 times and raises

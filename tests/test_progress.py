@@ -1,4 +1,4 @@
-"""Issue 12 item 9: a live status on a terminal (phase, round, certified gap, elapsed), nothing when
+"""A live status on a terminal (phase, round, certified gap, elapsed), nothing when
 not a terminal or with --quiet, and a warning before a problem whose size implies minutes."""
 
 from __future__ import annotations

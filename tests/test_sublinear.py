@@ -153,7 +153,7 @@ def test_column_generation_agrees_with_exact(n, c_num, eps, seed):
     seed=st.integers(0, 1000),
     dirichlet=st.booleans(),
 )
-# hypothesis 6.80's derandomized draw in the lowest-versions run (issue 12): the quick pricing pass met a ray
+# hypothesis 6.80's derandomized draw in the lowest-versions run: the quick pricing pass met a ray
 # already in the LP (reduced value 1e-10, above the floor but within HiGHS's dual tolerance) and the loop
 # stopped on its relaxation bound, 6.6e-4 above the optimum; c_num = 3 at ε = 0.2031 failed the same way
 @example(n=8, c_num=1, eps=0.2031250000000003, seed=88, dirichlet=False)

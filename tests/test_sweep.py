@@ -1,4 +1,4 @@
-"""Sweeps (issue 15): axes, validation, the store (resume), Dask execution (equal to serial, survives a
+"""Sweeps: axes, validation, the store (resume), Dask execution (equal to serial, survives a
 killed worker), tidy output and figures.
 
 Expected values: ranges against numpy.linspace / numpy.geomspace (an independent implementation);

@@ -1,4 +1,4 @@
-"""Sweep figures (issue 15): lines are grouped by the sweep's axes (from the table's metadata), one
+"""Sweep figures: lines are grouped by the sweep's axes (from the table's metadata), one
 panel per objective kind, and curves that coincide are named together in the legend.
 
 Expected coincidences come from Theorem 1 of the Dobrushin paper: η_TV(ε,c) = Ξ(ε,c) =

@@ -1,4 +1,4 @@
-"""Issue 12 item 6: solver: {verbose: true} reaches the output-generation path, and the time spent
+"""Solver: {verbose: true} reaches the output-generation path, and the time spent
 there is attributed to the solve even when it falls back to the whole LP."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12 item 1: after installing the wheel, ``mechdesign bench --quick`` runs from an empty directory.
+"""After installing the wheel, ``mechdesign bench --quick`` runs from an empty directory.
 
 The wheel is built from this checkout (``pip wheel --no-deps``), installed with ``--no-deps`` into a
 fresh venv that sees this environment's dependencies through a ``.pth`` line (the dependencies,

@@ -1,4 +1,4 @@
-"""Exact check and repair of every constraint of a spec's ``privacy`` list (issue 16, item 2).
+"""Exact check and repair of every constraint of a spec's ``privacy`` list.
 
 The primary (ε,𝒫)-PML constraint is checked by :func:`mechdesign.certify.exact.check_pml` as before; here
 each constraint of ``privacy`` gets its own exact check — a prior set by the same check_pml against its own
@@ -80,7 +80,7 @@ def check_guarantees(kernel: ExactKernel, spec: Spec, primary: PMLCheck | None =
     ``primary``: for the epsilon + prior_set form, the check this function would make, when the caller has made
     it (``check_pml(kernel, spec.prior_set, E)`` with E = ``spec.epsilon.exp_lower_bound(cap=ratio_cap(
     spec.prior_set, kernel.denominator))``, the certify stage's own check on the grid 2^−52): it is reported
-    as it is, without a second exact check and a second bound of e^ε (issue 13)."""
+    as it is, without a second exact check and a second bound of e^ε."""
     entries = (
         spec.privacy
         if spec.privacy is not None

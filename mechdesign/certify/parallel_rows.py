@@ -1,4 +1,4 @@
-"""Map a function over blocks of rows on the process's threads, results in block order (issue 13).
+"""Map a function over blocks of rows on the process's threads, results in block order.
 
 The certify stage's passes over the N × M kernel (the 2^−52 rounding, the snapping test's probe columns, the
 one-pass mix: :mod:`mechdesign.certify.exact`, :mod:`mechdesign.certify.fused`) already work block of rows by

@@ -121,8 +121,8 @@ def analyze_kernel(
         "ldp": ldp_ok,
     }
     # The closed forms assume an (ε,𝒫)-PML kernel: where the exact check fails at the ε asked
-    # for, they are evaluated at ε = C(K, 𝒫), the smallest ε that holds (issue 12 item 7: rows
-    # saying "holds: yes" next to a failed PML check contradicted it).
+    # for, they are evaluated at ε = C(K, 𝒫), the smallest ε that holds (so no row says
+    # "holds: yes" next to a failed PML check).
     bounds_eps = eps_value if pml_ok is True else capacity
     out["bounds_epsilon"] = _num(bounds_eps)
     out["bounds_epsilon_reason"] = (

@@ -1,4 +1,4 @@
-"""Help that teaches: an example and the exit statuses for every sub-command (issue 12, item 12).
+"""Help that teaches: an example and the exit statuses for every sub-command.
 
 :func:`add_epilogs` is called once by :func:`mechdesign.cli.main.build_parser` after every command
 module has registered its parser; it appends the example and the exit-status table to each

@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> None:
     """The console entry point (and ``python -m mechdesign``): exit with :func:`main`'s status. After Ctrl-C the
     process ends without the interpreter's teardown: a HiGHS solve thread that is still stopping can make that
-    teardown abort (exit −6 instead of 130, seen once in CI after an interrupted sweep). Everything the command
+    teardown abort (exit −6 instead of 130 after an interrupted sweep). Everything the command
     writes is written and flushed before :func:`main` returns."""
     status = main()
     if status == EXIT_INTERRUPTED:

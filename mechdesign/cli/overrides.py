@@ -1,4 +1,4 @@
-"""``--set key.path=value``: quick what-ifs on a spec file without editing it (issue 12, item 11).
+"""``--set key.path=value``: quick what-ifs on a spec file without editing it.
 
 ``mechdesign solve SPEC --set epsilon=0.5 --set prior_set.c=0.01`` loads the YAML mapping, replaces
 (or adds) the value at each dotted key path, and validates the result as usual, so a wrong key or

@@ -105,7 +105,7 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         f"N = {spec.n}, M = {spec.m}, {eps_words}"
     )
     req = getattr(result, "epsilon_requirement", None)
-    if req is not None:  # epsilon: {protect: ...} (issue 17)
+    if req is not None:  # epsilon: {protect: ...}
         asked = ", ".join(f"{k} {v}" if v is not True else k for k, v in req.requirement.items())
         console.print(f"eps chosen from the requirement protect {asked}: {req.theorem}; {req.explanation}")
     console.print(f"status: {result.status.value}" + ("  (certified)" if result.is_ok else ""))
@@ -128,7 +128,7 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     summary.add_row("objective", _fmt(result.objective, 12))
     if cert is not None:
         summary.add_row("exact privacy check", "passed" if cert.feasible else "FAILED")
-        if result.spec.privacy is not None:  # several constraints (issue 16): one row each
+        if result.spec.privacy is not None:  # several constraints: one row each
             for i, g in enumerate(cert.guarantees):
                 summary.add_row(
                     f"  privacy[{i}]: {g.constraint}",

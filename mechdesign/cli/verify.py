@@ -109,7 +109,7 @@ def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_jso
 
 
 def _extra_guarantees(kernel: ExactKernel, spec) -> list:
-    """With a spec whose ``privacy`` lists several constraints: the exact check of each (issue 16). A metric
+    """With a spec whose ``privacy`` lists several constraints: the exact check of each. A metric
     constraint is checked against rational lower bounds of e^{eps d}, so a kernel within ~2^-150 relative of
     its boundary may be reported as failing."""
     if spec is None:

@@ -432,8 +432,8 @@ def generate_outputs(
     (:mod:`mechdesign.lp.worst_case_engine`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
     reduced cost), outputs are priced at W = C + μG − π, and the bound is the Lagrangian one at that W.
 
-    Three ways to keep the restricted LP small (issue 13; numbers in ``benchmarks/results/scaling_families.md``,
-    "Symmetric kernels"):
+    Three ways to keep the restricted LP small (why and how much each saves:
+    docs/explanation/performance-notes.md, section "Output generation"):
 
     - **Symmetric kernels.** When C (and G) are unchanged by the reflection x ↦ N−1−x, y ↦ M−1−y (|x − y|,
       squared, Hamming loss with N = M under a uniform or worst-case prior), the LP is solved over symmetric

@@ -1,4 +1,4 @@
-"""Coupling rows of the worst-case restricted LP premultiplied by difference matrices (issue 13).
+"""Coupling rows of the worst-case restricted LP premultiplied by difference matrices.
 
 Output generation with the worst-case prior's epigraph (:func:`mechdesign.lp.colgen.generate_outputs`) couples
 every output through 2N rows: the row sums Σ_y K_xy = 1 and the epigraph rows Σ_y G_xy K_xy ≤ τ. An output

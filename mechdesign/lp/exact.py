@@ -1,5 +1,5 @@
 """An exact (rational) simplex method for small linear programs: the fallback when HiGHS's floating-point
-tolerances are of the size of the problem's own numbers (issue 10, items 2, 4 and 7).
+tolerances are of the size of the problem's own numbers.
 
 Examples: a prior mass 1e−9 next to masses ~1; ε = 1e−9, where every PML coefficient is 1 − O(1e−9) and
 the optimum (Ξ(ε,c) ≈ ε/(2 − Nc) for the Dobrushin coefficient) is below HiGHS's feasibility tolerance.

@@ -6,7 +6,7 @@ first construction therefore runs with file descriptor 1 pointed at /dev/null (C
 it is restored); later constructions print nothing, and every model starts with ``output_flag`` off
 (``solver.verbose`` turns it back on where the caller wants HiGHS's log).
 
-HiGHS's log goes to standard *error*, never to standard output (issue 12, item 6): standard output
+HiGHS's log goes to standard *error*, never to standard output: standard output
 carries the report (``solve --json`` must stay one JSON object). Every model has ``log_to_console``
 off and a logging callback (highspy's ``cbLogging``) that writes each message to ``sys.stderr``, so
 turning ``output_flag`` on anywhere sends the log there. Solvers whose models are not made here (cvxpy's

@@ -1,4 +1,4 @@
-"""The |x − y| loss under the worst of all priors, ε-LDP, over mixtures of interval-partition mechanisms (issue 13).
+"""The |x − y| loss under the worst of all priors, ε-LDP, over mixtures of interval-partition mechanisms.
 
 The design minimises max_x r_x(K), r_x = Σ_y |x − y| K_xy, over ε-LDP kernels K (N × M). Output generation on
 the lifted LP (:mod:`mechdesign.lp.colgen`) needs N + 1 rows per output, and the optimum's outputs make that LP

@@ -1,6 +1,6 @@
-"""The kernel LP over Q_X(c) or the simplex without compiling it: N = M = 1000 in seconds (issue 13).
+"""The kernel LP over Q_X(c) or the simplex without compiling it: N = M = 1000 in seconds.
 
-The LP (DESIGN.md §2; c = 0 is ε-LDP) for a cost matrix C (N × M), e.g. C_xy = P(x)·L(x,y) for an
+The LP (docs/explanation/mathematics.md, section 'Linear constraints'; c = 0 is ε-LDP) for a cost matrix C (N × M), e.g. C_xy = P(x)·L(x,y) for an
 expected loss under a prior P, or −P(x)·[x = y] for Bayes vulnerability:
 
     minimise Σ_xy C_xy K_xy   s.t.  Σ_y K_xy = 1 (x),   K(:,y) ∈ cone(𝒦) (y),
@@ -29,8 +29,8 @@ bounds, the value of a kernel and its call of output generation.
 **Bound.** For any π, optimum ≥ Σ_x π_x + Σ_y min(0, min_{r∈𝒦} (C(:,y) − π)·r) (Lagrangian relaxation of the
 row sums; every column of a kernel lies in 𝒦 after scaling by its maximum ≤ 1), evaluated rigorously by
 :func:`mechdesign.lp.lagrangian_bound.lagrangian_bound` with a float c' ≥ c and E ≤ e^{−ε} (a larger 𝒦: the
-bound holds for the problem as written) and an a-posteriori bound on its rounding error. This is the
-"bound computed column by column from the row multipliers" of issue 13: O(NM log N), no lifted LP.
+bound holds for the problem as written) and an a-posteriori bound on its rounding error. It is computed
+column by column from the row multipliers: O(NM log N), no lifted LP.
 
 The kernel returned is the program's float solution; :func:`mechdesign.design.certify_design` puts it
 on the exact grid, checks it exactly and repairs it if an ulp of the float LP's slightly larger 𝒦 shows.

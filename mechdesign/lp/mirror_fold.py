@@ -1,4 +1,4 @@
-"""The restricted LP of output generation folded by the reflection x ↦ N−1−x, y ↦ M−1−y (issue 13).
+"""The restricted LP of output generation folded by the reflection x ↦ N−1−x, y ↦ M−1−y.
 
 When the costs are reflection invariant, C_xy = C_{σx,τy} with σx = N−1−x and τy = M−1−y (and so is the
 epigraph's loss G, e.g. |x − y| or (x − y)² with N = M), and the privacy set is invariant under permutations of

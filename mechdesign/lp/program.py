@@ -166,7 +166,7 @@ def dual_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
 
     Up to :data:`EXACT_BOUND_MAX_NONZEROS` nonzeros the whole computation is exact (every float is a
     rational; :func:`_exact_dual_bound`) and the result is rounded outwards: no slack is needed, and
-    a bound on an optimum of 1e−9 (ε = 1e−9) keeps its relative accuracy (issue 10, items 3 and 4).
+    a bound on an optimum of 1e−9 (ε = 1e−9) keeps its relative accuracy.
     """
     if isinstance(row_dual, np.ndarray) and row_dual.dtype == object:  # exact multipliers (Fractions)
         y = row_dual.copy()

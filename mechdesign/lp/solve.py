@@ -14,21 +14,19 @@ for large ones, interior point with crossover; but at any size the plain kernel 
 generation* (:func:`mechdesign.lp.colgen.solve_output_generation`): a restricted
 LP over the few outputs an optimum uses, every other output priced exactly,
 and multipliers for the whole lifted LP so that the certificate's dual bound
-is recomputed from the full LP. Measured on 2 cores, expected loss, uniform
-prior, |x − y|, ε = 1, M = N, end to end (``design``):
-
-    N       Q_X(0.5/N)  IPM+crossover → output generation     LDP
-    100     7.5 s → 0.37 s                                     7.1 s → 0.33 s
-    200     91 s  → 1.6 s                                      26 s  → 2.3 s
-    1000    (IPM: out of reach) → 42 s, 0.7 GB                 14 s, 0.6 GB
+is recomputed from the full LP. On the kernel LP output generation is one to two orders of
+magnitude faster than interior point with crossover (times in
+docs/explanation/performance-notes.md).
 
 If output generation stops short of a certified optimum, the whole LP is
 solved as usual. For the whole LP by IPM, crossover stays on: without it the
 interior kernel spreads ~1e−9 mass over unused outputs; :func:`polish_kernel`
 removes that noise when the exact repair would stay tiny, else crossover runs.
 
-Column generation over rays was tried too: exact, but it tails off (100–200
-rounds at N = 100), so it was dropped.
+Column generation over the extreme rays of the PML cone is not used for this
+LP: on a linear objective it tails off (100–200 rounds at N = 100). It is the
+method of the sublinear objectives, whose optimum lies in the ray LP
+(:func:`mechdesign.objectives.sublinear.design_column_generation`).
 """
 
 from __future__ import annotations
@@ -181,12 +179,12 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
 
 MIP_FEASIBILITY_TOLERANCE = 1e-9
 """HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima:
-with it the secant MIP's bound fell 6× below a value achieved, issue 10 item 3). The slack it implies is
+with it the secant MIP's bound can fall 6× below a value achieved). The slack it implies is
 added to the MIP bound (:func:`mip_bound_slack`)."""
 
 
 def mip_bound_slack(lp: LinearProgram) -> float:
-    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances (issue 10, item 3).
+    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances.
 
     HiGHS works with points feasible within τ_p (mip_feasibility_tolerance); such a point can be worth up to
     τ_p·Σ_j |c_j|(u_j − l_j) more than the feasible points near it, so that much is added (outwards),
@@ -213,7 +211,7 @@ def primal_violation(lp: LinearProgram, x: np.ndarray) -> float:
 
 def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
     # INFEASIBLE / UNBOUNDED too: every LP mechdesign builds has a feasible point (the constant kernel)
-    # and bounded variables, so such a claim is a numerical failure (issue 10, item 2) and is re-solved.
+    # and bounded variables, so such a claim is a numerical failure and is re-solved.
     if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR, Status.INFEASIBLE, Status.UNBOUNDED):
         return True
     return (
@@ -348,8 +346,7 @@ def _solve_output_generation(
 
 SMALL_MATRIX_VALUE = 1e-12
 """HiGHS drops matrix entries with |a| ≤ its ``small_matrix_value`` (default 1e−9). A prior mass of 1e−9
-is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  made the LP infeasible at ε = 0 (issue 10,
-item 2). mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
+is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  makes the LP infeasible at ε = 0. mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
 ROW_SCALE_TARGET = 1e-6
 """Rows whose smallest nonzero |a| is below this are multiplied by a power of two that lifts it to at
 least this (keeping the largest entry ≤ :data:`ROW_SCALE_MAX`)."""
@@ -363,7 +360,7 @@ def row_scales(lp: LinearProgram) -> np.ndarray:
     Scaling a row by s (and its bounds by s) leaves the feasible set unchanged; powers of two keep it
     exact in floating point. It changes what HiGHS's absolute tolerances mean for the row: a row made of
     a mass 1e−9 and entries ~1 is then solved to a tolerance relative to its small entries, which is
-    what the exact certificate needs (issue 10, items 2 and 4). The multipliers of the scaled LP are
+    what the exact certificate needs. The multipliers of the scaled LP are
     mapped back by y_r = s_r·y'_r (the Lagrangian term y'_r (s_r a_r·x) is (s_r y'_r)(a_r·x)).
     """
     A = abs(lp.A.tocsr())

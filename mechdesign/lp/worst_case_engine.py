@@ -1,4 +1,4 @@
-"""Expected loss under the worst prior of Q_X(c) (c = 0: of all priors) without compiling the LP (issue 13).
+"""Expected loss under the worst prior of Q_X(c) (c = 0: of all priors) without compiling the LP.
 
 For a loss L (N × M) the design minimises the worst expected loss max_{P∈Q_X(c)} P·r(K), r_x = Σ_y L_xy K_xy,
 over (ε,Q_X(c))-PML kernels. The worst prior puts c on every symbol and 1 − Nc on the largest r_x, so with

@@ -1,7 +1,7 @@
 """Compile a spec into linear programs over the kernel K (N × M).
 
 Every LP here shares the (ε,𝒫)-PML feasible set, written in lifted form
-(DESIGN.md §2, Lemma 4 of the Dobrushin paper generalised to any prior set):
+(docs/explanation/mathematics.md, section 'Linear constraints': Lemma 4 of the Dobrushin paper generalised to any prior set):
 
     K_xy ∈ [0, 1],   Σ_y K_xy = 1                         (row-stochastic)
     t_y ≥ K_xy                      for all x, y           (t_y ≥ column maximum)
@@ -108,7 +108,7 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
             u=where.get("u"),
             rows_pml=where.get("column"),
         )
-    # the other constraints of privacy (issue 16); added after the layout, whose row count then no longer
+    # the other constraints of privacy; added after the layout, whose row count then no longer
     # matches the LP, so output generation (which prices only the layout's rows) is not used
     for i, guarantee in enumerate(spec.extra_guarantees):
         add_guarantee_rows(b, guarantee, K, t, tag=f"privacy{i}")
@@ -160,7 +160,7 @@ def exp_minus_epsilon_down(spec: Spec) -> float:
     """A float ≤ e^−ε for the ε as written: 1/U rounded down, U ≥ e^ε a rigorous rational bound.
 
     With it the PML rows e^−ε t_y ≤ min_P P·K(:,y) are a relaxation of the true ones, so the LP's
-    bound bounds the problem as written (issue 10, item 3): math.exp(−1e−9) can exceed e^−ε by an ulp,
+    bound bounds the problem as written: math.exp(−1e−9) can exceed e^−ε by an ulp,
     which at ε = 1e−9 is 1e−7 of the privacy budget 1 − e^−ε, and the bound fell below Ξ(ε,c).
     The exact certificate repairs the tiny excess this allows. Past ε = 50 the float is used as is
     (rounded down by an ulp): there the budget is the whole of [0, 1].

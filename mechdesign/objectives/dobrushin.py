@@ -59,7 +59,7 @@ class Dobrushin(ObjectiveRules):
 
     def solve(self) -> PlanOutcome:
         spec = self.spec
-        # lazy pair LPs in one warm-started model (issue 13); the exact method (design()'s fallback for
+        # lazy pair LPs in one warm-started model; the exact method (design()'s fallback for
         # small problems not certified in floating point) solves the compiled pair LPs one by one
         if (
             spec.solver.backend == "highs"

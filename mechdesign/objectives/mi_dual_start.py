@@ -1,4 +1,4 @@
-"""A starting point for mutual-information column generation: the best dual of the form λ = a·1 + b·P (issue 13, N = 200).
+"""A starting point for mutual-information column generation: the best dual of the form λ = a·1 + b·P (fewer rounds at N = 200).
 
 The column generation of :func:`mechdesign.objectives.sublinear.design_column_generation` minimises, in effect, the
 convex function B(λ) = Σ_x λ_x + N·max(g(λ), 0), g(λ) = max over rays r of (μ(r) − λ·r)/(1·r), by cutting planes

@@ -1,5 +1,5 @@
 """The restricted ray LP of column generation, kept light: a live HiGHS model over the *active* rays and a
-pool of the rays set aside (issue 13: mutual information at N = 100).
+pool of the rays set aside, so that mutual information at N = 100 keeps a small master.
 
 The restricted master of :func:`mechdesign.objectives.sublinear.design_column_generation` is
 

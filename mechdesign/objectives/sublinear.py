@@ -1,6 +1,6 @@
 """Sublinear utilities: maximise U(K) = Σ_y μ(K(:,y)) over (ε,𝒫)-PML kernels.
 
-μ is convex and positively homogeneous (DESIGN.md §2, "Sublinear utilities"):
+μ is convex and positively homogeneous (docs/explanation/mathematics.md, section 'Objectives'):
 
 * mutual information under a prior P:  μ(k) = Σ_x P(x) k_x log(k_x / P·k);
 * f-divergence between the output laws of P0 and P1:  μ(k) = (P1·k) f(P0·k / P1·k);
@@ -125,7 +125,7 @@ AFFINE_START_SHARE = 0.25
 def ray_epsilon(spec: Spec) -> float:
     """ε nudged up by 3e−16·max(1, ε) (about 3 ulps of e^−ε) for listing rays: the cone C(ε',𝒫) then contains C(ε,𝒫) despite
     the rounding of e^−ε (an ulp of 1 − 1e−9 is 1e−7 of the budget at ε = 1e−9), so the bound from its
-    rays bounds the problem as written (issue 10, item 3; the Dobrushin LDP value at ε = 1e−9 was missed
+    rays bounds the problem as written (without the nudge the Dobrushin LDP value at ε = 1e−9 is missed
     by 3e−8 relative); the kernel built from them is repaired by a weight of that order."""
     eps = spec.epsilon.value
     return eps + 3e-16 * max(1.0, eps)
@@ -151,7 +151,7 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
         return RayDesign(R, None, None, None, None, "exact", seconds=time.perf_counter() - t0)
     sums = R.sum(axis=1)
     g = float(np.max((mu - R @ lam) / sums))
-    # floating-point rounding of μ(r), r·λ and the sums, stated explicitly (issue 10, item 3):
+    # floating-point rounding of μ(r), r·λ and the sums, stated explicitly:
     # each g term is within 8(N + 2)u·(|μ(r)| + |r|·|λ|)/(1·r) of its exact value, u = 2^−53
     rounding = 8 * (spec.n + 2) * 2.0**-53 * float(np.max((np.abs(mu) + R @ np.abs(lam)) / sums))
     bound = _pricing_bound(lam, g, spec.n) + spec.n * rounding + 4 * spec.n * 2.0**-53 * float(np.abs(lam).sum())

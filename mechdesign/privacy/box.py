@@ -1,4 +1,4 @@
-"""𝒫 = {P : lower ≤ P ≤ upper, Σ_x P(x) = 1}, by LP duality (DESIGN.md §2, "dualise"):
+"""𝒫 = {P : lower ≤ P ≤ upper, Σ_x P(x) = 1}, by LP duality (docs/explanation/mathematics.md, section 'Linear constraints'):
 
     min P·k = max μ + l·α − u·β   over α, β ≥ 0 with μ + α_x − β_x ≤ k_x,
 
@@ -31,7 +31,7 @@ class BoxRules(PriorSetRules):
         # the box widened outwards to floats (lower rounded down, upper up): it contains the true box, so
         # min over it is ≤ the true min and the rows stay safe; rounded to nearest instead, a degenerate box
         # (lower = upper, e.g. masses of 1e−9) can have Σ lower > 1 or Σ upper < 1 in floats, an empty
-        # box whose dual is unbounded: the PML rows went slack and the repair needed w ≈ 0.7 (issue 10, item 2)
+        # box whose dual is unbounded: the PML rows went slack and the repair needed w ≈ 0.7
         lo = np.array([float_down(Fraction(v)) for v in self.model.lower])[:, None]
         up = np.array([float_up(Fraction(v)) for v in self.upper])[:, None]
         column_rows(b, w, k_idx.shape[1], [(mu[None, :], -1.0), (alpha, -lo), (beta, up)])

@@ -4,7 +4,7 @@ A kernel is (ε,𝒫)-PML iff every column k = K(:,y) lies in the polyhedral con
 
     C(ε,𝒫) = {k ∈ R^N : k ≥ 0,  k_x ≤ e^ε v·k  for every x and every vertex v of 𝒫}
 
-(DESIGN.md §2). A sublinear utility is maximised by splitting columns into
+(docs/explanation/mathematics.md, section 'Objectives'). A sublinear utility is maximised by splitting columns into
 extreme rays of C, so this module lists them, normalised to max_x r_x = 1.
 
 Known structure (derived by counting tight constraints: an extreme ray of a
@@ -67,7 +67,7 @@ TOL = 1e-12
 TINY_EPSILON = 1e-4
 """Below this ε, :func:`cdd_rays` lists the rays by trying every tight subset of the cone's rows (when
 affordable) instead of cdd, whose floating-point tolerances merged the rays of C(1e−9, 𝒫), which differ
-by O(ε), into the single ray 1: the ray LP then had one column (issue 10, item 7)."""
+by O(ε), into the single ray 1: the ray LP then had one column."""
 
 
 def _require_cdd():

@@ -1,4 +1,4 @@
-"""𝒫 = {P in the simplex : ‖P − center‖₁ ≤ r}, by LP duality (DESIGN.md §2, "dualise"): with s ≥ |P − c|,
+"""𝒫 = {P in the simplex : ‖P − center‖₁ ≤ r}, by LP duality (docs/explanation/mathematics.md, section 'Linear constraints'): with s ≥ |P − c|,
 
     min P·k = max μ + c·(α − β) − rρ   over α, β, ρ ≥ 0 with μ + α_x − β_x ≤ k_x (P_x ≥ 0), α_x + β_x ≤ ρ.
 
@@ -32,7 +32,7 @@ class L1BallRules(PriorSetRules):
         mu, alpha, beta, span = dual_multipliers(b, n, k_idx, k_coef, tag, k_range)
         center = np.array([float(v) for v in self.model.center])[:, None]
         # a ball around the float centre with the radius rounded up by the centre's rounding contains the
-        # true ball: the LP's min is ≤ the true min, so the rows stay safe (issue 10, item 2)
+        # true ball: the LP's min is ≤ the true min, so the rows stay safe
         drift = sum((abs(Fraction(v) - Fraction(float(v))) for v in self.model.center), Fraction(0))
         radius = float_up(self.radius + drift)
         rho = b.variables(f"rho_{tag}", (J,), lower=0.0, upper=4 * span)

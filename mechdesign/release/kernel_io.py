@@ -100,7 +100,7 @@ def read_kernel(path: str | Path, stochastic: bool = True) -> ExactKernel:
 
 
 def read_kernel_normalised(path: str | Path) -> tuple[ExactKernel, list[int]]:
-    """Read a kernel exactly for the verifier and the analyser (issue 10, item 9).
+    """Read a kernel exactly for the verifier and the analyser.
 
     Rule: a row with a negative entry, or whose exact sum differs from 1 by more than
     :data:`ROW_SUM_TOLERANCE` (1e-9), makes the kernel invalid (InputError naming the row,

@@ -1,4 +1,4 @@
-"""Reading a spec as exactly what it says, within stated size limits (issue 10 items 1 and 8, issue 12 item 3).
+"""Reading a spec as exactly what it says, within stated size limits.
 
 **Numbers mean their text.** PyYAML turns an unquoted ``2.30258509299404568401799145468436420760``
 into the nearest double, which can lie *above* the decimal written (here above ln 10). The loader
@@ -27,7 +27,7 @@ aliases are refused, and so is a key that appears twice in one mapping (named, w
   priors → list), so 32 is generous; it is counted on the parser's event stream, before a node
   tree is built, so a 5,000-deep document gives a message, never a RecursionError.
 * N ≤ :data:`MAX_N`, M ≤ :data:`MAX_M`, N·M ≤ :data:`MAX_NM` (see ``Spec``): 10^7 admits the
-  documented target N = M = 3000 (9·10^6 kernel entries, DESIGN.md §5) with a margin, and bounds
+  project's scale target N = M = 3000 (9·10^6 kernel entries) with a margin, and bounds
   the LP (one variable per kernel entry) at about 10^7 columns, a few GB at most.
 """
 
@@ -163,7 +163,7 @@ def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
     """Turn NumPy scalars and arrays (and tuples) into plain ints, floats and lists, checking depth.
 
     ``epsilon=np.float64(1.0)``, priors as ``np.array`` and ``np.int64`` sizes then validate like
-    the Python values they hold (issue 12 item 3).
+    the Python values they hold.
     """
     if depth > MAX_DEPTH:
         raise SpecInputError(where, f"nested deeper than {MAX_DEPTH} levels (limit {MAX_DEPTH})")

@@ -4,7 +4,7 @@ A spec names the secret alphabet X (N symbols), the privacy level ε (nats),
 the set of priors 𝒫 the guarantee must hold for, the utility to optimise, the
 output size M and solver options. Every rule is checked when the spec is
 built (``extra="forbid"`` rejects unknown keys); later stages may assume a
-valid spec. See DESIGN.md §3 for the contract.
+valid spec. See docs/explanation/mathematics.md, section 'Contract'.
 
 Probabilities (priors, c, box bounds, radii) are stored as exact fractions:
 a number written ``0.05`` means 1/20, not its binary neighbour, and strings
@@ -424,7 +424,7 @@ class MutualInformation(_Model):
     """Maximise I(X;Y) = Σ_y μ(K(:,y)), μ(k) = Σ_x P(x) k_x log(k_x / P·k), under a prior P (nats).
 
     Convex and sublinear in each column: designed over the extreme rays of the PML cone
-    (DESIGN.md §2; Grosse et al.; envelopes paper, Theorem 4)."""
+    (docs/explanation/mathematics.md, section 'Objectives'; Grosse et al.; envelopes paper, Theorem 4)."""
 
     kind: Literal["mutual_information"]
     prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
@@ -582,8 +582,8 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
     return errors
 
 
-# ----------------------------------------------------- privacy constraints (issue 16)
-# The privacy guarantee as a list of constraints (issue 16, items 1 and 2).
+# ----------------------------------------------------- privacy constraints
+# The privacy guarantee as a list of constraints.
 #
 # A spec may state its guarantee as ``privacy:``, a list of constraints that must all hold::
 #
@@ -715,7 +715,7 @@ def rational_expression_text(q: Fraction) -> str:
     return digits(q.numerator) if q.denominator == 1 else f"{digits(q.numerator)}/{digits(q.denominator)}"
 
 
-# ------------------------------------------------- ε chosen from a requirement (issue 17)
+# ------------------------------------------------- ε chosen from a requirement
 # ``epsilon: {protect: {...}}`` instead of a number: the largest ε for which the disclosure paper's theorems
 # guarantee the requirement for every prior of the prior set (the same three requirements as
 # ``mechdesign epsilon``'s flags, one meaning each). The spec only checks the form; the value needs the
@@ -774,7 +774,7 @@ EpsilonOrRequirement = Annotated[
 
 # ------------------------------------------------------------------------ spec
 class Spec(_Model):
-    """A mechanism-design problem (DESIGN.md §3)."""
+    """A mechanism-design problem (docs/explanation/mathematics.md, section 'Contract')."""
 
     alphabet: Union[Annotated[int, Field(ge=2)], list[Union[str, int]]]
     """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""

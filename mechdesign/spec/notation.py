@@ -1,4 +1,4 @@
-"""A prior set written back in the spec's own notation (issue 12, item 10): ``simplex``,
+"""A prior set written back in the spec's own notation: ``simplex``,
 ``min_mass:1/20``, ``point:1/5,3/10,1/2``, else the YAML flow mapping ``{kind: box, lower: [...], ...}``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ε chosen from a privacy requirement, as a rigorous exact number (issue 17): the spec form
+"""ε chosen from a privacy requirement, as a rigorous exact number: the spec form
 ``epsilon: {protect: {...}}`` and the value ``mechdesign epsilon`` prints.
 
 Disclosure paper (Saeidian, Cervia, Oechtering, Skoglund, *Rethinking Disclosure Prevention with PML*,
