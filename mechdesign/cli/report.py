@@ -105,9 +105,10 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         f"N = {spec.n}, M = {spec.m}, {eps_words}"
     )
     req = getattr(result, "epsilon_requirement", None)
-    if req is not None:  # epsilon: {protect: ...}
+    if req is not None:  # epsilon: {protect: ...} or {accuracy: ...}
         asked = ", ".join(f"{k} {v}" if v is not True else k for k, v in req.requirement.items())
-        console.print(f"eps chosen from the requirement protect {asked}: {req.theorem}; {req.explanation}")
+        what = "accuracy" if hasattr(req, "epsilon_low") else "protect"
+        console.print(f"eps chosen from the requirement {what} {asked}: {req.theorem}; {req.explanation}")
     console.print(f"status: {result.status.value}" + ("  (certified)" if result.is_ok else ""))
     if result.kernel is not None:
         table, elided = _kernel_table(result, width)

@@ -57,6 +57,7 @@ from mechdesign.spec.shorthand import expand_prior_set_shorthand
 __all__ = [
     "Spec",
     "EpsilonRequirement",
+    "AccuracyRequirement",
     "ProtectRequirement",
     "MinMass",
     "Simplex",
@@ -755,11 +756,41 @@ class ProtectRequirement(_Model):
         return out
 
 
-class EpsilonRequirement(_Model):
-    """ε chosen from a requirement: ``epsilon: {protect: {min_entropy: 2.0}}``. Several requirements: the
-    smallest of their ε. Resolved by :func:`mechdesign.theory.epsilon_requirement.resolve_spec`."""
+class AccuracyRequirement(_Model):
+    """The accuracy the analyst needs from n reports, for ε chosen by accuracy: the MLE's asymptotic root mean
+    squared error sqrt(U/n) ≤ ``rmse``, or its largest per-symbol standard deviation ≤ ``max_sd``
+    (``frequency_estimation`` objective; docs/explanation/frequency-estimation.md)."""
 
-    protect: ProtectRequirement
+    n: int = Field(ge=1)
+    """The number of reports."""
+    rmse: Optional[float] = Field(default=None, gt=0)
+    """Target for sqrt(E‖p̂ − P‖²) (asymptotic, the MLE)."""
+    max_sd: Optional[float] = Field(default=None, gt=0)
+    """Target for max_x sd(p̂_x) (asymptotic, the MLE)."""
+    width: float = Field(default=1e-6, gt=0)
+    """Largest width of the certified bracket [ε_lo, ε_hi] (nats)."""
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "AccuracyRequirement":
+        if (self.rmse is None) == (self.max_sd is None):
+            raise ValueError("give exactly one target: rmse: R or max_sd: S")
+        return self
+
+
+class EpsilonRequirement(_Model):
+    """ε chosen from a requirement: ``epsilon: {protect: {min_entropy: 2.0}}`` (the largest ε that guarantees it;
+    several requirements: the smallest of their ε; :func:`mechdesign.theory.epsilon_requirement.resolve_spec`), or
+    ``epsilon: {accuracy: {rmse: 0.01, n: 100000}}`` (the smallest ε whose optimal frequency-estimation design
+    meets the accuracy; :mod:`mechdesign.objectives.accuracy_epsilon`)."""
+
+    protect: Optional[ProtectRequirement] = None
+    accuracy: Optional[AccuracyRequirement] = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "EpsilonRequirement":
+        if (self.protect is None) == (self.accuracy is None):
+            raise ValueError("give exactly one of protect: {...} or accuracy: {...}")
+        return self
 
 
 def _epsilon_tag(value: Any) -> str:
