@@ -187,8 +187,17 @@ class DesignResult:
                     "message": self.solve.message,
                 },
                 **({} if self.interrupted_after is None else {"interrupted_after": self.interrupted_after}),
+                **self._estimation_json(),
             }
         )
+
+    def _estimation_json(self) -> dict:
+        """frequency_estimation: the designed U beside k-RR's and the best subset selection's at the same ε."""
+        if self.spec.objective.kind != "frequency_estimation" or self.epsilon is None:
+            return {}
+        from mechdesign.objectives.frequency_estimation import textbook_comparison
+
+        return {"estimation": {"U": self.objective, **textbook_comparison(self.spec)}}
 
     def dumps(self, indent: int | None = 2) -> str:
         """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints; each kernel row on one line)."""

@@ -49,3 +49,21 @@ def test_identity_of_fisher_information_and_rank():
     K2[1] = K2[0]
     assert mle_error(K2, P) == math.inf
     assert mle_error(np.ones((3, 1)), [0.2, 0.3, 0.5]) == math.inf
+
+
+def test_textbook_closed_forms_against_explicit_kernels():
+    import itertools
+
+    from mechdesign.theory.estimation import krr_error, subset_selection_error
+
+    for n, eps in [(5, 0.7), (8, 2.0)]:
+        P = np.random.default_rng(n).dirichlet(np.ones(n))
+        K, _, _ = _krr(n, eps)
+        assert krr_error(n, eps, P) == pytest.approx(mle_error(K, P), rel=1e-10)
+        for k in (1, 2, n - 1):
+            subsets = list(itertools.combinations(range(n), k))
+            S = np.array([[math.exp(eps) if x in s else 1.0 for s in subsets] for x in range(n)])
+            S /= S.sum(axis=1, keepdims=True)
+            uniform = np.full(n, 1 / n)
+            assert subset_selection_error(n, eps, k) == pytest.approx(mle_error(S, uniform), rel=1e-10)
+            assert subset_selection_error(n, eps, k, P) == pytest.approx(mle_error(S, P), rel=1e-10)

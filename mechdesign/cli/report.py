@@ -173,6 +173,16 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         from mechdesign.theory.accuracy import describe_accuracy
 
         summary.add_row("inversion accuracy", describe_accuracy(accuracy))
+    if result.spec.objective.kind == "frequency_estimation" and result.objective is not None:
+        from mechdesign.objectives.frequency_estimation import textbook_comparison
+
+        cmp = textbook_comparison(result.spec)
+        ss = cmp["subset_selection"]
+        summary.add_row(
+            "beside textbook eps-LDP oracles",
+            f"U = {result.objective:.6g} (n x MLE mean squared error); k-RR {cmp['k_rr']:.6g}"
+            + ("" if ss is None else f"; best subset selection (k = {ss['k']}) {ss['U']:.6g}"),
+        )
     console.print(summary)
     if cert is not None and getattr(cert, "bounds", None):
         table = Table(title="bounds of the papers that apply to this kernel")

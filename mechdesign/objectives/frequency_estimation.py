@@ -28,7 +28,7 @@ from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.errors import InputError
 from mechdesign.spec.models import MAX_M, MAX_NM, Spec
 
-__all__ = ["FrequencyEstimation", "estimation_priors", "EXACT_MAX_N", "frequency_rays"]
+__all__ = ["FrequencyEstimation", "estimation_priors", "EXACT_MAX_N", "frequency_rays", "textbook_comparison"]
 
 EXACT_MAX_N = 12
 """Largest N designed over all listed rays for simplex, min_mass and point (cdd prior sets: N ≤ 8)."""
@@ -204,3 +204,31 @@ class FrequencyEstimation(ObjectiveRules):
             message=f"{d.rays_considered} rays listed, {d.iterations} rounds",
             columns=len(R),
         )
+
+
+def textbook_comparison(spec: Spec) -> dict:
+    """U of k-RR and of subset selection at its best size at the spec's ε (both ε-LDP, so private for every prior
+    set), worst over the objective's priors: the designed U is never above them when the prior set is the simplex
+    (they are feasible for the program) and lower still under Q_X(c). Subset selection in closed form at the
+    uniform prior, by listing its outputs otherwise (N ≤ 16), else None."""
+    from mechdesign.theory.estimation import best_subset_selection_error, krr_error
+
+    n, eps = spec.n, spec.epsilon.value
+    priors = estimation_priors(spec)
+    uniform = spec.objective.priors is None and isinstance(spec.objective.prior, str)
+    out: dict = {"k_rr": max(krr_error(n, eps, P) for P in priors)}
+    if uniform:
+        u, k = best_subset_selection_error(n, eps)
+        out["subset_selection"] = {"U": u, "k": k}
+    elif n <= 16:
+        best = None
+        for k in range(1, n):
+            from mechdesign.theory.estimation import subset_selection_error
+
+            u = max(subset_selection_error(n, eps, k, P) for P in priors)
+            if best is None or u < best[0]:
+                best = (u, k)
+        out["subset_selection"] = {"U": best[0], "k": best[1]}
+    else:
+        out["subset_selection"] = None
+    return out
