@@ -181,6 +181,27 @@ def _start_set(R: np.ndarray, P: np.ndarray) -> np.ndarray:
     idx = set(B) | set(order[: 2 * n].tolist())
     if res.x is not None:
         idx |= set(np.flatnonzero(res.x[:k] > 0).tolist())
+    # one Frank–Wolfe step from a full-rank design: every ray at once when the rays' sum is a constant column (a
+    # permutation-invariant cone: θ uniform is feasible), else the LP's θ; the rays of largest reduced value at
+    # its W = J⁻¹ (and the LP's answer there) join the start
+    total = R.sum(axis=0)
+    if np.ptp(total) <= 1e-9 * total.max():
+        theta0 = np.full(k, 1.0 / total[0])
+    elif res.x is not None:
+        theta0 = res.x[:k]
+    else:
+        return np.array(sorted(idx))
+    W = _fisher_inverse(R, theta0, P)
+    if W is not None:
+        from mechdesign.objectives.rays import ray_lp
+        from mechdesign.spec.models import SolverOptions
+
+        G = np.sum((R @ W) ** 2, axis=1) / (R @ P)
+        th_lp, lam, _, _, _ = ray_lp(R, G, SolverOptions())
+        if lam is not None:
+            reduced = (G - R @ lam) / R.sum(axis=1)
+            idx |= set(np.argsort(-reduced, kind="stable")[: n * (n + 1) // 2].tolist())
+            idx |= set(np.flatnonzero(th_lp > 0).tolist())
     return np.array(sorted(idx))
 
 
@@ -331,7 +352,7 @@ def solve_a_optimal(
         if len(cand) == 0:
             break
         cand = cand[np.argsort(-reduced[cand], kind="stable")[:batch]]
-        keep = S[th_S > 1e-10 * max(th_S.max(), 1e-300)]
+        keep = S[th_S > 1e-7 * max(th_S.max(), 1e-300)]
         S = np.union1d(keep, cand)
     best.bound = best_bound if math.isfinite(best_bound) else None
     best.iterations = it
