@@ -249,50 +249,64 @@ def _restricted(R: np.ndarray, priors: list[np.ndarray]):
     return th, w
 
 
-def _polish(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int = 8) -> np.ndarray:
-    """Newton steps on min tr J(θ)⁻¹ s.t. Σ θ_r r = 1 over the support of θ (the interior point's θ is accurate to
-    about the square root of its tolerance; Newton restores full accuracy, so that the bound closes to ~1e−12).
-    Gradient −‖W b_r‖², Hessian 2 (B W Bᵀ) ∘ (B W² Bᵀ) with b_r = r/√(Pᵀr), W = J⁻¹; the KKT system is solved by
-    least squares (J has fewer degrees of freedom than the support), steps are halved to keep θ > 0 and to
-    decrease the objective; θ is returned unchanged when no step helps."""
+def _polish(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int = 30) -> np.ndarray:
+    """Newton steps with an active set on min tr J(θ)⁻¹ s.t. Σ θ_r r = 1, θ ≥ 0, over the support of θ (the interior
+    point's θ is accurate to about the square root of its tolerance; Newton restores full accuracy, so that the
+    bound closes to ~1e−12). Gradient −‖W b_r‖², Hessian 2 (B W Bᵀ) ∘ (B W² Bᵀ) with b_r = r/√(Pᵀr), W = J⁻¹; the
+    KKT system is solved by least squares (J has fewer degrees of freedom than the support). A step that would
+    make a weight negative stops at the first one (ratio test), which leaves the support; a step that does not
+    lower the objective is halved. θ is returned unchanged when nothing helps."""
     used = np.flatnonzero(theta > 1e-7 * theta.max())
     th = theta[used].copy()
-    B = R[used] / np.sqrt(R[used] @ P)[:, None]
-    A = R[used].T
-    k = len(used)
+    B_all = R[used] / np.sqrt(R[used] @ P)[:, None]
+    A_all = R[used].T
+    active = np.ones(len(used), bool)
 
-    def value(t):
-        J = (B.T * t) @ B
+    def value(t, act):
+        B = B_all[act]
+        J = (B.T * t[act]) @ B
         try:
             return float(np.trace(np.linalg.inv(J)))
         except np.linalg.LinAlgError:
             return math.inf
 
-    f = value(th)
+    f = value(th, active)
     for _ in range(steps):
-        J = (B.T * th) @ B
-        W = np.linalg.inv(J)
+        act = np.flatnonzero(active)
+        B, A, t = B_all[act], A_all[:, act], th[act]
+        W = np.linalg.inv((B.T * t) @ B)
         BW = B @ W
         g = -np.sum(BW * BW, axis=1)
         H = 2 * (BW @ B.T) * (BW @ BW.T)
-        r = A @ th - 1.0
+        r = A @ t - 1.0
         KKT = np.block([[H, A.T], [A, np.zeros((A.shape[0], A.shape[0]))]])
-        sol = np.linalg.lstsq(KKT, np.concatenate([-g, -r]), rcond=1e-14)[0]
-        d = sol[:k]
-        step = 1.0
-        while step > 1e-6:
-            cand = th + step * d
-            if np.all(cand > 0):
-                fc = value(cand)
+        d = np.linalg.lstsq(KKT, np.concatenate([-g, -r]), rcond=1e-14)[0][: len(act)]
+        neg = d < 0
+        ratios = np.where(neg, -t / np.where(neg, d, -1.0), np.inf)
+        block = int(np.argmin(ratios))
+        alpha = min(1.0, float(ratios[block]))
+        moved = False
+        step = alpha
+        while step > 1e-8:
+            cand = th.copy()
+            cand[act] = t + step * d
+            if step == alpha and alpha < 1.0:
+                cand[act[block]] = 0.0
+            cand_active = active.copy()
+            if step == alpha and alpha < 1.0:
+                cand_active[act[block]] = False
+            if np.all(cand[cand_active] > 0):
+                fc = value(cand, cand_active)
                 if fc <= f:
+                    th, f, active, moved = cand, fc, cand_active, True
                     break
             step /= 2
-        else:
+        if not moved or (alpha == 1.0 and np.max(np.abs(d)) <= 1e-15 * np.max(t)):
             break
-        th, f = cand, fc
     out = np.zeros_like(theta)
-    out[used] = th
-    return out if value(th) <= value(theta[used]) and np.abs(R.T @ out - 1).max() < 1e-9 else theta
+    out[used[active]] = th[active]
+    ok = np.abs(R.T @ out - 1).max() < 1e-9 and value(th, active) <= value(theta[used], np.ones(len(used), bool))
+    return out if ok else theta
 
 
 def _fisher_inverse(R, theta, P) -> np.ndarray | None:
@@ -347,7 +361,7 @@ def solve_a_optimal(
         if lam_S is None:
             break
         reduced = (G - R @ lam_S) / R.sum(axis=1)
-        reduced[S] = -math.inf
+        reduced[S[th_S > 0]] = -math.inf  # rays that left the support may come back
         cand = np.flatnonzero(reduced > 1e-12 * max(1.0, float(np.abs(G).max())))
         if len(cand) == 0:
             break

@@ -167,15 +167,10 @@ class FrequencyEstimation(ObjectiveRules):
         limit = min(limit, MAX_NM // n)
         K = balanced_cyclic_kernel(opt.pattern, limit)
         structure = f"optimum U* = {opt.value:.10g}: all the mass on one class of rays ({opt.description})"
-        if K is None:
-            return self._outcome(
-                None,
-                opt.value,
-                opt.bound,
-                "symmetric classes (uniform prior)",
-                t0,
-                status=Status.SOLVER_ERROR,
-                message=structure + f"; no explicit kernel within N*M <= {MAX_NM} and M <= {limit}",
+        if K is None:  # the value and the structure, without a kernel (a kernel that identifies P needs M ≥ N)
+            raise InputError(
+                f"output_size: no explicit frequency-estimation kernel fits N*M <= {MAX_NM} and M <= {limit} "
+                f"at N = {n}; the {structure} (mechdesign epsilon --rmse works at this N)"
             )
         return self._outcome(
             K, opt.value, opt.bound, "symmetric classes (uniform prior), balanced cyclic kernel", t0, message=structure

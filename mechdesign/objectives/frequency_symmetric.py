@@ -79,17 +79,32 @@ def class_value(r: np.ndarray) -> float:
     return math.inf if den <= 0 else (n - 1) ** 2 * s1 * s1 / den
 
 
+def _class_moments(kind: str, size: int, level: float, n: int) -> tuple[float, float]:
+    """(S1, N·S2 − S1²) of a family's pattern without building it: two levels (q = size ones, the rest at m):
+    S1 = q + (N − q)m and N S2 − S1² = q(N − q)(1 − m)² exactly; {0, w, 1} (a = size ones, one w, zeros), max 1:
+    S1 = a + w, N S2 − S1² = N(a + w²) − (a + w)²."""
+    if kind == "two":
+        q, m = size, level
+        return q + (n - q) * m, q * (n - q) * (1 - m) ** 2
+    a, w = size, level
+    if a == 0:  # the ray w·e_j, normalised: e_j
+        return 1.0, n - 1.0
+    return a + w, n * (a + w * w) - (a + w) ** 2
+
+
 def symmetric_optimum(families, n: int) -> SymmetricOptimum:
-    """U* over every class (module docstring) and the best class."""
+    """U* over every class (module docstring) and the best class; O(1) per class."""
     best = None
-    for r, text in class_patterns(families, n):
-        v = class_value(r)
+    for fam in families:
+        s1, spread = _class_moments(*fam, n)
+        v = math.inf if spread <= 0 else (n - 1) ** 2 * s1 * s1 / (n * spread)
         if best is None or v < best[0]:
-            best = (v, r, text)
+            best = (v, fam)
     if best is None:
         return SymmetricOptimum(math.inf, math.inf, np.ones(n), "no non-constant ray (ε = 0)")
-    v, r, text = best
-    # fsum is correctly rounded; the products and the quotient add at most 8 roundings of relative size u
+    v, fam = best
+    ((r, text),) = class_patterns([fam], n)
+    # a handful of roundings of relative size u = 2^-53 each, with N·u covering the sums
     bound = v * (1 - 16 * 2.0**-53 * n) if math.isfinite(v) else v
     return SymmetricOptimum(v, bound, r, text)
 

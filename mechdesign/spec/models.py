@@ -875,7 +875,9 @@ class Spec(_Model):
             return self.output_size
         if isinstance(self.objective, (ExpectedLoss, MinVulnerability)):
             return len(self.objective.loss[0]) if isinstance(self.objective.loss, list) else self.n
-        if self.objective.kind in SUBLINEAR_KINDS or self.objective.kind == "frequency_estimation":
+        if self.objective.kind == "frequency_estimation":  # the design sets M; auto is checked against N*M <= MAX_NM
+            return max(1, min(self.n, MAX_NM // self.n))
+        if self.objective.kind in SUBLINEAR_KINDS:
             return self.n  # a basic solution of the extreme-ray LP uses at most N rays
         return 2
 

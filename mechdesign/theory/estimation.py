@@ -73,6 +73,8 @@ def mle_covariance(kernel, prior) -> np.ndarray:
 def mle_error(kernel, prior) -> float:
     """U = tr J⁻¹ − ‖P‖²: n times the MLE's asymptotic mean squared error E‖p̂ − P‖²; math.inf when rank J < N."""
     K, P = _kernel_and_prior(kernel, prior)
+    if np.count_nonzero(K.any(axis=0)) < P.size:  # fewer used outputs than symbols: rank J < N
+        return math.inf
     Jinv = _inverse_if_full_rank(fisher_information(K, P))
     if Jinv is None:
         return math.inf
