@@ -108,7 +108,7 @@ def test_non_increasing_in_epsilon():
 
 # ---------------------------------------------------------------- an independent convex program
 def _cdd_rays(G):
-    import cdd
+    cdd = pytest.importorskip("cdd")  # pycddlib, the optional extra "cdd"
 
     mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
     gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
