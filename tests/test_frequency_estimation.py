@@ -216,3 +216,34 @@ def test_bad_prior_is_refused():
 
     with pytest.raises(SpecError, match="> 0"):
         design(spec(3, 1.0, prior=[0.5, 0.5, 0]))
+
+
+def test_privacy_list_equals_independent_convex_program():
+    # (1, Q_X(0.1))-PML and 0.5·|x − y|-metric privacy at once: the cone is the intersection of both cones
+    import cvxpy as cp
+
+    P = np.array([0.4, 0.3, 0.2, 0.1])
+    spec_ = {
+        "alphabet": 4,
+        "privacy": [
+            {"epsilon": 1, "prior_set": {"kind": "min_mass", "c": 0.1}},
+            {"epsilon": 0.5, "metric": {"kind": "absolute"}},
+        ],
+        "objective": {"kind": "frequency_estimation", "prior": P.tolist()},
+    }
+    r = design(spec_)
+    vertices = 0.1 + 0.6 * np.eye(4)
+    rows = [np.eye(4)] + [v[None, :] - math.exp(-1) * np.eye(4) for v in vertices]
+    for x in range(4):
+        for y in range(4):
+            if x != y:  # k_x ≤ e^{0.5|x−y|} k_y
+                g = np.zeros(4)
+                g[y], g[x] = 1.0, -math.exp(-0.5 * abs(x - y))
+                rows.append(g[None, :])
+    R = _cdd_rays(np.vstack(rows))
+    theta = cp.Variable(len(R), nonneg=True)
+    J = sum(theta[i] * np.outer(q, q) / (q @ P) for i, q in enumerate(R))
+    prob = cp.Problem(cp.Minimize(cp.tr_inv(J)), [R.T @ theta == 1])
+    prob.solve(solver="CLARABEL")
+    assert r.is_ok and all(g.feasible for g in r.certificate.guarantees)
+    assert r.objective == pytest.approx(prob.value - P @ P, rel=1e-5)
