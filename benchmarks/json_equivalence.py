@@ -5,7 +5,7 @@ Used for changes that must not change behaviour (a pure move of modules): every 
 its own interpreter with PYTHONPATH pointing at it, and the JSON objects are compared field by field.
 
     git worktree add /tmp/base <old commit>
-    python benchmarks/json_equivalence.py --base /tmp/base --new . --out benchmarks/results/json_equivalence.md
+    python benchmarks/json_equivalence.py --base /tmp/base --new . --out /tmp/json_equivalence.md
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def _cmd_solve(args) -> int:
         )
         return EXIT_OK
     from mechdesign.cli.args import parse_report_count
-    from mechdesign.cli.report import design_accuracy
+    from mechdesign.cli.report import design_accuracy, design_mle_accuracy
     from mechdesign.cli.status import live_status, size_warning
 
     n_reports = parse_report_count(args.n)
@@ -80,6 +80,7 @@ def _cmd_solve(args) -> int:
         if result.kernel is None:
             return EXIT_INTERRUPTED
     accuracy = design_accuracy(result, n_reports)
+    mle_accuracy = design_mle_accuracy(result, n_reports)
     suffix = Path(args.output).suffix.lower() if args.output else ""
     if suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
         if result.exact_kernel is None:
@@ -96,9 +97,12 @@ def _cmd_solve(args) -> int:
         from mechdesign.release.kernel_text import write_result_json
 
         # the kernel rows a block at a time: the same text as dumps_indented({**result.to_json(), ...})
-        _write_with(lambda out: write_result_json(result, {"inversion_accuracy": accuracy}, out), args.output)
+        _write_with(
+            lambda out: write_result_json(result, {"mle_accuracy": mle_accuracy, "inversion_accuracy": accuracy}, out),
+            args.output,
+        )
     else:
-        _write(render_result(result, accuracy=accuracy), args.output)
+        _write(render_result(result, accuracy=accuracy, mle_accuracy=mle_accuracy), args.output)
     if interrupted is not None:
         return EXIT_INTERRUPTED
     return EXIT_OK if result.is_ok else EXIT_NOT_CERTIFIED
@@ -123,7 +127,11 @@ def _register_core(sub) -> None:
         ".json (the --json object), anything else the text report",
     )
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
-    p.add_argument("--n", default="10000", help="reports for the inversion accuracy line (default 10000)")
+    p.add_argument(
+        "--n",
+        default="10000",
+        help="reports n for the accuracy lines (the MLE's asymptotic error and the inversion estimator's exact one; default 10000)",
+    )
     p.add_argument(
         "-q",
         "--quiet",

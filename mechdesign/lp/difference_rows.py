@@ -5,7 +5,7 @@ every output through 2N rows: the row sums Σ_y K_xy = 1 and the epigraph rows �
 enters at a two- or three-level ray of 𝒦 (:func:`mechdesign.lp.colgen.price`), so its block of the simplex basis
 puts a dense N-vector into each group of coupling rows, and the factorisation of the basis (after every model
 change, HiGHS factors it anew) fills in a dense kernel of about 2N × 2N: 1–3 s at N = 1000 and 5–20 s at N = 3000
-(``benchmarks/results/scaling_families.md``, "Where a late round's time goes").
+(docs/explanation/performance-notes.md, section "Output generation").
 
 An equality system A z = b has the same solutions as T A z = T b for any invertible T. With the forward
 difference D ((Dv)_0 = v_0, (Dv)_h = v_h − v_{h−1}; lower bidiagonal, invertible):

@@ -21,7 +21,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
-__all__ = ["new_highs", "set_seconds_left", "stdout_to_stderr"]
+__all__ = ["new_highs", "set_seconds_left", "silence_highs_banner", "stdout_to_stderr"]
 
 _lock = threading.Lock()
 _banner_silenced = False
@@ -50,8 +50,9 @@ def _first_construction_silently(highspy) -> None:
         os.close(saved)
 
 
-def new_highs():
-    """A ``highspy.Highs`` with ``output_flag`` off; the process's first one is built silently."""
+def silence_highs_banner() -> None:
+    """Build the process's first ``highspy.Highs`` with standard output pointed at /dev/null (once), so that
+    no later construction, ours or a library's (cvxpy's HiGHS interface), prints HiGHS's banner."""
     global _banner_silenced
     import highspy
 
@@ -60,6 +61,13 @@ def new_highs():
             if not _banner_silenced:
                 _first_construction_silently(highspy)
                 _banner_silenced = True
+
+
+def new_highs():
+    """A ``highspy.Highs`` with ``output_flag`` off; the process's first one is built silently."""
+    import highspy
+
+    silence_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)

@@ -40,8 +40,8 @@ over Z, with U_1 = Σ_j |x − a_j| and U_2 = |x − a_{j(x)}| (plus their mirro
 
 Measured (designs with their certificates, ε = 1, against 9.5 s and 181 s for output generation run beside):
 N = 1000 in 2.0 s, N = 3000 in 19.3 s; ε = 1.5 and 2 at N = 1000 in 5.6 and 12.4 s, where output generation did not
-finish in 300 s (``benchmarks/results/scaling_families.md``, "The |x − y| worst case under ε-LDP by a master over
-interval-partition mechanisms").
+finish in 300 s (docs/explanation/performance-notes.md, section
+"The worst-case prior").
 """
 
 from __future__ import annotations

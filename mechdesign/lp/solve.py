@@ -32,7 +32,6 @@ method of the sublinear objectives, whose optimum lies in the ray LP
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -43,7 +42,7 @@ from mechdesign.lp.program import LinearProgram
 from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.highs import new_highs, stdout_to_stderr
+from mechdesign.lp.highs import new_highs, silence_highs_banner, stdout_to_stderr
 from mechdesign.lp.incumbent import offer_lp
 
 __all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
@@ -161,12 +160,13 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
         return None
     K /= sums
     n = K.shape[0]
-    E = 1.0 / layout.scale
     low = layout.c * K.sum(axis=0) + (1.0 - n * layout.c) * K.min(axis=0)
-    v = np.maximum(K.max(axis=0) - E * low, 0.0)
+    # w = v / (v + q (E − 1)) with v = max − E·low, E = 1/scale, written with both sides divided by E: the
+    # scale e^−ε is 0 past ε ≈ 745 (no PML row binds then, and w = 0), where 1/scale divided by zero
+    v = np.maximum(layout.scale * K.max(axis=0) - low, 0.0)
     q = K.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(v > 0, v / (v + q * (E - 1.0)), 0.0)
+        w = np.where(v > 0, v / (v + q * (1.0 - layout.scale)), 0.0)
     if not np.all(np.isfinite(w)) or w.max(initial=0.0) > POLISH_WEIGHT:
         return None
     out = x.copy()
@@ -562,7 +562,12 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         highs_opts["time_limit"] = float(limit)
     start = time.perf_counter()
     try:
-        with stdout_to_stderr() if options.verbose else nullcontext():  # the log never mixes into the report
+        # cvxpy makes its own highspy models: the process's first prints HiGHS's banner on standard output
+        # (before any option can be set), and its verbose log goes there too. Standard output carries the
+        # report (``solve --json`` is one JSON object), so the banner is used up silently first and the
+        # whole solve writes to standard error.
+        silence_highs_banner()
+        with stdout_to_stderr():
             problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
     except (cp.error.SolverError, ValueError) as exc:
         # cvxpy raises ValueError ("Cannot unpack invalid solution") when HiGHS stops without a point,

@@ -83,7 +83,8 @@ def _values(R, theta, priors):
     """tr J_i(θ)⁻¹ − ‖P_i‖² for each prior (∞ where J_i is singular)."""
     from mechdesign.theory.estimation import mle_error
 
-    K = (R * theta[:, None]).T
+    used = theta > 0
+    K = (R[used] * theta[used, None]).T
     return np.array([mle_error(K, P) for P in priors])
 
 

@@ -97,7 +97,10 @@ def _measure(kind: str, K, priors) -> float:
         return math.inf
     if kind == "rmse":
         return max(mle_error(K, P) for P in priors)
-    return max(float(np.max(np.diag(mle_covariance(K, P)))) for P in priors)
+    covariances = [mle_covariance(K, P) for P in priors]
+    if any(C is None for C in covariances):  # P not identifiable
+        return math.inf
+    return max(float(np.max(np.diag(C))) for C in covariances)
 
 
 def meets_target(kind: str, target: float, K, priors) -> bool:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from fractions import Fraction
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
 from mechdesign.certify.exact import ExactKernel
+from mechdesign.certify.guarantees import SideConstraintReport
 from mechdesign.objectives.compile import CompiledProblem
 from mechdesign.objectives.plan import ClosedForm, PlanOutcome
 from mechdesign.spec.errors import InputError
@@ -59,18 +60,31 @@ class ObjectiveRules(ABC):
             return None
         return float(self.value(np.eye(self.spec.n)))
 
+    def entry_sensitivity(self) -> float | None:
+        """S with |U(K) − U(K')| ≤ S · max_{x,y} |K_xy − K'_xy| for every two kernels (N × M): how much the
+        utility can move when every entry moves by one step of the grid; the certify stage's grid floor
+        (:func:`mechdesign.design.grid_floor`). None when no such constant is known (utilities with a log)."""
+        return None
+
     def closed_form(self, value: float) -> ClosedForm | None:
         """The paper's closed form for this problem, when one applies."""
         return None
 
-    def enforce(self, kernel: ExactKernel) -> tuple[ExactKernel, Fraction]:
-        """Restore the objective's own side constraints on the exact kernel (e.g. a vulnerability cap) by
-        mixing with the constant kernel, which keeps (ε,𝒫)-PML; returns the kernel and the weight mixed in."""
+    side_repair_kernel: ClassVar[str] = "the constant kernel"
+    """What :meth:`enforce` mixes in to restore a side constraint (named in the certificate)."""
+
+    def enforce(self, kernel: ExactKernel, private: Callable[[ExactKernel], bool]) -> tuple[ExactKernel, Fraction]:
+        """Restore the objective's own side constraints (a vulnerability cap, a loss cap) on the exact kernel,
+        exactly, by mixing in a kernel that meets them and every privacy constraint (the constant kernel, the
+        least-loss private kernel): privacy is convex in K, so the mix keeps it, and each candidate on the grid
+        must also pass ``private`` (every privacy constraint of the spec, exactly). Returns the kernel and the
+        weight mixed in (0: nothing to restore; the kernel unchanged when no mix restores it, and then
+        :meth:`side_constraints` says which constraint fails)."""
         return kernel, Fraction(0)
 
-    def side_check(self, kernel: ExactKernel) -> str | None:
-        """A message when a side constraint of the objective fails on the exact kernel, else None."""
-        return None
+    def side_constraints(self, kernel: ExactKernel) -> list[SideConstraintReport]:
+        """One exact verdict per side constraint the spec states for this objective (none by default)."""
+        return []
 
     def compile(self) -> CompiledProblem:
         """The kernel LP(s) when the objective is linear in K (``solve --write-lp`` writes the first)."""

@@ -74,6 +74,10 @@ class Dobrushin(ObjectiveRules):
     def value(self, K):
         return measures.dobrushin(K)
 
+    def entry_sensitivity(self) -> float:
+        """M: TV(K_x, K_x') = ½ Σ_y |K_x(y) − K_x'(y)| moves by at most ½ · M · 2 steps."""
+        return float(self.spec.m)
+
     def closed_form(self, value):
         spec = self.spec
         n, eps = spec.n, spec.epsilon.value

@@ -22,7 +22,8 @@ from mechdesign.objectives.compile import (
     solve_uncompiled,
     uncompiled_kernel_c,
 )
-from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior
+from mechdesign.certify.guarantees import SideConstraintReport
+from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior, posterior_vulnerability
 from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.objectives.exact_values import exact_hamming_loss, exact_hamming_no_privacy_bound
@@ -111,11 +112,30 @@ class ExpectedLoss(ObjectiveRules):
         C = prior[:, None] * loss_matrix(spec)
         return solve_uncompiled(spec, C, c, +1, compile_seconds=time.perf_counter() - t0)
 
-    def enforce(self, kernel):
+    def enforce(self, kernel, private):
         cap = self.spec.objective.max_vulnerability
         if cap is None:
             return kernel, Fraction(0)
-        return enforce_cap(kernel, self.spec, cap, Fraction(cap.at_most), self.spec.solver.denominator_bits)
+        return enforce_cap(
+            kernel, self.spec, cap, Fraction(cap.at_most), self.spec.solver.denominator_bits, private=private
+        )
+
+    def side_constraints(self, kernel) -> list[SideConstraintReport]:
+        """The vulnerability cap V_g(K) ≤ at_most, exactly, when the spec states one."""
+        cap = self.spec.objective.max_vulnerability
+        if cap is None:
+            return []
+        gain, prior = gain_and_prior(self.spec, cap)
+        value, limit = posterior_vulnerability(kernel, gain, prior), Fraction(cap.at_most)
+        return [
+            SideConstraintReport(
+                field="objective.max_vulnerability",
+                constraint=f"posterior {'Bayes' if cap.gain == 'bayes' else 'g-'}vulnerability <= at_most",
+                value=value,
+                limit=limit,
+                feasible=value <= limit,
+            )
+        ]
 
     def loss(self) -> np.ndarray:
         """The N × M loss matrix, built once per objective (read-only)."""
@@ -148,6 +168,12 @@ class ExpectedLoss(ObjectiveRules):
 
     def value(self, K):
         return self._value_of_row_losses(row_losses(K, self._loss_rows, self.spec.m))
+
+    def entry_sensitivity(self) -> float:
+        """Σ_x P(x) Σ_y |L(x,y)| (the loss is linear in K), or its largest value over 𝒫 for the worst case."""
+        n, block = self.spec.n, 1024
+        sums = np.concatenate([np.abs(self._loss_rows(i, min(i + block, n))).sum(axis=1) for i in range(0, n, block)])
+        return self._value_of_row_losses(sums)
 
     def exact_value(self, kernel):
         """The Hamming loss from the exact kernel's diagonal, correctly rounded, under the spec's exact prior (or

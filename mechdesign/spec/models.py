@@ -215,10 +215,66 @@ EpsilonField = Annotated[
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    """The spec's models: unknown keys are errors, values are frozen. A field's description is the docstring
+    written under it; they are attached when a JSON schema is asked for (:func:`_attach_field_docstrings`),
+    not when the models are defined (pydantic's ``use_attribute_docstrings`` reads the source of every class at
+    import: a third of the time to import this module, paid by every command)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def model_json_schema(cls, *args, **kwargs):
+        _attach_field_docstrings()
+        return super().model_json_schema(*args, **kwargs)
+
+
+_FIELD_DOCSTRINGS_ATTACHED = False
+
+
+def _attach_field_docstrings() -> None:
+    """Give every field of this module's models the docstring written under it as its description (what
+    pydantic's ``use_attribute_docstrings`` does), once: one parse of this file, then each model rebuilt in
+    the order of definition, so that models that hold others see their descriptions."""
+    global _FIELD_DOCSTRINGS_ATTACHED
+    if _FIELD_DOCSTRINGS_ATTACHED:
+        return
+    import ast
+    import inspect
+    import sys
+
+    module = sys.modules[__name__]
+    tree = ast.parse(inspect.getsource(module))
+    rebuilt = []
+    for node in tree.body:
+        cls = getattr(module, node.name, None) if isinstance(node, ast.ClassDef) else None
+        if not (isinstance(cls, type) and issubclass(cls, _Model) and cls is not _Model):
+            continue
+        for stmt, after in zip(node.body, node.body[1:]):
+            doc = getattr(after, "value", None)
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(doc, ast.Constant)
+                and isinstance(doc.value, str)
+            ):
+                field = cls.model_fields.get(stmt.target.id)
+                if field is not None and field.description is None:
+                    field.description = inspect.cleandoc(doc.value)
+        rebuilt.append(cls)
+    for cls in rebuilt:
+        cls.model_rebuild(force=True)
+    _FIELD_DOCSTRINGS_ATTACHED = True
 
 
 def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    return checked_distribution(values, what)
+
+
+def checked_distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    """The one rule for a prior written as masses, wherever it is given (a spec, ``analyze --prior``): every
+    mass >= 0 and the exact sum within :data:`SUM_TOLERANCE` (1e-9) of 1, which is float round-off; the masses
+    are then divided by their exact sum. A ValueError states the rule otherwise."""
     if any(v < 0 for v in values):
         raise ValueError(f"{what} has a negative entry (all masses must be >= 0)")
     total = sum(values, Fraction(0))
@@ -844,6 +900,12 @@ class Spec(_Model):
         if isinstance(alphabet, list):
             if len(alphabet) < 2:
                 raise ValueError(f"needs at least 2 labels, found {len(alphabet)}")
+            spaced = next((a for a in alphabet if isinstance(a, str) and a != a.strip()), None)
+            if spaced is not None:
+                raise ValueError(
+                    f"label {spaced!r} has white space at an end; labels are matched exactly as written "
+                    "(in data and counts files too), so remove the spaces"
+                )
             if len(set(map(str, alphabet))) != len(alphabet):
                 raise ValueError("labels must be distinct")
             if len(alphabet) > MAX_N:

@@ -1,21 +1,28 @@
-"""Frequency estimation through a mechanism: the MLE's asymptotic error (the constrained Cramér–Rao bound).
+"""The maximum-likelihood estimator's asymptotic error, for any kernel (square or not, any rank).
 
-n secrets X_1..X_n are drawn i.i.d. from P (length N) and released through K (N × M, rows = secrets); the
-output counts are Multinomial(n, q) with q = Kᵀ P. The Fisher information of one report about P is
+n records X_1..X_n i.i.d. from P are released through K (N × M, rows = secrets); the output counts are
+Multinomial(n, q), q = Kᵀ P. The MLE p̂ of P over the simplex has Fisher information (per report)
 
-    J(K, P) = Σ_y K(:,y) K(:,y)ᵀ / (Pᵀ K(:,y))          (columns with Pᵀ K(:,y) = 0 are skipped),
+    J(K, P) = Σ_y K(:,y) K(:,y)ᵀ / (Pᵀ K(:,y))            (N × N, sum over outputs with q_y > 0)
 
-and because every row of K sums to 1, J P = Σ_y K(:,y) = 1, so J⁻¹ 1 = P when J is invertible. The MLE of P on
-the simplex (the constraint 1ᵀ P = 1 removes one direction) is asymptotically normal with covariance C / n,
+and, constrained to Σ p = 1, asymptotic covariance C/n with C = J⁻¹ − P Pᵀ (the constrained
+Cramér–Rao bound: J P = Σ_y K(:,y) = 1 because rows of K sum to 1, so J⁻¹ 1 = P and the projection
+onto {Σ d = 0} of J⁻¹ is J⁻¹ − P Pᵀ). Hence
 
-    C(K, P) = J⁻¹ − P Pᵀ                                  (constrained Cramér–Rao bound; Gorman and Hero,
-                                                           IEEE Trans. Inf. Theory 36 (1990), Theorem 1),
+    U(K, P) = lim n E‖p̂ − P‖² = tr J⁻¹ − ‖P‖²,
 
-so n · E‖p̂ − P‖² → U(K, P) = tr C = tr J⁻¹ − ‖P‖². When K is square and invertible, U equals n times the
-inversion estimator's exact error (:func:`mechdesign.theory.accuracy.inversion_accuracy`). A design with
-rank J < N cannot identify P: U = ∞.
+infinite when rank J < N (some direction of P leaves the likelihood unchanged: P is not identifiable).
+When K is square and invertible U equals n times the inversion estimator's exact error
+(:func:`mechdesign.theory.accuracy.inversion_accuracy`); with M > N the MLE is better.
 
-Only numpy here. The names and signatures of the three functions are stable (other modules report with them).
+Two estimands. For records drawn i.i.d. from P (the default), C includes the sampling variance of the
+records, diag(P) − P Pᵀ. For the frequencies f of the collected population (the n records as they
+are), only the mechanism's noise counts: C_pop = J⁻¹ − diag(P) at f = P, so
+U_pop = tr J⁻¹ − 1 = U − (1 − ‖P‖²) (the law of total variance; for k-RR this is Wang, Blocki, Li, Jha,
+USENIX Security 2017, Theorem 2's variance of the GRR frequency estimate, summed over symbols).
+
+Masses with P_x = 0 are on the simplex's boundary, where the MLE is not asymptotically normal; they get
+variance 0 here and J is taken on the support of P.
 """
 
 from __future__ import annotations
@@ -26,59 +33,178 @@ import numpy as np
 
 __all__ = [
     "fisher_information",
-    "mle_covariance",
-    "mle_error",
     "krr_error",
     "subset_selection_error",
     "best_subset_selection_error",
+    "mle_error",
+    "mle_covariance",
+    "mle_standard_deviations",
+    "mle_accuracy_summary",
+    "describe_mle_accuracy",
+    "accuracy_prior",
+    "estimation_columns",
+    "ESTIMANDS",
 ]
 
+ESTIMANDS = ("records", "population")
+"""``records``: records i.i.d. from P; ``population``: the frequencies of the collected population."""
 
-def _kernel_and_prior(kernel, prior) -> tuple[np.ndarray, np.ndarray]:
+
+def _kernel_prior(kernel, prior) -> tuple[np.ndarray, np.ndarray]:
+    if hasattr(kernel, "to_float"):
+        kernel = kernel.to_float()
     K = np.asarray(kernel, dtype=float)
-    P = np.asarray(prior, dtype=float).reshape(-1)
-    if K.ndim != 2 or K.shape[0] != P.shape[0]:
-        raise ValueError(f"kernel has shape {K.shape} but the prior has {P.shape[0]} masses: need one row per mass")
-    return K, P
+    if K.ndim != 2:
+        raise ValueError(f"kernel: expected an N x M matrix, found shape {K.shape}")
+    P = np.asarray(prior, dtype=float).ravel()
+    if P.shape != (K.shape[0],):
+        raise ValueError(f"prior: must have N = {K.shape[0]} masses, found {P.size}")
+    if not np.all(np.isfinite(P)) or P.min() < 0 or P.sum() <= 0:
+        raise ValueError("prior: masses must be finite, >= 0 and not all 0")
+    return K, P / P.sum()
 
 
 def fisher_information(kernel, prior) -> np.ndarray:
     """J = Σ_y K(:,y) K(:,y)ᵀ / (Pᵀ K(:,y)) over the columns with Pᵀ K(:,y) > 0 (N × N, symmetric PSD)."""
-    K, P = _kernel_and_prior(kernel, prior)
+    K, P = _kernel_prior(kernel, prior)
     q = P @ K
     live = q > 0
     Kl = K[:, live]
     return (Kl / q[live]) @ Kl.T
 
 
-def _inverse_if_full_rank(J: np.ndarray) -> np.ndarray | None:
-    """J⁻¹ by a symmetric eigendecomposition, or None when J is numerically singular (an eigenvalue below
-    N · machine ε · the largest one, numpy's matrix_rank tolerance)."""
-    w, V = np.linalg.eigh((J + J.T) / 2)
-    top = float(w[-1]) if w.size else 0.0
-    if top <= 0 or float(w[0]) <= top * J.shape[0] * np.finfo(float).eps:
+def _inverse_information(K: np.ndarray, P: np.ndarray) -> np.ndarray | None:
+    """J⁻¹ (N × N, zero outside the support of P), or None when rank K < N (J singular)."""
+    from mechdesign.theory.accuracy import kernel_rank
+
+    n = K.shape[0]
+    if np.count_nonzero(K.any(axis=0)) < n or kernel_rank(K) < n:  # fewer used outputs than symbols: rank < N
         return None
-    return (V / w) @ V.T
+    S = np.flatnonzero(P > 0)
+    Ks = K[S]
+    q = P[S] @ Ks
+    used = q > 0
+    A = Ks[:, used] / np.sqrt(q[used])
+    J = A @ A.T
+    try:
+        Jinv_s = np.linalg.inv(J)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(Jinv_s)):
+        return None
+    Jinv = np.zeros((n, n))
+    Jinv[np.ix_(S, S)] = (Jinv_s + Jinv_s.T) / 2
+    return Jinv
 
 
-def mle_covariance(kernel, prior) -> np.ndarray:
-    """n times the MLE's asymptotic covariance, C = J⁻¹ − P Pᵀ (N × N); all entries +inf when rank J < N."""
-    K, P = _kernel_and_prior(kernel, prior)
-    Jinv = _inverse_if_full_rank(fisher_information(K, P))
+def mle_covariance(kernel, prior, estimand: str = "records") -> np.ndarray | None:
+    """C = J⁻¹ − P Pᵀ (``records``) or J⁻¹ − diag(P) (``population``): n times the MLE's asymptotic
+    covariance; None when rank K < N (P is not identifiable, the covariance is unbounded)."""
+    if estimand not in ESTIMANDS:
+        raise ValueError(f"estimand: must be one of {', '.join(ESTIMANDS)}, found {estimand!r}")
+    K, P = _kernel_prior(kernel, prior)
+    Jinv = _inverse_information(K, P)
     if Jinv is None:
-        return np.full((P.size, P.size), np.inf)
-    return Jinv - np.outer(P, P)
+        return None
+    return Jinv - (np.outer(P, P) if estimand == "records" else np.diag(P))
 
 
-def mle_error(kernel, prior) -> float:
-    """U = tr J⁻¹ − ‖P‖²: n times the MLE's asymptotic mean squared error E‖p̂ − P‖²; math.inf when rank J < N."""
-    K, P = _kernel_and_prior(kernel, prior)
-    if np.count_nonzero(K.any(axis=0)) < P.size:  # fewer used outputs than symbols: rank J < N
+def mle_error(kernel, prior, estimand: str = "records") -> float:
+    """U = tr J⁻¹ − ‖P‖² = lim n E‖p̂ − P‖² of the MLE (``records``), or tr J⁻¹ − 1 (``population``);
+    ``math.inf`` when rank K < N."""
+    C = mle_covariance(kernel, prior, estimand)
+    if C is None:
         return math.inf
-    Jinv = _inverse_if_full_rank(fisher_information(K, P))
+    return float(max(np.trace(C), 0.0))
+
+
+def mle_standard_deviations(kernel, prior, n: int, estimand: str = "records") -> np.ndarray:
+    """sd(p̂_x) ≈ sqrt(C_xx / n) per symbol; +inf everywhere when rank K < N."""
+    C = mle_covariance(kernel, prior, estimand)
+    if C is None:
+        return np.full(np.asarray(prior).size, np.inf)
+    return np.sqrt(np.maximum(np.diag(C), 0.0) / n)
+
+
+def mle_accuracy_summary(kernel, prior, n: int) -> dict:
+    """The MLE's asymptotic accuracy from n reports through K under P, as a JSON-ready dict, for both
+    estimands: ``records`` (records i.i.d. from P) and ``population`` (the frequencies of the collected
+    population: without the sampling term (1 − ‖P‖²)/n). Each holds ``expected_squared_error`` (U/n),
+    ``rmse``, ``per_report`` (U), ``standard_deviations`` and ``max_standard_deviation``; all None, with
+    ``identifiable`` False and the reason, when rank K < N (U is infinite)."""
+    K, P = _kernel_prior(kernel, prior)
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n: must be an integer >= 1, found {n}")
+    out: dict = {"n": int(n), "prior": [float(v) for v in P], "identifiable": True}
+    Jinv = _inverse_information(K, P)
     if Jinv is None:
-        return math.inf
-    return float(np.trace(Jinv) - P @ P)
+        from mechdesign.theory.accuracy import kernel_rank
+
+        out["identifiable"] = False
+        out["error"] = (
+            f"the kernel has rank {kernel_rank(K)} < N = {K.shape[0]}: P is not identifiable from the outputs "
+            "(U is infinite)"
+        )
+        for name in ESTIMANDS:
+            out[name] = {"expected_squared_error": None, "rmse": None, "per_report": None, "standard_deviations": None}
+        return out
+    for name, C in (("records", Jinv - np.outer(P, P)), ("population", Jinv - np.diag(P))):
+        per_report = float(max(np.trace(C), 0.0))
+        sd = np.sqrt(np.maximum(np.diag(C), 0.0) / n)
+        out[name] = {
+            "expected_squared_error": per_report / n,
+            "rmse": math.sqrt(per_report / n),
+            "per_report": per_report,
+            "max_standard_deviation": float(sd.max()),
+            "standard_deviations": [float(v) for v in sd],
+        }
+    return out
+
+
+def describe_mle_accuracy(summary: dict) -> list[str]:
+    """Report lines for :func:`mle_accuracy_summary`: one per estimand, or the reason it is infinite."""
+    if not summary.get("identifiable"):
+        return [f"infinite at n = {summary['n']}: {summary['error']}"]
+    lines = []
+    for name, words in (
+        ("records", "records i.i.d. from P"),
+        ("population", "frequencies of the collected population"),
+    ):
+        s = summary[name]
+        lines.append(
+            f"{words}: E||p_hat - P||^2 = {s['expected_squared_error']:.4g} (rmse {s['rmse']:.4g}), "
+            f"max sd(p_hat_x) = {s['max_standard_deviation']:.4g} at n = {summary['n']} (U = n * error = "
+            f"{s['per_report']:.4g})"
+        )
+    return lines
+
+
+def accuracy_prior(spec) -> list[float]:
+    """The prior at which reports state accuracy: the prior set's point prior, else the objective's listed
+    prior, else uniform."""
+    from mechdesign.privacy.registry import rules
+
+    prior = rules(spec.prior_set, spec.n).point_prior()
+    if prior is None:
+        listed = getattr(spec.objective, "prior", None)
+        prior = listed if isinstance(listed, list) else [1] * spec.n
+    return [float(v) for v in prior]
+
+
+def estimation_columns(kernel, prior) -> dict:
+    """Per-report errors for a sweep table's row: ``mle_error`` (U, records i.i.d. from P),
+    ``mle_error_population`` (U − (1 − ‖P‖²)), ``inversion_error`` (n · the inversion estimator's exact
+    E‖p̂ − P‖², when rank K = N); ``inf`` / None when not defined."""
+    from mechdesign.theory.accuracy import inversion_accuracy
+
+    K, P = _kernel_prior(kernel, prior)
+    u = mle_error(K, P)
+    pop = mle_error(K, P, "population")
+    try:
+        inv = inversion_accuracy(K, P, 1).per_report
+    except ValueError:
+        inv = None
+    return {"mle_error": u, "mle_error_population": pop, "inversion_error": inv}
 
 
 # ------------------------------------------------------------------ textbook frequency oracles
