@@ -88,7 +88,9 @@ def _values(R, theta, priors):
     return np.array([mle_error(K, P) for P in priors])
 
 
-def dual_bound(R: np.ndarray, priors: list[np.ndarray], Ws: list[np.ndarray], w: np.ndarray, lp_options) -> float:
+def dual_bound(
+    R: np.ndarray, priors: list[np.ndarray], Ws: list[np.ndarray], w: np.ndarray, lp_options, detail: dict | None = None
+) -> float:
     """The lower bound Σ_i w_i(2 tr W_i − ‖P_i‖²) − Σλ − N·max(0, h) over the listed rays R (module docstring),
     minus an explicit bound on the floating-point error of evaluating it (−∞ when the LP fails).
 
@@ -116,6 +118,8 @@ def dual_bound(R: np.ndarray, priors: list[np.ndarray], Ws: list[np.ndarray], w:
     theta, lam, value, _, _ = ray_lp(R, G_up, lp_options)
     if lam is None:
         return -math.inf
+    if detail is not None:  # the LP's answer, for choosing rays (column generation)
+        detail["theta"], detail["lam"], detail["G"] = theta, lam, G_up
     sums = R.sum(axis=1)
     h = float(np.max((G_up - R @ lam) / sums))
     rounding = 8 * (n + 2) * U * float(np.max((np.abs(G_up) + R @ np.abs(lam)) / sums))
@@ -257,8 +261,11 @@ def _polish(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int = 30) ->
     KKT system is solved by least squares (J has fewer degrees of freedom than the support). A step that would
     make a weight negative stops at the first one (ratio test), which leaves the support; a step that does not
     lower the objective is halved. θ is returned unchanged when nothing helps."""
+    from scipy.linalg import lstsq
+
     used = np.flatnonzero(theta > 1e-7 * theta.max())
     th = theta[used].copy()
+    stalled = False
     B_all = R[used] / np.sqrt(R[used] @ P)[:, None]
     A_all = R[used].T
     active = np.ones(len(used), bool)
@@ -281,7 +288,7 @@ def _polish(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int = 30) ->
         H = 2 * (BW @ B.T) * (BW @ BW.T)
         r = A @ t - 1.0
         KKT = np.block([[H, A.T], [A, np.zeros((A.shape[0], A.shape[0]))]])
-        d = np.linalg.lstsq(KKT, np.concatenate([-g, -r]), rcond=1e-14)[0][: len(act)]
+        d = lstsq(KKT, np.concatenate([-g, -r]), cond=1e-14, lapack_driver="gelsy", check_finite=False)[0][: len(act)]
         neg = d < 0
         ratios = np.where(neg, -t / np.where(neg, d, -1.0), np.inf)
         block = int(np.argmin(ratios))
@@ -299,10 +306,11 @@ def _polish(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int = 30) ->
             if np.all(cand[cand_active] > 0):
                 fc = value(cand, cand_active)
                 if fc <= f:
+                    stalled = f - fc <= 1e-15 * abs(f) and step == 1.0
                     th, f, active, moved = cand, fc, cand_active, True
                     break
             step /= 2
-        if not moved or (alpha == 1.0 and np.max(np.abs(d)) <= 1e-15 * np.max(t)):
+        if not moved or stalled or (alpha == 1.0 and np.max(np.abs(d)) <= 1e-15 * np.max(t)):
             break
     out = np.zeros_like(theta)
     out[used[active]] = th[active]
@@ -351,7 +359,8 @@ def solve_a_optimal(
         Ws = [_fisher_inverse(R, theta, P) for P in priors]
         if any(W is None for W in Ws):
             break
-        bound = dual_bound(R, priors, Ws, w, lp_options)
+        detail: dict = {}
+        bound = dual_bound(R, priors, Ws, w, lp_options, detail)
         best_bound = max(best_bound, bound)
         done = best.value - best_bound <= tol * max(abs(best.value), 1e-12)
         if done or time.perf_counter() - t0 > time_limit or it >= 50:
@@ -367,6 +376,10 @@ def solve_a_optimal(
         if len(cand) == 0:
             break
         cand = cand[np.argsort(-reduced[cand], kind="stable")[:batch]]
+        if "lam" in detail:  # and the rays the LP over all rays prefers (a Frank–Wolfe direction)
+            full = (detail["G"] - R @ detail["lam"]) / R.sum(axis=1)
+            extra = np.union1d(np.flatnonzero(detail["theta"] > 0), np.argsort(-full, kind="stable")[:n])
+            cand = np.union1d(cand, extra)
         keep = S[th_S > 1e-7 * max(th_S.max(), 1e-300)]
         S = np.union1d(keep, cand)
     best.bound = best_bound if math.isfinite(best_bound) else None
