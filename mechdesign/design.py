@@ -238,12 +238,12 @@ class DesignResult:
         )
 
     def _estimation_json(self) -> dict:
-        """frequency_estimation: the designed U beside k-RR's and the best subset selection's at the same ε."""
-        if self.spec.objective.kind != "frequency_estimation" or self.epsilon is None:
+        """The objective's textbook comparison (frequency_estimation: the designed U beside k-RR's and the best
+        subset selection's at the same ε)."""
+        comparison = objective_rules(self.spec).textbook_comparison()
+        if comparison is None:
             return {}
-        from mechdesign.objectives.frequency_estimation import textbook_comparison
-
-        return {"estimation": {"U": self.objective, **textbook_comparison(self.spec)}}
+        return {"estimation": {"U": self.objective, **comparison}}
 
     def dumps(self, indent: int | None = 2) -> str:
         """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints; each kernel row on one line)."""

@@ -203,10 +203,10 @@ def render_result(
         from mechdesign.theory.accuracy import describe_accuracy
 
         summary.add_row("inversion accuracy (exact)", describe_accuracy(accuracy))
-    if result.spec.objective.kind == "frequency_estimation" and result.objective is not None:
-        from mechdesign.objectives.frequency_estimation import textbook_comparison
+    from mechdesign.objectives.registry import objective_rules
 
-        cmp = textbook_comparison(result.spec)
+    cmp = objective_rules(result.spec).textbook_comparison() if result.objective is not None else None
+    if cmp is not None:
         ss = cmp["subset_selection"]
         summary.add_row(
             "beside textbook eps-LDP oracles",

@@ -27,6 +27,7 @@ from decimal import Decimal
 
 import numpy as np
 
+from mechdesign.objectives.registry import objective_rules
 from mechdesign.spec.errors import SpecError
 from mechdesign.spec.models import Spec, spec_from_dict
 
@@ -148,7 +149,9 @@ def resolve_accuracy(spec: Spec) -> tuple[Spec, AccuracyResolution]:
     from mechdesign.objectives.frequency_estimation import estimation_priors
 
     acc = spec.epsilon_requirement.accuracy
-    if spec.objective.kind != "frequency_estimation":
+    from mechdesign.objectives.frequency_estimation import FrequencyEstimation
+
+    if not isinstance(objective_rules(spec), FrequencyEstimation):
         raise SpecError(
             [(FIELD, f"needs objective kind frequency_estimation (the design it sizes), found {spec.objective.kind}")]
         )

@@ -123,6 +123,10 @@ class FrequencyEstimation(ObjectiveRules):
 
         return max(mle_error(K, P) for P in estimation_priors(self.spec))
 
+    def textbook_comparison(self) -> dict | None:
+        """U of k-RR and of the best subset selection at the same ε (:func:`textbook_comparison`)."""
+        return textbook_comparison(self.spec)
+
     def unconstrained_bound(self) -> float | None:
         """U of the identity kernel, 1 − ‖P‖² (the worst over the priors): every kernel is the identity followed by
         post-processing, which can only lower the Fisher information in the Loewner order (data processing for
