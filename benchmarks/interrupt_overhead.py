@@ -49,8 +49,8 @@ def main() -> None:
         for label, fn in (("plain", plain), ("interruptible", original), ("plain again", plain)):
             interrupt_fn = fn
             import mechdesign.lp.solve as s
-            import mechdesign.lp.colgen as c
-            import mechdesign.objectives.sublinear as sl
+            import mechdesign.engines.output_generation as c
+            import mechdesign.engines.sublinear as sl
 
             for mod in (s, c, sl):
                 mod.run_interruptible = interrupt_fn

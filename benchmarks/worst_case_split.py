@@ -18,8 +18,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.lp import colgen, kernel_engine
-from mechdesign.lp.worst_case_engine import solve_worst_case_kernel_lp
+from mechdesign.engines import kernel_lp as kernel_engine
+from mechdesign.engines import output_generation as colgen
+from mechdesign.engines.worst_case import solve_worst_case_kernel_lp
 
 
 def main() -> None:

@@ -1,6 +1,9 @@
-"""``design(spec)``: the whole pipeline, spec → compile → solve → certify → result.
+"""``design(spec)``: the whole pipeline, spec → route → engines → certify → result.
 
-Each stage is a module with one job; this one only chains them and times them.
+Each stage is a module with one job; this one only chains them and times them: the route of the spec
+(:func:`mechdesign.engines.routing.plan`), its engines run in order (:func:`mechdesign.engines.routing.run_route`),
+the certify stage, then the fallbacks (the exact re-solve, the constant kernel); every engine run is recorded in
+``result.solve.attempts``.
 """
 
 from __future__ import annotations
@@ -36,9 +39,6 @@ GAP_ABSOLUTE_FLOOR = 1e-15
 objective of 0 against a bound of 1.5e−16 from the ray LP's stated rounding, N·u·Σ|λ|). Dobrushin at
 ε = 1e−9 (optimum ≈ 5e−10) is judged to 2e−6 of itself by this rule; the exact fallback in fact
 reaches 3e−7 of Ξ(ε,c) (tests/test_robust.py checks 1e−6 against Ξ directly)."""
-EXACT_FALLBACK_MAX_N = 12
-"""A design with N ≤ this that is not certified optimal in floating point is re-solved with the exact
-rational simplex (:mod:`mechdesign.lp.exact`, solver.method = exact) and the better certified result kept."""
 
 
 EXACT_FALLBACK_REPAIR = Fraction(1, 10**6)
@@ -143,6 +143,11 @@ class SolveReport:
     columns: int
     nonzeros: int
     message: str = ""
+    engine: str = ""
+    """The engine that produced the kernel (:mod:`mechdesign.engines.routing`)."""
+    attempts: tuple = ()
+    """Every engine run, in order: :class:`~mechdesign.engines.base.Attempt` (engine, status, seconds, why the route
+    went on or stopped there); the last one produced the kernel."""
 
 
 @dataclass(frozen=True)
@@ -231,6 +236,8 @@ class DesignResult:
                     "columns": self.solve.columns,
                     "nonzeros": self.solve.nonzeros,
                     "message": self.solve.message,
+                    "engine": self.solve.engine,
+                    "attempts": [a.to_json() for a in self.solve.attempts],
                 },
                 **({} if self.interrupted_after is None else {"interrupted_after": self.interrupted_after}),
                 **self._estimation_json(),
@@ -417,7 +424,9 @@ def _certified(spec: Spec, outcome):
         lp_objective=outcome.value,
         # a program's bound is a bound whatever its status (PlanOutcome.bound): at a time limit it is the
         # certified gap the user gets with the best kernel found
-        dual=outcome.bound if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT) else None,
+        dual=outcome.bound
+        if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT, Status.SUBOPTIMAL)
+        else None,
         sense=outcome.sense,
         # the program's own array (PlanOutcome.kernel), read by nobody after this but the incumbent
         # (lp/incumbent.py) on a Ctrl-C during the certification: it then reads rows of K or of their rounding (the
@@ -445,16 +454,17 @@ def _better(new, old, sense: int) -> bool:
     return sense * n_obj < sense * o_obj
 
 
-def _constant_fallback(spec: Spec, outcome, status: Status):
+def _constant_fallback(problem, status: Status):
     """The last resort: the best constant kernel, zero leakage, certified like any
-    other, with the bound over all kernels (:mod:`mechdesign.objectives.fallback`). Status
+    other, with the bound over all kernels (engine ``constant-kernel``). Status
     ``suboptimal`` (a certified kernel and a true gap), or the program's own status when it was
     interrupted or ran out of time; never ``infeasible``."""
-    from mechdesign.objectives.fallback import best_constant_kernel, unconstrained_bound
+    from mechdesign.engines.routing import ENGINES
 
-    K, _ = best_constant_kernel(spec)
-    bound = unconstrained_bound(spec)
-    exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=None, dual=bound, sense=outcome.sense)
+    spec = problem.spec
+    fallback = ENGINES["constant-kernel"].run(problem, None)
+    K, bound = fallback.kernel, fallback.bound
+    exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=None, dual=bound, sense=fallback.sense)
     keep = status in (Status.INTERRUPTED, Status.TIME_LIMIT, Status.ITERATION_LIMIT)
     new_status = status if keep else Status.OPTIMAL if ok else Status.SUBOPTIMAL
     return new_status, kernel, exact, cert, objective
@@ -612,43 +622,58 @@ def _meet_accuracy(original: Spec, result: DesignResult, accuracy, t0: float, in
 
 
 def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> DesignResult:
+    from mechdesign.engines.base import Attempt, Budget, Problem
+    from mechdesign.engines.routing import ENGINES, run_route
     from mechdesign.lp.progress import report
 
+    problem = Problem.of(spec)
     report(phase=f"solving {spec.objective.kind}, N = {spec.n}, M = {spec.m}")
-    outcome = objective_rules(spec).solve()
+    outcome, attempts = run_route(problem, Budget(spec.solver.time_limit))
     # held for Ctrl-C during the certification and the exact re-solve below (lp/incumbent.py)
     incumbent.offer(outcome.kernel, outcome.bound if outcome.status is Status.OPTIMAL else None, source=outcome.method)
     report(phase="certifying (exact arithmetic)", round=None, gap=None, detail="")
     t2 = time.perf_counter()
     status, kernel, exact, cert, objective = _certified(spec, outcome)
     needs_exact = status is not Status.OPTIMAL or (cert is not None and cert.repair_weight > EXACT_FALLBACK_REPAIR)
-    if (
-        needs_exact
-        and spec.n <= EXACT_FALLBACK_MAX_N
-        and spec.solver.method != "exact"
-        and spec.solver.denominator_bits == 52
-        and status is not Status.INTERRUPTED
-    ):
+    resolve = ENGINES["exact-simplex"]
+    forced = spec.solver.engine is not None  # solver.engine: that engine's kernel, no re-solve by another
+    if needs_exact and not forced and status is not Status.INTERRUPTED and resolve.applies(problem) is None:
         # small problem not certified optimal in floating point: the exact rational simplex
-        exact_spec = spec.model_copy(update={"solver": spec.solver.model_copy(update={"method": "exact"})})
+        began = time.perf_counter()
         try:
-            second = objective_rules(exact_spec).solve()
-        except Exception:  # noqa: BLE001 - the fallback must never make things worse
-            second = None
+            second = resolve.run(problem, Budget(spec.solver.time_limit))
+        except Exception as exc:  # noqa: BLE001 - the fallback must never make things worse
+            second, why = None, f"failed ({type(exc).__name__}); the first kernel kept"
         if second is not None:
             retried = _certified(spec, second)
             if _better(retried, (status, kernel, exact, cert, objective), outcome.sense):
                 outcome = second
+                outcome.engine = resolve.name
                 status, kernel, exact, cert, objective = retried
+                why = "its certified result beats the first: kept"
+            else:
+                why = "its certified result is not better: the first kernel kept"
+        inner = problem.carried.get(resolve.name, [])
+        if inner:  # the engines the re-solve's route ran, with the exact method
+            why += " (ran " + ", ".join(f"{a.engine}: {a.status.value}" for a in inner) + ")"
+        status_second = Status.SOLVER_ERROR if second is None else second.status
+        attempts.append(Attempt(resolve.name, status_second, time.perf_counter() - began, why))
     if kernel is None or cert is None or not cert.feasible:
-        status, kernel, exact, cert, objective = _constant_fallback(spec, outcome, status)
+        began = time.perf_counter()
+        status, kernel, exact, cert, objective = _constant_fallback(problem, status)
+        outcome.engine = "constant-kernel"
+        attempts.append(
+            Attempt("constant-kernel", status, time.perf_counter() - began, "no kernel passed the exact privacy check")
+        )
     t3 = time.perf_counter()
 
+    # the engines that handed over spent solver time too (their wall time, which includes no certification)
+    handed_over = sum(a.seconds for a in attempts[:-1] if a.engine not in ("exact-simplex", "constant-kernel"))
     report = SolveReport(
         solver="HiGHS",
         backend=outcome.backend,
         method=outcome.method,
-        seconds=outcome.seconds,
+        seconds=outcome.seconds + handed_over,
         compile_seconds=outcome.compile_seconds,
         certify_seconds=t3 - t2,
         total_seconds=t3 - t0,
@@ -658,6 +683,8 @@ def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> Desig
         columns=outcome.columns,
         nonzeros=outcome.nonzeros,
         message=outcome.message,
+        engine=outcome.engine,
+        attempts=tuple(attempts),
     )
     return DesignResult(
         status=status,

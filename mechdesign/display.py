@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 import math
 
+from mechdesign.lp.rounding import float_or_inf
+
 __all__ = [
     "result_repr",
     "result_html",
@@ -73,7 +75,8 @@ def result_html(result) -> str:
             *[
                 (
                     c.field,
-                    f"{c.constraint}: {_g(c.value, 12)} vs {_g(c.limit, 12)}, {'holds' if c.feasible else 'FAILS'}",
+                    f"{c.constraint}: {_g(float_or_inf(c.value), 12)} vs {_g(float_or_inf(c.limit), 12)}, "
+                    + ("holds" if c.feasible else "FAILS"),
                 )
                 for c in cert.side_constraints
             ],
@@ -150,7 +153,7 @@ def _table_html(title: str, rows) -> str:
 # ------------------------------------------------------------------------ certificate
 def _certificate_rows(cert) -> list[tuple[str, str]]:
     rows = [
-        ("exact privacy check", "passed" if cert.feasible else "FAILED"),
+        ("exact privacy check", "passed" if getattr(cert, "private", cert.feasible) else "FAILED"),
         ("leakage", f"{_g(cert.leakage, 12)} nats"),
         ("e^eps lower bound used", _rational(cert.exp_epsilon_lower_bound)),
         ("worst ratio", _rational(cert.worst_ratio)),
@@ -166,6 +169,14 @@ def _certificate_rows(cert) -> list[tuple[str, str]]:
     if guarantees:
         held = sum(1 for g in guarantees if getattr(g, "feasible", False))
         rows.append(("privacy constraints", f"{held} of {len(guarantees)} hold"))
+    for c in getattr(cert, "side_constraints", None) or []:  # every other stated constraint: its exact verdict
+        rows.append(
+            (
+                c.field,
+                f"{c.constraint}: {_g(float_or_inf(c.value), 12)} vs {_g(float_or_inf(c.limit), 12)}, "
+                + ("holds" if c.feasible else "FAILS"),
+            )
+        )
     return rows
 
 

@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from mechdesign.lp.colgen import solve_output_generation
+from mechdesign.engines.output_generation import solve_output_generation
 from mechdesign.objectives.registry import compile_problem
 from mechdesign.lp.program import dual_bound
 from mechdesign.spec.models import load_spec
@@ -93,12 +93,13 @@ def test_output_generation_matches_simplex(n, c_frac, eps, loss):
             "output_size": n,
         }
     )
-    lp = compile_problem(spec).lps[0]
+    compiled = compile_problem(spec)
+    lp = compiled.lps[0]
     L = np.asarray(loss, float) if isinstance(loss, list) else _named_loss(loss, n)
     C = L / n  # uniform prior
     c = F(str(c_frac / n)) if c_frac else F(0)  # the float c_frac/n as the spec reads it (its decimal)
     ref, K_ref = _independent_lp(C, float(c), eps)
-    res = solve_output_generation(lp, lp.structure)
+    res = solve_output_generation(lp, compiled.layout)
     assert res.status == "optimal"
     assert lp.user_objective(res.x) == pytest.approx(ref, abs=1e-9)
     bound = dual_bound(lp, res.row_dual)

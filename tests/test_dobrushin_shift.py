@@ -1,5 +1,5 @@
 """The Dobrushin coefficient over prior sets with no two interchangeable symbols: the lazy pair engine with the
-mass-shift bounds (mechdesign.objectives.dobrushin_shift) against an independent LP written here.
+mass-shift bounds (mechdesign.engines.dobrushin_shift) against an independent LP written here.
 
 Expected values: Lemma 3 of the Dobrushin paper (binary outputs suffice), so η_TV(ε,𝒫) is the largest over
 ordered pairs (a, b) of v(a, b) = max p_a − p_b s.t. [p, 1 − p] is (ε,𝒫)-PML; for a polytope 𝒫 the PML
@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from mechdesign import design
-from mechdesign.objectives import dobrushin_pairs
-from mechdesign.objectives.dobrushin_shift import mass_shifts, pair_shift_bounds
+from mechdesign.engines import dobrushin_pairs
+from mechdesign.engines.dobrushin_shift import mass_shifts, pair_shift_bounds
 from mechdesign.spec.models import load_spec
 
 

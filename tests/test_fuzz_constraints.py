@@ -506,14 +506,14 @@ def counts_files(draw, m: int):
         counts[0] = 1
     change = draw(st.sampled_from(["none", "none", "none", "extra_column", "spaced_label", "long_field"]))
     lines = ["label,count"] if draw(st.booleans()) else []
-    for j, c in enumerate(counts):
-        label = f" {j}" if change == "spaced_label" and j == 0 else str(j)
+    for j, c in enumerate(counts):  # outputs of a kernel without output labels are named y0..y(M-1)
+        label = f" y{j}" if change == "spaced_label" and j == 0 else f"y{j}"
         line = f"{label},{c}"
         if change == "extra_column" and j == m - 1:
             line += ",note"
         lines.append(line)
     if change == "long_field":
-        lines.append("0," + "1" * 200_000)
+        lines.append("y0," + "1" * 200_000)
     return "\n".join(lines) + "\n", (None if change != "none" else counts), change
 
 

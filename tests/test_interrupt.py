@@ -120,7 +120,7 @@ def _check_interrupted_report(raw_spec: dict, out: str, err: list[str], sense: i
     return data
 
 
-# Output generation (lp/colgen.py, run by lp/kernel_engine.py) for |x − y| at N = M = 200 and ε = 3 (the
+# Output generation (engines/output_generation.py, run by engines/kernel_lp.py) for |x − y| at N = M = 200 and ε = 3 (the
 # optimum uses ~20 outputs): ~20 rounds over ~2 s, a kernel after every round (every restricted LP's kernel
 # is feasible for the full problem).
 ABSOLUTE_200 = {

@@ -1,5 +1,5 @@
-"""The ε-LDP worst case of |x − y| by the interval-partition master (mechdesign.lp.interval_partitions and
-mechdesign.lp.worst_case_engine.solve_by_interval_partitions) against LPs written here.
+"""The ε-LDP worst case of |x − y| by the interval-partition master (mechdesign.engines.interval_partitions and
+mechdesign.engines.worst_case.solve_by_interval_partitions) against LPs written here.
 
 Expected values:
 
@@ -24,10 +24,10 @@ from scipy import sparse
 from scipy.optimize import linprog
 from test_kernel_engine import reference_worst_case
 
-import mechdesign.lp.interval_partitions as ip
-import mechdesign.lp.worst_case_engine as wce
+import mechdesign.engines.interval_partitions as ip
+import mechdesign.engines.worst_case as wce
 from mechdesign import design
-from mechdesign.lp.worst_case_engine import solve_worst_case_kernel_lp, worst_case_bound
+from mechdesign.engines.worst_case import solve_worst_case_kernel_lp, worst_case_bound
 
 METHOD = "interval-partition master (worst case, ε-LDP)"
 
@@ -302,7 +302,7 @@ def test_design_certifies_the_master_kernel(eps):
 
 
 def test_pruned_masters_reach_the_optimum_and_keep_each_rounds_kernel(monkeypatch):
-    """With atoms pruned past 20 (lp/interval_partitions.py PRUNE_ATOMS), the design still ends at the lifted LP's
+    """With atoms pruned past 20 (engines/interval_partitions.py PRUNE_ATOMS), the design still ends at the lifted LP's
     optimum, and a round's kernel built after later rounds deleted atoms is still that round's mixture: its
     worst row loss (recomputed here) is the master's value at that round."""
     monkeypatch.setattr(ip, "PRUNE_ATOMS", 20)

@@ -1,4 +1,4 @@
-"""The uncompiled kernel-LP engine (lp/kernel_engine.py: one ray per output, then output generation with
+"""The uncompiled kernel-LP engine (engines/kernel_lp.py: one ray per output, then output generation with
 seated rays) reaches the optimum of the kernel LP written directly from its definition, and its bound is a
 true bound.
 
@@ -22,7 +22,7 @@ from scipy.optimize import linprog
 from scipy.sparse import lil_matrix
 
 from mechdesign import design
-from mechdesign.lp.kernel_engine import solve_kernel_lp
+from mechdesign.engines.kernel_lp import solve_kernel_lp
 
 
 def vertex_priors(n: int, c: float) -> np.ndarray:
@@ -199,7 +199,7 @@ def reference_worst_case(L: np.ndarray, c: float, eps: float) -> float:
 @pytest.mark.parametrize("loss", ["absolute", "squared", "hamming"])
 @pytest.mark.parametrize("prior_set,c", [({"kind": "min_mass", "c": "1/14"}, 1 / 14), ({"kind": "simplex"}, 0.0)])
 def test_worst_case_prior_by_seated_output_generation_matches_the_epigraph_lp(loss, prior_set, c):
-    """The worst-case prior (lp/worst_case_engine.py: the uniform prior's master, then output generation with
+    """The worst-case prior (engines/worst_case.py: the uniform prior's master, then output generation with
     the epigraph rows, outputs seated at their priced rays)."""
     n = 7
     spec = {
@@ -224,9 +224,9 @@ def test_a_time_limit_before_output_generation_finishes_a_round_returns_the_prob
     # probe_then_generate's fallback: when output generation ends without a solved round (here its HiGHS time
     # limit is spent at once: 1 ms for a first restricted LP of ~1,200 rows and ~1,000 pivots), the answer is
     # the probe's kernel, still a PML kernel with its value and a bound below it, not a kernel of zeros
-    from mechdesign.lp.colgen import generate_outputs
-    from mechdesign.lp.kernel_engine import probe_then_generate, ray_probe
-    from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
+    from mechdesign.engines.output_generation import generate_outputs
+    from mechdesign.engines.kernel_lp import probe_then_generate, ray_probe
+    from mechdesign.cone.lagrangian_bound import lagrangian_bound, pricing_c
 
     n = 400
     x = np.arange(n)

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-import mechdesign.objectives.ray_pool as ray_pool
-import mechdesign.objectives.sublinear as sublinear
-from mechdesign.objectives.sublinear import design_column_generation
+import mechdesign.engines.ray_pool as ray_pool
+import mechdesign.engines.sublinear as sublinear
+from mechdesign.engines.sublinear import design_column_generation
 from mechdesign.spec.models import spec_from_dict
 
 

@@ -13,11 +13,11 @@ import pytest
 from scipy.optimize import linprog
 from test_mi_colgen_scale import CASES, cone_vertices, independent_optimum, mi_column, mi_spec
 
-import mechdesign.objectives.ray_pool as ray_pool
-import mechdesign.objectives.sublinear as sublinear
+import mechdesign.engines.ray_pool as ray_pool
+import mechdesign.engines.sublinear as sublinear
 from mechdesign.objectives.mi_dual_start import affine_dual_start
-from mechdesign.objectives.ray_pool import PooledRayLP, _base_and_deviation
-from mechdesign.objectives.sublinear import _pricer, column_utility, design_column_generation
+from mechdesign.engines.ray_pool import PooledRayLP, _base_and_deviation
+from mechdesign.engines.sublinear import _pricer, column_utility, design_column_generation
 from mechdesign.privacy.ray_families import cyclic, families, start_rays
 
 

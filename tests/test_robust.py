@@ -263,14 +263,17 @@ def test_failed_program_falls_back_to_the_constant_kernel(monkeypatch):
     # whatever the solver does, a certified kernel with an honest status and gap. Forced
     # here by a program that always fails. Hamming loss, uniform prior, N = 3: every constant kernel e_y
     # loses 1 − 1/3 = 2/3; without privacy the identity loses 0 (the bound).
-    from mechdesign.objectives.expected_loss import ExpectedLoss
+    import mechdesign.engines.routing as routing
     from mechdesign.objectives.plan import PlanOutcome
 
     monkeypatch.setattr(
-        ExpectedLoss,
-        "solve",
-        lambda self: PlanOutcome(
-            status=Status.SOLVER_ERROR, kernel=None, value=None, bound=None, sense=1, method="forced failure"
+        routing,
+        "run_route",
+        lambda problem, budget=None: (
+            PlanOutcome(
+                status=Status.SOLVER_ERROR, kernel=None, value=None, bound=None, sense=1, method="forced failure"
+            ),
+            [],
         ),
     )
     r = _certified(design(_spec({"kind": "min_mass", "c": 0.1}, {"kind": "expected_loss"}, 1.0, n=3)))

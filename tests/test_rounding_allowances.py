@@ -1,7 +1,7 @@
 """The rounding allowances that keep a reported bound on the safe side, each against an exact reference with no
 tolerance on the unsafe side.
 
-1. The Lagrangian bound (mechdesign/lp/lagrangian_bound.py) is ≤ the exact Lagrangian dual function
+1. The Lagrangian bound (mechdesign/cone/lagrangian_bound.py) is ≤ the exact Lagrangian dual function
        L(π) = Σ_x π_x + Σ_y min(0, min_{r∈𝒦} (C(:,y) − π)·r),
        𝒦 = {k ∈ [0,1]^N : E·k_a ≤ c Σ_x k_x + (1 − Nc) k_b for all a, b}
    (Lemma 4 of the Dobrushin paper, scaled by E ≤ e^−ε), evaluated in Fractions over the vertices of 𝒦, which
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mechdesign.lp.lagrangian_bound import lagrangian_bound
+from mechdesign.cone.lagrangian_bound import lagrangian_bound
 
 
 # ------------------------------------------------------------------ 1. the Lagrangian bound

@@ -142,3 +142,15 @@ def test_vulnerability_cap_is_restored_with_every_privacy_constraint_of_the_list
     assert cert.feasible and len(cert.guarantees) == 2 and all(g.feasible for g in cert.guarantees)
     [verdict] = cert.side_constraints
     assert verdict.field == "objective.max_vulnerability" and verdict.feasible and verdict.value <= F("0.4")
+
+
+def test_a_loss_cap_beyond_the_doubles_gets_a_verdict_that_prints():
+    """max_loss = 1e400 (a valid rational, above every double) excludes nothing: the verdict holds, and the JSON,
+    the report and the repr show it without converting 1e400 to a double."""
+    result = design(_min_vulnerability("1e400", epsilon=1))
+    [verdict] = result.certificate.side_constraints
+    assert verdict.feasible and not verdict.binding and verdict.limit == F(10) ** 400
+    out = json.loads(result.dumps())["certificate"]["side_constraints"][0]
+    assert out["limit_exact"] == str(F(10) ** 400)
+    assert "objective.max_loss (exact check)" in render_result(result, width=200)
+    assert result.is_ok and "private (exact check)" in repr(result)

@@ -1,4 +1,4 @@
-"""Sublinear objectives (mutual information, f-divergences, Bayes vulnerability): mechdesign.objectives.sublinear."""
+"""Sublinear objectives (mutual information, f-divergences, Bayes vulnerability): mechdesign.engines.sublinear."""
 
 import math
 from fractions import Fraction
@@ -10,7 +10,7 @@ from hypothesis import example, given, settings, strategies as st
 from mechdesign import bounds, design
 from mechdesign.certify.exact import check_pml
 from mechdesign.spec.models import SpecError, spec_from_dict
-from mechdesign.objectives.sublinear import design_column_generation, design_exact
+from mechdesign.engines.sublinear import design_column_generation, design_exact
 
 
 def spec(n, eps, prior_set, objective, **kw):
@@ -116,7 +116,7 @@ def test_fixed_output_size_merges_columns_and_keeps_bound():
     two = design({**base, "output_size": 2})
     assert two.kernel.shape == (5, 2)
     assert two.objective <= full.objective + 1e-12
-    # a valid bound, never looser than auto's (here exact: vertex enumeration, mechdesign.objectives.fixed_outputs)
+    # a valid bound, never looser than auto's (here exact: vertex enumeration, mechdesign.engines.fixed_outputs)
     assert two.objective - 1e-9 <= two.certificate.dual_bound <= full.certificate.dual_bound + 1e-12
     assert_certified(two)
     wide = design({**base, "output_size": 9})

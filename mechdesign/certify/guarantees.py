@@ -23,6 +23,7 @@ import numpy as np
 
 from mechdesign.certify.saturation import ratio_cap
 from mechdesign.certify.exact import ExactKernel, PMLCheck, check_pml, to_grid
+from mechdesign.lp.rounding import float_or_inf
 from mechdesign.privacy.metric import check_metric, metric_distances
 from mechdesign.spec.models import DiscreteMetric, MetricGuarantee, PriorSetGuarantee
 from mechdesign.spec.models import Spec
@@ -86,14 +87,15 @@ class SideConstraintReport:
 
     @property
     def binding(self) -> bool:
-        return self.feasible and float(self.limit - self.value) <= BINDING_TOLERANCE * max(1.0, abs(float(self.limit)))
+        """Within BINDING_TOLERANCE·max(1, |limit|) of the limit (exactly: a limit of 1e400 is a valid cap)."""
+        return self.feasible and self.limit - self.value <= Fraction(BINDING_TOLERANCE) * max(1, abs(self.limit))
 
     def to_json(self) -> dict:
         return {
             "field": self.field,
             "constraint": self.constraint,
-            "value": float(self.value),
-            "limit": float(self.limit),
+            "value": float_or_inf(self.value),
+            "limit": float_or_inf(self.limit),
             "value_exact": str(self.value),
             "limit_exact": str(self.limit),
             "feasible": self.feasible,

@@ -46,17 +46,27 @@ def _cmd_solve(args) -> int:
     from mechdesign.cli.report import render_result
     from mechdesign.cli.overrides import load_with_overrides
 
+    if args.plan:
+        return _print_plan(args)
     if args.write_lp:
         from mechdesign.objectives.registry import compile_problem
         from mechdesign.lp.solve import write_lp
+        from mechdesign.engines.routing import plan
 
         from mechdesign.theory.epsilon_requirement import resolve_spec
 
-        compiled = compile_problem(resolve_spec(load_with_overrides(args.spec, args.set or []))[0])
+        spec = resolve_spec(load_with_overrides(args.spec, args.set or []))[0]
+        compiled = compile_problem(spec)
         write_lp(compiled.lps[0], args.write_lp)
+        first = plan(spec).names[0]
         print(
             f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
-            + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""),
+            + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else "")
+            + (
+                ""
+                if first == "compiled-lp"
+                else f"; the design runs engine {first} first, which solves it without this LP whole (--plan)"
+            ),
             file=sys.stderr,
         )
         return EXIT_OK
@@ -108,6 +118,18 @@ def _cmd_solve(args) -> int:
     return EXIT_OK if result.is_ok else EXIT_NOT_CERTIFIED
 
 
+def _print_plan(args) -> int:
+    """``solve SPEC --plan``: the route of the spec (engines that apply, in order, and why the others do not),
+    without solving."""
+    from mechdesign.cli.overrides import load_with_overrides
+    from mechdesign.engines.routing import plan
+    from mechdesign.theory.epsilon_requirement import resolve_spec
+
+    route = plan(resolve_spec(load_with_overrides(args.spec, args.set or []))[0])
+    _write(json.dumps(route.to_json(), indent=2) + "\n" if args.json else route.text() + "\n", args.output)
+    return EXIT_OK
+
+
 def _cmd_schema(args) -> int:
     from mechdesign.spec.models import Spec
 
@@ -127,6 +149,11 @@ def _register_core(sub) -> None:
         ".json (the --json object), anything else the text report",
     )
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the route (the engines that will be tried, in order, and why the others do not apply) and stop",
+    )
     p.add_argument(
         "--n",
         default="10000",

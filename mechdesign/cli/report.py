@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mechdesign.design import DesignResult
+from mechdesign.lp.rounding import float_or_inf
 
 MAX_SHOWN = 12
 
@@ -152,7 +153,7 @@ def render_result(
         for c in cert.side_constraints:  # every other stated constraint: its exact verdict
             summary.add_row(
                 f"{c.field} (exact check)",
-                f"{c.constraint}: {_fmt(c.value, 12)} <= {_fmt(c.limit, 12)} "
+                f"{c.constraint}: {_fmt(float_or_inf(c.value), 12)} <= {_fmt(float_or_inf(c.limit), 12)} "
                 + ("holds" if c.feasible else "FAILS")
                 + (", binds" if c.binding else "")
                 + (f" ({c.repair})" if c.repair else ""),
@@ -177,6 +178,9 @@ def render_result(
             cf = cert.closed_form
             summary.add_row("closed form", f"{cf.name} = {cf.value:.12g} (difference {cf.difference:.2e})")
     s = result.solve
+    if s.engine:
+        before = [f"{a.engine} ({a.status.value})" for a in s.attempts[:-1]]
+        summary.add_row("engine", s.engine + (f", after {', '.join(before)}" if before else ""))
     summary.add_row(
         "solver",
         f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "

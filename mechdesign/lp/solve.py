@@ -7,26 +7,12 @@ cvxpy and solves it with cvxpy's HiGHS interface. Both return primal values
 and row multipliers in one sign convention (c = Aᵀy + z), from which
 :func:`mechdesign.lp.program.dual_bound` computes a bound of its own.
 
-Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals);
-for large ones, interior point with crossover; but at any size the plain kernel LP
-(the PML rows of Q_X(c) or LDP and an objective on K alone, recognised by its
-:class:`~mechdesign.lp.colgen.KernelLayout`), which is solved by *output
-generation* (:func:`mechdesign.lp.colgen.solve_output_generation`): a restricted
-LP over the few outputs an optimum uses, every other output priced exactly,
-and multipliers for the whole lifted LP so that the certificate's dual bound
-is recomputed from the full LP. On the kernel LP output generation is one to two orders of
-magnitude faster than interior point with crossover (times in
-docs/explanation/performance-notes.md).
-
-If output generation stops short of a certified optimum, the whole LP is
-solved as usual. For the whole LP by IPM, crossover stays on: without it the
-interior kernel spreads ~1e−9 mass over unused outputs; :func:`polish_kernel`
-removes that noise when the exact repair would stay tiny, else crossover runs.
-
-Column generation over the extreme rays of the PML cone is not used for this
-LP: on a linear objective it tails off (100–200 rounds at N = 100). It is the
-method of the sublinear objectives, whose optimum lies in the ray LP
-(:func:`mechdesign.objectives.sublinear.design_column_generation`).
+Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals); for large ones, interior point
+with crossover. For the plain kernel LP of Q_X(c) or LDP (the caller passes its
+:class:`~mechdesign.cone.layout.KernelLayout`), interior point runs without crossover and
+:func:`polish_kernel` removes the ~1e−9 mass the interior point spreads over unused outputs when the exact
+repair would stay tiny, else crossover runs. Which program solves a design (output generation, the
+uncompiled kernel LP, ...) is chosen by :mod:`mechdesign.engines.routing`, not here.
 """
 
 from __future__ import annotations
@@ -34,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import cache, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,10 +29,26 @@ from mechdesign.lp.program import LinearProgram
 from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.highs import new_highs, silence_highs_banner, stdout_to_stderr
+from mechdesign.lp.highs import (
+    HIGHS_PROFILES,
+    configured_highs,
+    highs_options,
+    new_highs,
+    silence_highs_banner,
+    stdout_to_stderr,
+)
 from mechdesign.lp.incumbent import offer_lp
 
-__all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
+__all__ = [
+    "Status",
+    "LPSolution",
+    "solve_lp",
+    "plain_kernel_layout",
+    "highs_model",
+    "highs_status",
+    "stopped_status",
+    "IPM_THRESHOLD_NONZEROS",
+]
 
 IPM_THRESHOLD_NONZEROS = 20_000
 """Above this many nonzeros ``auto`` picks interior point + crossover."""
@@ -70,7 +73,9 @@ class Status(str, Enum):
         return self is Status.OPTIMAL
 
 
+@cache
 def _highs_status_map() -> dict:
+    """Every HiGHS model status → :class:`Status` (the one mapping of HiGHS's vocabulary)."""
     import highspy
 
     S = highspy.HighsModelStatus
@@ -97,6 +102,17 @@ def _highs_status_map() -> dict:
         "kUnknown": Status.UNKNOWN,
     }
     return {getattr(S, name): status for name, status in table.items() if hasattr(S, name)}
+
+
+def highs_status(h) -> Status:
+    """The :class:`Status` of the model ``h`` (a ``highspy.Highs``) after a run."""
+    return _highs_status_map().get(h.getModelStatus(), Status.UNKNOWN)
+
+
+def stopped_status(h) -> str:
+    """Why a generation loop's restricted LP stopped short of optimal, in the loops' own words (values of
+    :class:`Status`): ``time_limit`` when HiGHS ran out of time, else ``solver_error``."""
+    return Status.TIME_LIMIT.value if highs_status(h) is Status.TIME_LIMIT else Status.SOLVER_ERROR.value
 
 
 @dataclass(frozen=True)
@@ -131,12 +147,10 @@ POLISH_WEIGHT = 1e-7
 objective then moves by about weight × (loss of the constant kernel), far inside design.GAP_TOLERANCE."""
 
 
-def _kernel_layout(lp: LinearProgram):
-    """The :class:`~mechdesign.lp.colgen.KernelLayout` of ``lp`` when the LP is exactly that kernel LP."""
-    from mechdesign.lp.colgen import KernelLayout
-
-    layout = lp.structure
-    if not isinstance(layout, KernelLayout) or layout.num_rows != lp.num_rows:
+def plain_kernel_layout(lp: LinearProgram, layout):
+    """``layout`` (a :class:`~mechdesign.cone.layout.KernelLayout`) when ``lp`` is exactly that kernel LP: its rows
+    are the layout's rows and its objective is on K alone; else None."""
+    if layout is None or layout.num_rows != lp.num_rows:
         return None
     c = lp.c.copy()
     c[layout.K] = 0.0
@@ -177,7 +191,7 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
     return out
 
 
-MIP_FEASIBILITY_TOLERANCE = 1e-9
+MIP_FEASIBILITY_TOLERANCE = HIGHS_PROFILES["mip"]["mip_feasibility_tolerance"]
 """HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima:
 with it the secant MIP's bound can fall 6× below a value achieved). The slack it implies is
 added to the MIP bound (:func:`mip_bound_slack`)."""
@@ -231,14 +245,16 @@ def _fallbacks(options: SolverOptions) -> list[SolverOptions]:
     return [t for t in tries if t != options]
 
 
-def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None) -> LPSolution:
+def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None, layout=None) -> LPSolution:
     """Solve ``lp`` with the back end and method of ``options``.
 
-    ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget).
+    ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget). ``layout``: the
+    :class:`~mechdesign.cone.layout.KernelLayout` of the PML rows when ``lp`` may be the plain kernel LP
+    (:func:`plain_kernel_layout`; interior point then polishes instead of running crossover).
     The solution is offered to the running design (:func:`mechdesign.lp.incumbent.offer_lp`): its
     kernel block, and its bound when the caller declared ``lp`` the design problem.
     """
-    solution = _solve_lp(lp, options, time_limit)
+    solution = _solve_lp(lp, options, time_limit, plain_kernel_layout(lp, layout))
     if solution.x is not None:
         optimal = solution.status is Status.OPTIMAL and solution.row_dual is not None
         offer_lp(
@@ -252,25 +268,26 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     return solution
 
 
-def _solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None) -> LPSolution:
+def _solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None, layout=None) -> LPSolution:
     limit = options.time_limit if time_limit is None else time_limit
     if lp.integrality is not None:  # MIP: HiGHS directly, no fallback ladder (cvxpy would drop integrality)
         return _solve_highs(
             lp, options.model_copy(update={"method": "auto"}) if options.method == "exact" else options, limit
         )
+    backends = {"highs": partial(_solve_highs, layout=layout), "cvxpy": _solve_cvxpy}
     if options.method == "exact":
         exact = _solve_exact(lp, limit)
         if exact is not None and exact.status is Status.OPTIMAL:
             return exact
         options = options.model_copy(update={"method": "auto"})
-    solution = _BACKENDS[options.backend](lp, options, limit)
+    solution = backends[options.backend](lp, options, limit)
     # HiGHS can end in "Unknown", or in an "Optimal" whose point breaks a row by 1e-7, on badly
     # scaled LPs (seen for ε ~ 1e-7, where every PML coefficient is 1 − O(ε) and all rows of the
     # optimum agree to 1e-7). Then retry: without presolve, with interior point, through cvxpy.
     for fallback in _fallbacks(options):
         if not _suspicious(lp, solution):
             break
-        retry = _BACKENDS[fallback.backend](lp, fallback, limit)
+        retry = backends[fallback.backend](lp, fallback, limit)
         solution = replace(
             retry,
             seconds=solution.seconds + retry.seconds,
@@ -321,30 +338,7 @@ def _solve_exact(lp: LinearProgram, limit: float | None) -> LPSolution | None:
     )
 
 
-def _solve_output_generation(
-    lp: LinearProgram, layout, limit: float | None, verbose: bool = False
-) -> LPSolution | None:
-    """The kernel LP by output generation (:func:`mechdesign.lp.colgen.solve_output_generation`),
-    or None when it does not reach a certified optimum (the caller then solves the whole LP)."""
-    from mechdesign.lp.colgen import solve_output_generation
-
-    res = solve_output_generation(lp, layout, time_limit=limit, verbose=verbose)
-    if res.status != "optimal":
-        return None
-    return LPSolution(
-        status=Status.OPTIMAL,
-        x=res.x,
-        row_dual=res.row_dual,
-        objective=lp.user_objective(res.x),
-        seconds=res.seconds,
-        iterations=res.iterations,
-        method="output-generation",
-        backend="highs",
-        message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs",
-    )
-
-
-SMALL_MATRIX_VALUE = 1e-12
+SMALL_MATRIX_VALUE = HIGHS_PROFILES["lp"]["small_matrix_value"]
 """HiGHS drops matrix entries with |a| ≤ its ``small_matrix_value`` (default 1e−9). A prior mass of 1e−9
 is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  makes the LP infeasible at ε = 0. mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
 ROW_SCALE_TARGET = 1e-6
@@ -382,7 +376,7 @@ def row_scales(lp: LinearProgram) -> np.ndarray:
     return scales
 
 
-def _highs_model(lp: LinearProgram, scales: np.ndarray | None = None):
+def highs_model(lp: LinearProgram, scales: np.ndarray | None = None):
     """The LP as a highspy ``HighsLp`` (column-wise matrix, infinite bounds as kHighsInf); with
     ``scales``, row r multiplied by scales[r] (:func:`row_scales`)."""
     import highspy
@@ -419,45 +413,27 @@ def write_lp(lp: LinearProgram, path: str) -> None:
         raise InputError(f"--write-lp: the file name must end in .lp or .mps, found {path}")
     h = new_highs()
     h.setOptionValue("output_flag", False)
-    h.passModel(_highs_model(lp))
+    h.passModel(highs_model(lp))
     if h.writeModel(str(path)) == highspy.HighsStatus.kError:  # kWarning: written, e.g. without names
         raise InputError(f"--write-lp: HiGHS could not write {path}")
 
 
-def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
-
+def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None, layout=None) -> LPSolution:
+    """``lp`` by HiGHS; ``layout``: the plain kernel LP's (:func:`plain_kernel_layout`), for interior point's
+    polish (:func:`polish_kernel`)."""
     mip = lp.integrality is not None
     method = "mip" if mip else _method(lp, options)
-    layout = None if mip else _kernel_layout(lp)
-    generation_seconds = 0.0  # time spent in output generation before falling back (counted in `seconds`)
-    if layout is not None and options.method == "auto":
-        began = time.perf_counter()
-        solution = _solve_output_generation(lp, layout, limit, verbose=bool(options.verbose))
-        generation_seconds = time.perf_counter() - began
-        if solution is not None:
-            return solution
-        if limit is not None:  # the whole LP gets what is left of the budget
-            limit = max(limit - (time.perf_counter() - began), 1e-3)
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(options.verbose))
-    if mip:  # gaps well inside design.GAP_TOLERANCE (HiGHS's default relative gap is 1e-4)
-        h.setOptionValue("mip_rel_gap", 1e-9)
-        h.setOptionValue("mip_abs_gap", 1e-12)
-    else:
-        h.setOptionValue("solver", method)
+    layout = None if mip else layout
+    per_solve = {"presolve": "on" if options.presolve else "off"}
+    if not mip:
+        per_solve["solver"] = method
     if method == "ipm":
-        h.setOptionValue("run_crossover", "off" if layout is not None else "on")
-    h.setOptionValue("presolve", "on" if options.presolve else "off")
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
-    if mip:
-        h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY_TOLERANCE)
-    h.setOptionValue("threads", highs_threads())
+        per_solve["run_crossover"] = "off" if layout is not None else "on"
+    h = configured_highs("mip" if mip else "lp", verbose=bool(options.verbose), **per_solve)
     if limit is not None:
         h.setOptionValue("time_limit", float(limit))
     scales = row_scales(lp)
-    model = _highs_model(lp, scales)
+    model = highs_model(lp, scales)
     start = time.perf_counter()
     h.passModel(model)
     try:
@@ -476,7 +452,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     except KeyboardInterrupt:
         _offer_interrupted(lp, h, mip)
         raise
-    seconds = time.perf_counter() - start + generation_seconds
+    seconds = time.perf_counter() - start
     status = _highs_status_map().get(raw, Status.UNKNOWN)
     info = h.getInfo()
     iterations = int(
@@ -549,13 +525,12 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
     problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
     method = _method(lp, options)
-    highs_opts = {
-        "threads": highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
-        "solver": method,
-        "primal_feasibility_tolerance": 1e-9,
-        "dual_feasibility_tolerance": 1e-9,
-        "presolve": "on" if options.presolve else "off",
-    }
+    highs_opts = highs_options(
+        "cvxpy",
+        threads=highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+        solver=method,
+        presolve="on" if options.presolve else "off",
+    )
     if method == "ipm":
         highs_opts["run_crossover"] = "on"
     if limit is not None:
@@ -616,6 +591,3 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         backend="cvxpy",
         message=str(problem.status),
     )
-
-
-_BACKENDS = {"highs": _solve_highs, "cvxpy": _solve_cvxpy}

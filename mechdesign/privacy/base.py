@@ -86,7 +86,7 @@ class PriorSetRules(ABC):
     # ------------------------------------------------------------------ Dobrushin pair bounds
     def pair_mass_shifts(self) -> tuple[list[Fraction], dict[tuple[int, int], Fraction]]:
         """Mass κ_ab that 𝒫 can move from symbol b to symbol a, with witnesses P, Q ∈ 𝒫, Q − P = κ_ab(e_a − e_b)
-        (the Dobrushin pair bounds of :mod:`mechdesign.objectives.dobrushin_shift`, which prove each kind's
+        (the Dobrushin pair bounds of :mod:`mechdesign.engines.dobrushin_shift`, which prove each kind's
         formula): per-symbol values k with κ_ab = min(k_a, k_b), and the pairs (a < b) where κ_ab is smaller.
         The default κ = 0 (P = Q) holds for every prior set."""
         return [Fraction(0)] * self.n, {}

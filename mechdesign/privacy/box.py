@@ -64,7 +64,7 @@ class BoxRules(PriorSetRules):
         return all(lo <= u <= hi for lo, hi in zip(self.model.lower, self.upper))
 
     def pair_mass_shifts(self):
-        """κ_ab = min(upper_a − lower_a, upper_b − lower_b, 1 − Σ lower, Σ upper − 1) (witness: objectives/dobrushin_shift.py)."""
+        """κ_ab = min(upper_a − lower_a, upper_b − lower_b, 1 − Σ lower, Σ upper − 1) (witness: engines/dobrushin_shift.py)."""
         lower, upper = list(self.model.lower), list(self.upper)
         common = min(1 - sum(lower, Fraction(0)), sum(upper, Fraction(0)) - 1)
         return [max(Fraction(0), min(hi - lo, common)) for lo, hi in zip(lower, upper)], {}

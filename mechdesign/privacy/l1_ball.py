@@ -71,7 +71,7 @@ class L1BallRules(PriorSetRules):
 
     def pair_mass_shifts(self):
         """With m_x = min(c_x, r/2), μ = min(m_a, m_b): κ_ab = r/2 + μ when 1 − c_a − c_b ≥ r/2 − μ, else
-        m_a + m_b (witnesses: objectives/dobrushin_shift.py)."""
+        m_a + m_b (witnesses: engines/dobrushin_shift.py)."""
         center, half = list(self.model.center), self.radius / 2
         m = [min(c, half) for c in center]
         cf = np.array([float(c) for c in center])

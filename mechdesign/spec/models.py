@@ -563,7 +563,7 @@ class FrequencyEstimation(_Model):
 
 
 SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
-"""Objectives maximised over the extreme rays of the PML cone (mechdesign.objectives.sublinear)."""
+"""Objectives maximised over the extreme rays of the PML cone (mechdesign.engines.sublinear)."""
 
 Objective = Annotated[
     Union[
@@ -592,6 +592,9 @@ class SolverOptions(_Model):
     """highs calls HiGHS directly on the compiled sparse LP; cvxpy builds the same LP in cvxpy and solves it with cvxpy's HiGHS interface."""
     presolve: bool = True
     verbose: bool = False
+    engine: str | None = None
+    """Force one engine of the design's route (``mechdesign solve SPEC --plan`` lists the route; the engines are
+    described in docs/explanation/engines.md). A design whose forced engine does not apply is refused (exit 2)."""
     denominator_bits: int = Field(default=52, ge=1, le=52)
     """Emit the kernel on the grid 2^-k (every entry p/2^k, rows summing to exactly 1): k = 52 (default)
     is the finest grid of exact doubles; a small k gives a rational kernel with small denominators.

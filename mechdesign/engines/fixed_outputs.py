@@ -1,7 +1,7 @@
 """Sublinear objectives with a fixed output size M smaller than the optimum needs.
 
 **The problem.** Maximise U(K) = Σ_y μ(K(:,y)) (μ convex, positively homogeneous: mutual
-information, f-divergences, Bayes vulnerability; :mod:`mechdesign.objectives.sublinear`) over
+information, f-divergences, Bayes vulnerability; :mod:`mechdesign.engines.sublinear`) over
 
     𝒦_M = {K ∈ R^{N×M} : K ≥ 0, K·1 = 1, K(:,y) ∈ C(ε,𝒫) for every y},
 
@@ -33,7 +33,7 @@ columns must be found some other way. Facts used:
    HiGHS solves it with relative gap 1e-9; the certificate's upper bound is min(HiGHS's MIP dual
    bound, the auto bound). At the time limit (solver.time_limit, else :data:`MIP_TIME_LIMIT` s)
    the incumbent is used and the status is ``suboptimal`` when the gap is open.
-   Measured here (2 cores, ``python -m mechdesign.objectives.fixed_outputs``; Dirichlet priors, ε = 1;
+   Measured here (2 cores, ``python -m mechdesign.engines.fixed_outputs``; Dirichlet priors, ε = 1;
    min_mass, simplex, point, hull): every case closed at the root node (one case 21 nodes):
    N = 20, M = 10 in ≤ 0.3 s; N = 50, M = 5 or 25 in ≤ 3.7 s; N = 100, M = 10 or 50 in 1–18 s.
    The assignment formulation (binary z_{x,y} "output y guesses x", w ≤ K, w ≤ z,
@@ -57,13 +57,13 @@ columns must be found some other way. Facts used:
    (N = 6, M = 3), and box/l1_ball at N = 7 have > 200 cone rows and took 2–7 s even at M = 2.
 
 3. *f-divergences past that: tangent/secant MIPs*
-   (:func:`mechdesign.objectives.fdiv_lines.design_tangent_secant_fixed`): the tangent and secant LPs of
-   :mod:`mechdesign.objectives.fdiv_lines` with one binary per line allowing its output (at most M used);
+   (:func:`mechdesign.engines.fdiv_lines.design_tangent_secant_fixed`): the tangent and secant LPs of
+   :mod:`mechdesign.engines.fdiv_lines` with one binary per line allowing its output (at most M used);
    the secant MIP's dual bound bounds the M-output optimum, the tangent MIP's kernel is the design,
    the grid is refined at the ratios used. Agrees with method 2 on 40 cases N ≤ 8, M ≤ 3 (tests).
 
 4. *Otherwise: a certified bracket.* The greedy merge of the auto optimum's columns
-   (:func:`mechdesign.objectives.sublinear.rays_to_kernel`), improved by successive linearisation
+   (:func:`mechdesign.engines.sublinear.rays_to_kernel`), improved by successive linearisation
    (:func:`linearisation_ascent`): at K, g_y = ∇μ(K(:,y)) gives the linear minorant
    L(K') = Σ_y g_y·K'(:,y) with L(K) = U(K) (Euler's identity for positively homogeneous μ,
    and L ≤ U by convexity); the LP max L over 𝒦_M gives a vertex K' with U(K') ≥ U(K).
@@ -75,10 +75,10 @@ columns must be found some other way. Facts used:
    optimum 0.1418 (auto bound 0.1427), found only after ~400 random starts. Each design took
    ≤ 0.25 s.
 
-**Limits.** This module is reached from :func:`mechdesign.objectives.sublinear.design_sublinear` after the
+**Limits.** This module is reached from :func:`mechdesign.engines.sublinear.design_sublinear` after the
 auto design, so a spec whose auto design is refused (mutual information over point/hull/box/l1
 prior sets past the listed-ray threshold) is refused too; Bayes vulnerability's auto design is the
-LP :func:`mechdesign.objectives.sublinear.design_bayes_lp` at any N, so method 1 runs at any N (tested at N = 30
+LP :func:`mechdesign.engines.sublinear.design_bayes_lp` at any N, so method 1 runs at any N (tested at N = 30
 against the closed form (1 + Ξ)/N). Method 2's value is exact up to cdd's floating point (the bound
 adds a 1e-9 relative slack); method 3 is a heuristic with the auto bound, which can be loose.
 
@@ -93,7 +93,8 @@ from typing import Callable
 
 import numpy as np
 
-from mechdesign.objectives.compile import add_pml_kernel
+from mechdesign.engines.output_generation import solve_kernel_lp_compiled
+from mechdesign.objectives.compile import add_pml_kernel, add_pml_kernel_with_layout
 from mechdesign.privacy.extremes import cone_inequalities
 from mechdesign.lp.incumbent import design_problem
 from mechdesign.lp.program import LPBuilder
@@ -264,34 +265,35 @@ def linearisation_ascent(
     docstring, method 3); returns the best kernel met, never worse than K."""
     m = K.shape[1]
     b = LPBuilder()
-    Kidx = add_pml_kernel(b, spec, m)
+    Kidx, layout = add_pml_kernel_with_layout(b, spec, m)
     options = spec.solver.model_copy(update={"time_limit": None})
-    best, best_val = _ascend(spec, b, Kidx, options, K, mu_fn, deadline)
+    best, best_val = _ascend(spec, b, Kidx, options, K, mu_fn, deadline, layout)
     rng = np.random.default_rng(0)
     for _ in range(starts):
         if time.perf_counter() > deadline:
             break
-        sol = solve_lp(
+        sol = solve_kernel_lp_compiled(
             b.build((Kidx, rng.normal(size=(spec.n, m))), sense=-1),
             options,
             time_limit=max(deadline - time.perf_counter(), 1e-3),
+            layout=layout,
         )
         if sol.x is None or sol.status is not Status.OPTIMAL:
             continue
-        cand, val = _ascend(spec, b, Kidx, options, normalise_rows(sol.x[Kidx]), mu_fn, deadline)
+        cand, val = _ascend(spec, b, Kidx, options, normalise_rows(sol.x[Kidx]), mu_fn, deadline, layout)
         if val > best_val:
             best, best_val = cand, val
     return best, best_val
 
 
-def _ascend(spec, b, Kidx, options, K, mu_fn, deadline):
+def _ascend(spec, b, Kidx, options, K, mu_fn, deadline, layout=None):
     best, best_val = K, _utility(mu_fn, K)
     for _ in range(ASCENT_ROUNDS):
         if time.perf_counter() > deadline:
             break
         grad = _gradients(mu_fn, best.T)  # (M, N)
         lp = b.build((Kidx, grad.T), sense=-1)
-        sol = solve_lp(lp, options, time_limit=max(deadline - time.perf_counter(), 1e-3))
+        sol = solve_kernel_lp_compiled(lp, options, time_limit=max(deadline - time.perf_counter(), 1e-3), layout=layout)
         if sol.x is None or sol.status is not Status.OPTIMAL:
             break
         cand = normalise_rows(sol.x[Kidx])
@@ -306,7 +308,7 @@ def _ascend(spec, b, Kidx, options, K, mu_fn, deadline):
 def design_fixed_outputs(spec: Spec, rd, m: int, greedy: np.ndarray, hooks: FixedHooks | None = None) -> FixedDesign:
     """The best kernel with M columns that the affordable method finds (module docstring).
 
-    ``rd`` is the auto design (:class:`mechdesign.objectives.sublinear.RayDesign`, whose ``bound`` is valid
+    ``rd`` is the auto design (:class:`mechdesign.engines.sublinear.RayDesign`, whose ``bound`` is valid
     for every M) and ``greedy`` its greedy merge to M columns. The returned bound is an upper
     bound on max U over 𝒦_M (None only when the auto design has none).
     """

@@ -1,7 +1,7 @@
 """The |x − y| loss under the worst of all priors, ε-LDP, over mixtures of interval-partition mechanisms.
 
 The design minimises max_x r_x(K), r_x = Σ_y |x − y| K_xy, over ε-LDP kernels K (N × M). Output generation on
-the lifted LP (:mod:`mechdesign.lp.colgen`) needs N + 1 rows per output, and the optimum's outputs make that LP
+the lifted LP (:mod:`mechdesign.engines.output_generation`) needs N + 1 rows per output, and the optimum's outputs make that LP
 large and degenerate: 9.5–13 s at N = 1000 and 172–187 s at N = 3000 (ε = 1), minutes at ε ≥ 1.5. This module
 decomposes the *kernel*, not its columns (Dantzig–Wolfe over whole mechanisms).
 
@@ -28,11 +28,11 @@ last cell at l costs (D_{m−1}(l) + g(l, N))/Z_m. m grows until three more cell
 Each round adds the 200 cheapest atoms that price below τ*; past 3000 atoms, those whose reduced cost exceeds the
 family's gap are deleted from the master (they may join again), which keeps the large-ε masters small. The family's Lagrangian bound min_A μ·r(A) is not a
 bound on the design (other kernels exist): the caller's given-prior LP at μ gives the rigorous one
-(:mod:`mechdesign.lp.worst_case_engine`), and a kernel it returns joins the master as one more atom.
+(:mod:`mechdesign.engines.worst_case`), and a kernel it returns joins the master as one more atom.
 
 **Rows.** For N = M the loss is unchanged by the reflection x ↦ N−1−x, y ↦ N−1−y and an optimum is symmetric:
 every atom joins averaged with its mirror image, whose row losses are symmetric, so only rows x < ⌈N/2⌉ are kept.
-The rows (with slacks, as equalities) are premultiplied by D² (:func:`mechdesign.lp.difference_rows.difference_matrix`,
+The rows (with slacks, as equalities) are premultiplied by D² (:func:`mechdesign.cone.difference_rows.difference_matrix`,
 (Dv)_0 = v_0, (Dv)_x = v_x − v_{x−1}): an atom's
 row losses are piecewise linear in x with jumps at its cuts and kinks at its outputs, so its column has O(m)
 nonzeros instead of N. They are computed from integer vectors (exact second differences): E·D²U_1 + (1 − E)·D²U_2
@@ -54,10 +54,11 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
-from mechdesign.lp.difference_rows import difference_matrix
+from mechdesign.cone.difference_rows import difference_matrix
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
+from mechdesign.lp.solve import Status, highs_status, stopped_status
 
 __all__ = [
     "IntervalPartitionMaster",
@@ -330,9 +331,8 @@ class IntervalPartitionMaster:
             run_interruptible(h)
             self.rounds += 1
             self.iterations += max(int(h.getInfo().simplex_iteration_count), 0)
-            ms = h.modelStatusToString(h.getModelStatus())
-            if ms != "Optimal":
-                status = "time_limit" if "Time" in ms else "solver_error"
+            if highs_status(h) is not Status.OPTIMAL:
+                status = stopped_status(h)
                 break
             value = float(h.getInfo().objective_function_value)
             solution = h.getSolution()

@@ -13,7 +13,7 @@ sums (every column of a feasible K lies in cone(𝒦) ∩ [0,1]^N = 𝒦),
     optimum ≥ Σ_x π_x + Σ_y min(0, min_{r∈𝒦} (C(:,y) − π)·r),
 
 computed column by column in O(NM) (each p_y = min_{r∈𝒦} (C(:,y) − π)·r from one sort,
-:func:`mechdesign.lp.colgen.price`). It is made rigorous (:func:`lagrangian_bound`): 𝒦 is taken with a
+:func:`mechdesign.cone.pricing.price`). It is made rigorous (:func:`lagrangian_bound`): 𝒦 is taken with a
 lower bound of e^{−ε} and an upper bound of c (:func:`pricing_c`; both enlarge 𝒦, so the bound holds for
 the ε and c as written), each p_y is lowered by an a-posteriori bound on its floating-point error (Higham's
 γ_n for the prefix sums of the sort, :func:`_pricing_error`), and the sums over x and y are ``math.fsum``
@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.lp.colgen import price
+from mechdesign.cone.pricing import price
 
 __all__ = ["UNIT_ROUNDOFF", "lagrangian_bound", "pricing_c"]
 

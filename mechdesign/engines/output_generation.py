@@ -36,8 +36,8 @@ rounds. (Generating rays instead, a master with one column per ray, was tried:
 exact as well, but it tails off over hundreds of rounds, 14–35 s at N = 100. A later ray master with
 every output priced each round, Wentges smoothing and difference-transformed sparse rows was tried and
 removed as well: it still tailed off, 28–108 rounds at N = 50. Its rigorous bound lives on in
-:mod:`mechdesign.lp.lagrangian_bound`, its one-ray-per-output first round in
-:func:`mechdesign.lp.kernel_engine.ray_probe`.)
+:mod:`mechdesign.cone.lagrangian_bound`, its one-ray-per-output first round in
+:func:`mechdesign.engines.kernel_lp.ray_probe`.)
 """
 
 from __future__ import annotations
@@ -51,16 +51,20 @@ from functools import cached_property, partial
 import highspy
 import numpy as np
 from scipy import sparse
+from mechdesign.engines.base import EngineBase
 from mechdesign.lp.incumbent import offer_lp
+from mechdesign.lp.solve import Status, highs_status, stopped_status
 from mechdesign.lp.interrupt import run_interruptible
 from mechdesign.lp.progress import report
 
 from mechdesign.lp.highs import new_warm_simplex, set_seconds_left
-from mechdesign.lp.cone_lift import lift_into_cone
-from mechdesign.lp.difference_rows import difference_matrix, sparsest_difference_order
-from mechdesign.lp.mirror_fold import MirrorFold, reflection_invariant
+from mechdesign.cone.cone_lift import lift_into_cone
+from mechdesign.cone.difference_rows import difference_matrix, sparsest_difference_order
+from mechdesign.cone.mirror_fold import MirrorFold, reflection_invariant
+from mechdesign.cone.layout import KernelLayout, layout_reason
+from mechdesign.cone.pricing import Priced, full_row_dual, pml_multipliers, price, priced_rays  # noqa: F401 (re-exported)
 
-__all__ = ["KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
+__all__ = ["OutputGeneration", "KernelLayout", "price", "generate_outputs", "solve_output_generation", "full_row_dual"]
 
 GROW_EVERY = 4
 """Round r adds up to 1 + r // GROW_EVERY outputs (mirrored: twice that), each with a different priced ray."""
@@ -86,7 +90,7 @@ DIFFERENCE_MIN_N = 2000
 DIFFERENCE_MAX_ORDER = 2
 """With the epigraph, c > 0, N ≥ DIFFERENCE_MIN_N and a loss whose columns are sparsest after k ≤
 DIFFERENCE_MAX_ORDER differences (|x − y|: k = 2), the coupling rows are premultiplied by difference matrices
-(lp/difference_rows.py): the basis factorisation after each round gets cheaper. Measured (load ~2, late rays
+(cone/difference_rows.py): the basis factorisation after each round gets cheaper. Measured (load ~2, late rays
 on): |x − y| at N = 3000 74 → 56 s, but at N = 1000 2.9 → 3.1–3.5 s (more pivots, cheap factorisations
 either way); squared loss (k = 3) at N = 3000 14.5 → 29 s and at N = 1000 1.7 → 2.2–2.9 s; under LDP (c = 0)
 2.5–5× slower at N = 500."""
@@ -99,228 +103,12 @@ STALL_ROUNDS rounds stops as optimal: the gap is then the floating-point floor o
 more outputs do not move it. Seen with |x − y| under ε-LDP, worst-case prior, N = 3000: from round 34 on the gap stayed
 at 1.142e-6 on a value of 948 (1.2e-9 relative, just above the 1e-9 tolerance) while every round added the 4
 outputs priced below −1e-12·value, 60 rounds and 260 outputs later still running. 1e-8 keeps the stop 10× inside
-the rigorous tolerance its caller then checks (:data:`mechdesign.lp.kernel_engine.RIGOROUS_TOLERANCE`, 1e-7)."""
+the rigorous tolerance its caller then checks (:data:`mechdesign.engines.kernel_lp.RIGOROUS_TOLERANCE`, 1e-7)."""
 
 
 def stalled(gaps: list[float], scale: float) -> bool:
     """The :data:`STALL_GAP` rule on the gaps of the rounds so far (``scale`` = max(1, |value|))."""
     return len(gaps) > STALL_ROUNDS and gaps[-1] <= STALL_GAP * scale and gaps[-1] >= 0.99 * gaps[-1 - STALL_ROUNDS]
-
-
-@dataclass(frozen=True)
-class KernelLayout:
-    """Where the lifted (ε,Q_X(c))-PML kernel LP keeps its variables and rows.
-
-    ``K``, ``rows_t`` (K_xy − t_y ≤ 0) and ``rows_low`` are (N, M) index
-    arrays; ``rows_sum`` (N,), ``t`` (M,). For c > 0 ``rows_low`` are the rows
-    u_y − K_xy ≤ 0, ``u`` the minima and ``rows_pml`` the rows
-    e^{−ε} t_y − c Σ_x K_xy − (1 − Nc) u_y ≤ 0; for c = 0 (LDP) ``rows_low``
-    are e^{−ε} t_y − K_xy ≤ 0 and ``u``, ``rows_pml`` are None.
-    """
-
-    K: np.ndarray
-    t: np.ndarray
-    rows_sum: np.ndarray
-    rows_t: np.ndarray
-    rows_low: np.ndarray
-    c: float
-    scale: float
-    """e^{−ε} as a float."""
-    u: np.ndarray | None = None
-    rows_pml: np.ndarray | None = None
-
-    @property
-    def num_rows(self) -> int:
-        return (
-            self.rows_sum.size
-            + self.rows_t.size
-            + self.rows_low.size
-            + (0 if self.rows_pml is None else self.rows_pml.size)
-        )
-
-
-# ------------------------------------------------------------------ pricing
-@dataclass(frozen=True)
-class Priced:
-    """Pricing of every output: value p_y and its minimising ray (sorted order, q ones, level)."""
-
-    value: np.ndarray
-    q: np.ndarray
-    base: np.ndarray
-    """The level of the entries after the ones and the fractional entry (u_q or 0)."""
-    frac: np.ndarray
-    """The value of entry q (three-level) or base (otherwise)."""
-    W: np.ndarray
-    """The matrix priced (N × M), kept so that :meth:`order_of` sorts only the columns asked for. It must not
-    change while this pricing is used (every caller prices a matrix it computed for the call)."""
-
-    @cached_property
-    def order(self) -> np.ndarray:
-        """N × M: column y's row indices by increasing w_y (a stable sort: ties go to the smallest x), so
-        that ``order[:q, y]`` are the ray's ones and ``order[q, y]`` its fractional entry."""
-        return self.order_of(np.arange(self.W.shape[1]))
-
-    def order_of(self, ys: np.ndarray) -> np.ndarray:
-        """``order[:, ys]`` (N × |ys|), sorting only those columns unless :attr:`order` is already known. Each
-        pricing round needs the rays of a few outputs only (the candidates :func:`distinct_rays` looks at, the
-        outputs that join), so :func:`price` sorts the values and leaves the indices to this."""
-        ys = np.asarray(ys, dtype=np.int64)
-        if "order" in self.__dict__:
-            return self.order[:, ys]
-        n = self.W.shape[0]
-        out = np.empty((n, ys.size), dtype=np.int32 if n < 2**31 else np.int64)
-        step = max(1, PRICE_BLOCK_ENTRIES // max(n, 1))
-        for j0 in range(0, ys.size, step):
-            out[:, j0 : j0 + step] = np.argsort(self.W[:, ys[j0 : j0 + step]], axis=0, kind="stable")
-        return out
-
-
-PRICE_BLOCK_ENTRIES = 1 << 20
-"""Outputs are priced in blocks of about this many entries: the sort's temporaries stay in cache."""
-
-
-def price(W: np.ndarray, c: float, E: float) -> Priced:
-    """min_{r∈𝒦} w·r for every column w of W (N × M), with its minimiser (see module doc).
-
-    One sort per column (on Wᵀ, whose rows are contiguous, in blocks of outputs), prefix sums S_q of the
-    sorted w, then per kind the best q: two-level S_q + u_q (S_N − S_q) for cq ≤ e^{−ε}, zero-one S_q for
-    cq ≥ e^{−ε}, three-level S_q + f w_(q+1) at the one q with cq < e^{−ε} < c(q + 1), and all ones
-    S_N. Ties go to the first kind in that order, then to the smallest q.
-
-    The values are sorted, not their indices: which entries are the ray's ones is found afterwards, for the
-    outputs that need it (:meth:`Priced.order_of`, a stable argsort of those columns). A stable sort's output
-    is the same sequence whatever the algorithm, so the prefix sums, the values and the choice of q are those
-    of the stable argsort this replaces, to the bit; the ray's entries too, as its ties still go to the
-    smallest x. ``W`` is kept by the result and must not be changed while the result is used.
-    """
-    n, m = W.shape
-    value, qq = np.empty(m), np.empty(m, dtype=np.int64)
-    base, frac = np.empty(m), np.empty(m)
-    step = max(1, PRICE_BLOCK_ENTRIES // max(n, 1))
-    for j0 in range(0, m, step):
-        j1 = min(m, j0 + step)
-        value[j0:j1], qq[j0:j1], base[j0:j1], frac[j0:j1] = _price_block(W[:, j0:j1].T, c, E)
-    return Priced(value=value, q=qq, base=base, frac=frac, W=W)
-
-
-def priced_rays(priced: Priced, n: int, ys: np.ndarray) -> np.ndarray:
-    """The vertices of 𝒦 that :func:`price` chose for columns ``ys``, as an N × |ys| matrix: 1 on the q
-    smallest entries, ``frac`` on the next, ``base`` after."""
-    k = ys.size
-    ranks = np.arange(n)[:, None]
-    q = priced.q[ys][None, :]
-    R_sorted = np.where(ranks < q, 1.0, np.where(ranks == q, priced.frac[ys][None, :], priced.base[ys][None, :]))
-    R = np.empty((n, k))
-    np.put_along_axis(R, priced.order_of(ys), R_sorted, axis=0)
-    return R
-
-
-def _price_block(Wt: np.ndarray, c: float, E: float):
-    """:func:`price` for the outputs of one block, given as the rows of Wᵀ (k × N)."""
-    m, n = Wt.shape
-    Ws = np.sort(Wt, axis=1, kind="stable")
-    S = np.empty((m, n + 1))
-    S[:, 0] = 0.0
-    np.cumsum(Ws, axis=1, out=S[:, 1:])  # S[:, q] = sum of the q smallest
-    total = S[:, n]
-    q = np.arange(n, dtype=float)
-    cq = c * q
-    rows = np.arange(m)
-    kinds_value = np.full((4, m), np.inf)
-    kinds_q = np.zeros((4, m), dtype=np.int64)
-    f3 = 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k2 = int(np.count_nonzero(cq <= E))  # two-level: a prefix of q (c ≥ 0)
-        if k2:
-            u = (E - cq[:k2]) / (1.0 - cq[:k2])
-            two = total[:, None] - S[:, :k2]  # S + u (total − S), in place (+ and × commute: the same bits)
-            two *= u[None, :]
-            two += S[:, :k2]
-            kinds_q[0] = np.argmin(two, axis=1)
-            kinds_value[0] = two[rows, kinds_q[0]]
-        k0 = int(np.argmax(cq >= E)) if np.any(cq >= E) else n  # zero-one: a suffix q ≥ k0
-        if k0 < n:
-            kinds_q[1] = k0 + np.argmin(S[:, k0:n], axis=1)
-            kinds_value[1] = S[rows, kinds_q[1]]
-        three_ok = np.flatnonzero((cq < E) & (E < c * (q + 1))) if c > 0 else np.zeros(0, dtype=int)
-        if three_ok.size:
-            q3 = int(three_ok[0])
-            f3 = (E - cq[q3]) / c
-            kinds_q[2] = q3
-            kinds_value[2] = S[:, q3] + f3 * Ws[:, q3]
-    kinds_q[3] = n
-    kinds_value[3] = total
-    kind = np.argmin(kinds_value, axis=0)
-    value = kinds_value[kind, rows]
-    qq = kinds_q[kind, rows]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u_at = np.where(kind == 0, (E - c * qq) / (1.0 - c * qq), 0.0)
-    base = np.where(kind == 0, u_at, 0.0)
-    frac = np.where(kind == 2, f3, base)
-    return value, qq, base, frac
-
-
-def pml_multipliers(W: np.ndarray, c: float, E: float) -> np.ndarray:
-    """A multiplier λ_y ≥ 0 of the PML row per column that (nearly) maximises the Lagrangian
-
-        g(λ) = min(0, h1(λ), h2(λ)),  h1 = Σ_x min(w_x − λc, 0) + λ e^{−ε},  h2 = Σ_x w_x − λ(1 − e^{−ε}),
-
-    whose maximum is p_y by LP duality. g is concave and piecewise linear, so its
-    maximum is at λ = 0, a breakpoint w_(k)/c of h1, or a crossing h1 = h2.
-    Any λ ≥ 0 gives a valid bound; this one is optimal up to rounding.
-    """
-    n, m = W.shape
-    if c <= 0:
-        return np.zeros(m)
-    Ws = np.sort(W, axis=0)
-    S = np.vstack([np.zeros((1, m)), np.cumsum(Ws, axis=0)])
-    total = S[n]
-    k = np.arange(n + 1)[:, None].astype(float)
-    lo = np.vstack([np.full((1, m), -np.inf), Ws])  # piece k: w_(k−1) ≤ λc ≤ w_(k)
-    hi = np.vstack([Ws, np.full((1, m), np.inf)])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cross = np.where(c * k < 1.0, (total - S) / (1.0 - c * k), np.nan)
-    cross = np.where((cross * c >= lo) & (cross * c <= hi) & (cross >= 0), cross, np.nan)
-    # a c far below the costs (5e-324) overflows w/c: such λ are inf, their g nan (→ −inf), never chosen
-    with np.errstate(over="ignore", invalid="ignore"):
-        h1_cross = S + cross * (E - c * k)
-        brk = np.maximum(Ws / c, 0.0)  # λ_k = w_(k)/c, piece k has k entries below
-        kk = k[:n]
-        h1_brk = np.where(Ws > 0, S[:n] - kk * Ws + brk * E, S[:n] + 0.0)
-        h1_brk = np.where(Ws > 0, h1_brk, np.nan)
-        h1_zero = np.sum(np.minimum(Ws, 0.0), axis=0)[None, :]
-        lam = np.vstack([np.zeros((1, m)), brk, np.nan_to_num(cross, nan=0.0)])
-        h1 = np.vstack([h1_zero, h1_brk, np.where(np.isnan(cross), np.nan, h1_cross)])
-        g = np.minimum(np.minimum(h1, total[None, :] - lam * (1.0 - E)), 0.0)
-    g = np.where(np.isnan(g) | ~np.isfinite(lam), -np.inf, g)
-    return lam[np.argmax(g, axis=0), np.arange(m)]
-
-
-def full_row_dual(layout: KernelLayout, num_rows: int, C: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """Row multipliers of the whole lifted LP from the row-sum duals π (see module doc).
-
-    Per column, with v = C(:,y) − π − λ c: T rows get −max(−v, 0), the low rows −max(v, 0),
-    so every K has reduced cost 0; the PML row gets −λ. For c > 0 a shift δ on one x moves
-    a negative reduced cost of u onto t (the bound then sees the triangle u ≤ t, not a box).
-    """
-    c, E = layout.c, layout.scale
-    W = C - pi[:, None]
-    lam = pml_multipliers(W, c, E)
-    v = W - lam[None, :] * c
-    alpha = np.maximum(-v, 0.0)
-    beta = np.maximum(v, 0.0)
-    if layout.rows_pml is not None:
-        z_u = beta.sum(axis=0) - lam * (1.0 - W.shape[0] * c)
-        delta = np.maximum(-z_u, 0.0)
-        alpha[0] += delta
-        beta[0] += delta
-    y = np.zeros(num_rows)
-    y[layout.rows_sum] = pi
-    y[layout.rows_t] = -alpha
-    y[layout.rows_low] = -beta
-    if layout.rows_pml is not None:
-        y[layout.rows_pml] = -lam
-    return y
 
 
 # ------------------------------------------------------------------- the loop
@@ -429,8 +217,111 @@ def generate_outputs(
 
     ``epigraph = (G, a)`` adds a variable τ (free, cost a ≥ 0) and N rows Σ_y G_xy K_xy − τ ≤ 0 after the
     row sums: with C = c·L, G = L, a = 1 − Nc this is the expected loss under the worst prior of Q_X(c)
-    (:mod:`mechdesign.lp.worst_case_engine`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
+    (:mod:`mechdesign.engines.worst_case`). With the rows' multipliers μ ≥ 0 (Σμ = a at an optimum: τ's
     reduced cost), outputs are priced at W = C + μG − π, and the bound is the Lagrangian one at that W.
+
+    The restricted LP is kept small three ways (:class:`_RestrictedLP`). The loop, round by round: solve the
+    restricted LP, price every output (:meth:`_RestrictedLP.price`), stop when the gap closes, stalls or nothing
+    prices below zero, else let the cheapest outputs join (:func:`_entering`).
+    """
+
+    start = time.perf_counter()
+    n, m = C.shape
+    lp = _RestrictedLP(C, c, E, epigraph, verbose, threads)
+    if isinstance(initial, (int, np.integer)):
+        first = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
+    else:
+        first = np.unique(np.asarray(initial, dtype=int))
+    chosen = lp.fold.orbits_of(first)  # orbits (outputs, without folding)
+    lp.add_outputs(chosen)
+    bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
+    pi, mu = np.zeros(n), None
+    duals = (pi, mu)  # what the result reports; with ``epigraph``, the duals of the best bound met
+    js, cols = chosen, np.zeros((n, chosen.size))
+    gaps: list[float] = []  # value − bound after each round that did not close
+    h, fold = lp.h, lp.fold
+    while True:
+        if time_limit is not None:
+            set_seconds_left(h, time_limit - (time.perf_counter() - start))
+        run_interruptible(h)
+        rounds += 1
+        iterations += max(int(h.getInfo().simplex_iteration_count), 0)
+        if highs_status(h) is not Status.OPTIMAL:
+            status = stopped_status(h)
+            break
+        sol = h.getSolution()
+        row_dual = np.asarray(sol.row_dual, float)
+        value = float(h.getInfo().objective_function_value)
+        xs = np.asarray(sol.col_value, float)
+        js, cols = lp.restricted_columns(xs)
+        pi, mu, priced = lp.price(row_dual)
+        p = priced.value
+        lagrangian = float(pi.sum() + (fold.multiplicity * np.minimum(p, 0.0)).sum())
+        if lp.G is None or lagrangian > bound:
+            duals = (pi, mu)
+        bound = max(bound, lagrangian)
+        if on_round is not None:
+            on_round(_result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status))
+        scale = max(1.0, abs(value))
+        _report_round(rounds, value, bound, int(fold.multiplicity[js].sum()), m, start, verbose)
+        if value - bound <= tolerance * scale:
+            break
+        gaps.append(value - bound)
+        if stalled(gaps, scale):
+            break  # at the floating-point floor: the caller judges the rigorous bound
+        p[chosen] = 0.0
+        candidates = np.flatnonzero(p < -1e-12 * scale)
+        if candidates.size == 0 or rounds >= max_rounds:
+            status = "optimal" if candidates.size == 0 else "iteration_limit"
+            break
+        late = value - bound <= LATE_GAP * scale
+        take, codes = _entering(lp, candidates, priced, per_round * (1 + rounds // GROW_EVERY), late, xs, row_dual)
+        if take.size:
+            chosen = np.union1d(chosen, take)
+            lp.add_outputs(take)
+            _seat_rays(h, take, priced, lp.offsets, lp.row_offsets, n, codes, lp.bounds)
+    return _result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status)
+
+
+def _report_round(rounds: int, value: float, bound: float, used: int, m: int, start: float, verbose: bool) -> None:
+    """The live status line of a round (and a line on standard error when ``verbose``)."""
+    report(phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{used} of {m} outputs")
+    if verbose:
+        import sys
+
+        print(
+            f"output generation: round {rounds}, {used} of {m} outputs, restricted value "
+            f"{value:.12g}, bound {bound:.12g}, {time.perf_counter() - start:.2f} s",
+            file=sys.stderr,
+        )
+
+
+def _entering(lp: "_RestrictedLP", candidates, priced, how_many: int, late: bool, xs, row_dual):
+    """The outputs that join the restricted LP with a block of their own, and the basis snapshot taken before the
+    model grows (None when none joins). One output per round at first, later rounds more (optima that use many
+    outputs, as at large ε, would otherwise take M/2 rounds), :data:`LATE_OUTPUTS` once ``late``, but only outputs
+    whose priced rays differ (neighbouring outputs of an ordered loss price the same ray). Late, with the epigraph
+    and c > 0 (:data:`LATE_RAYS`), new orbits join as one ray column each (no rows) and only an orbit whose ray
+    column prices below zero again after :data:`LATE_RAYS_MAX` rays gets its block."""
+    p = priced.value
+    if late:
+        how_many = max(how_many, LATE_OUTPUTS)
+    if LATE_RAYS and lp.G is not None and lp.c > 0 and late:
+        take = distinct_rays(candidates[np.argsort(p[candidates])], priced, candidates.size)
+        rays_of = np.bincount([j for _, j, _ in lp.ray_columns], minlength=p.size)
+        again, new = take[rays_of[take] >= LATE_RAYS_MAX], take[rays_of[take] < LATE_RAYS_MAX]
+        codes = _basis_codes(lp.h, xs, row_dual, lp.bounds) if again.size else None  # before the model grows
+        if new.size:
+            lp.add_ray_columns(new, priced)
+        return again, codes
+    take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
+    return take, (_basis_codes(lp.h, xs, row_dual, lp.bounds) if take.size else None)
+
+
+class _RestrictedLP:
+    """The restricted LP of :func:`generate_outputs` in a warm HiGHS model: the coupling rows (row sums, and with
+    the epigraph its rows, τ and slacks), then per joining orbit its block (N + 2 columns, N + 1 rows) or one ray
+    column.
 
     Three ways to keep the restricted LP small (why and how much each saves:
     docs/explanation/performance-notes.md, section "Output generation"):
@@ -438,43 +329,53 @@ def generate_outputs(
     - **Symmetric kernels.** When C (and G) are unchanged by the reflection x ↦ N−1−x, y ↦ M−1−y (|x − y|,
       squared, Hamming loss with N = M under a uniform or worst-case prior), the LP is solved over symmetric
       kernels (an optimum is symmetric): one block per mirror pair of outputs, one coupling row per mirror pair of
-      rows (:mod:`mechdesign.lp.mirror_fold`). Its multipliers map back to the full LP's, every output is priced
+      rows (:mod:`mechdesign.cone.mirror_fold`). Its multipliers map back to the full LP's, every output is priced
       through its representative, and the kernel handed back is the full symmetric one.
     - **Late rays** (epigraph, c > 0, :data:`LATE_RAYS`): once the gap is within :data:`LATE_GAP`, a new output
       joins as one column θ ≥ 0 along its priced ray r (K(:,y) += θ r; no rows), and only an output that prices
       below zero again after :data:`LATE_RAYS_MAX` rays gets its block. Rays and blocks add up: both lie in the
       cone 𝒦, so the kernel stays private, and pricing is always over the whole cone, so the bound stays exact.
     - **Differenced coupling rows** (epigraph, c > 0, N ≥ :data:`DIFFERENCE_MIN_N`,
-      :mod:`mechdesign.lp.difference_rows`): the row sums premultiplied by D, the epigraph rows (with slacks) by
+      :mod:`mechdesign.cone.difference_rows`): the row sums premultiplied by D, the epigraph rows (with slacks) by
       D^k; a ray constant on runs of x is then sparse in them, and so is the factorisation HiGHS redoes after
       every round.
     """
 
-    start = time.perf_counter()
-    n, m = C.shape
-    G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
-    # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (lp/mirror_fold.py)
-    fold = MirrorFold.reflection(n, m) if reflection_invariant(C, G) else MirrorFold.identity(n, m)
-    nr = fold.num_rows
+    def __init__(self, C, c: float, E: float, epigraph, verbose: bool, threads: int | None):
+        n, m = C.shape
+        self.n, self.c, self.E = n, c, E
+        self.G, self.tau_cost = G, tau_cost = epigraph if epigraph is not None else (None, 0.0)
+        # reflection-invariant costs: solve over symmetric kernels, half the outputs and rows (cone/mirror_fold.py)
+        self.fold = fold = MirrorFold.reflection(n, m) if reflection_invariant(C, G) else MirrorFold.identity(n, m)
+        self.nr = nr = fold.num_rows
+        # with the epigraph, the coupling rows are premultiplied by difference matrices (cone/difference_rows.py):
+        # T_sum = D on the row sums, T_epi = D^k on the epigraph rows (as equalities with slacks when k > 0);
+        # only where it measured faster (DIFFERENCE_ROWS)
+        k_epi = 0
+        if DIFFERENCE_ROWS and G is not None and c > 0 and n >= DIFFERENCE_MIN_N:
+            k_epi = sparsest_difference_order(fold.fold_rows(G[:, fold.reps[:: max(1, fold.reps.size // 8)]]))
+            k_epi = k_epi if k_epi <= DIFFERENCE_MAX_ORDER else 0
+        self.T_sum = difference_matrix(nr, 1) if k_epi else None
+        self.T_epi = difference_matrix(nr, k_epi) if k_epi else None
+        self.h = new_warm_simplex(verbose, threads, 1e-9)
+        self.bounds = ModelBounds()  # every column's and row's bounds, for the basis snapshots (_basis_codes)
+        self._coupling_rows(k_epi)
+        self.offsets: dict[int, int] = {}  # orbit j -> its first restricted column (a_0y)
+        self.row_offsets: dict[int, int] = {}  # orbit j -> its first row (a_0y − d_y ≤ 0); its PML row is N after
+        self.width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
+        self.C_reps = C if not fold.folded else np.ascontiguousarray(C[:, fold.reps])
+        self.G_reps = G if (G is None or not fold.folded) else np.ascontiguousarray(G[:, fold.reps])
+        self.ray_columns: list[tuple[int, int, np.ndarray]] = []  # (restricted column θ, orbit j, its ray r)
 
-    # with the epigraph, the coupling rows are premultiplied by difference matrices (lp/difference_rows.py):
-    # T_sum = D on the row sums, T_epi = D^k on the epigraph rows (as equalities with slacks when k > 0);
-    # only where it measured faster (DIFFERENCE_ROWS)
-    k_epi = 0
-    if DIFFERENCE_ROWS and G is not None and c > 0 and n >= DIFFERENCE_MIN_N:
-        k_epi = sparsest_difference_order(fold.fold_rows(G[:, fold.reps[:: max(1, fold.reps.size // 8)]]))
-        k_epi = k_epi if k_epi <= DIFFERENCE_MAX_ORDER else 0
-    T_sum = difference_matrix(nr, 1) if k_epi else None
-    T_epi = difference_matrix(nr, k_epi) if k_epi else None
-    none = (0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-
-    h = new_warm_simplex(verbose, threads, 1e-9)
-    bounds = ModelBounds()  # every column's and row's bounds, for the basis snapshots (_basis_codes)
-    rhs = fold.rhs if T_sum is None else T_sum @ fold.rhs
-    h.addRows(nr, rhs, rhs, *none)
-    bounds.rows(rhs, rhs)
-    if G is not None:
-        # as in lp/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
+    def _coupling_rows(self, k_epi: int) -> None:
+        h, bounds, fold, nr, T_sum, T_epi = self.h, self.bounds, self.fold, self.nr, self.T_sum, self.T_epi
+        none = (0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        rhs = fold.rhs if T_sum is None else T_sum @ fold.rhs
+        h.addRows(nr, rhs, rhs, *none)
+        bounds.rows(rhs, rhs)
+        if self.G is None:
+            return
+        # as in engines/side_outputs.py: with HiGHS's primal bound perturbation, a re-solve after outputs joined
         # lost primal feasibility in its clean-up (one round of 67 pivots took 10 s at N = 500)
         h.setOptionValue("primal_simplex_bound_perturbation_multiplier", 0.0)
         # the epigraph rows T_epi (Σ_y G_xy K_xy − rhs_h τ + s_h) = 0 (rows nr..2nr−1; k = 0: ≤ 0 without s),
@@ -484,7 +385,7 @@ def generate_outputs(
         tau = sparse.csc_matrix(-fold.rhs[:, None] if T_epi is None else T_epi @ -fold.rhs[:, None])
         tau.eliminate_zeros()
         h.addCols(
-            1, np.array([tau_cost]), np.array([-np.inf]), np.array([np.inf]), tau.nnz,
+            1, np.array([self.tau_cost]), np.array([-np.inf]), np.array([np.inf]), tau.nnz,
             np.zeros(1, np.int32), (nr + tau.indices).astype(np.int32), tau.data,
         )  # fmt: skip
         bounds.cols(np.array([-np.inf]), np.array([np.inf]))
@@ -495,24 +396,20 @@ def generate_outputs(
                 S.indptr[:-1].astype(np.int32), (nr + S.indices).astype(np.int32), S.data,
             )  # fmt: skip
             bounds.cols(np.zeros(nr), np.full(nr, np.inf))
-    offsets: dict[int, int] = {}  # orbit j -> its first restricted column (a_0y)
-    row_offsets: dict[int, int] = {}  # orbit j -> its first row (a_0y − d_y ≤ 0); its PML row is N after
-    width = n + 2  # a_0y .. a_{N-1}y, u_y, d_y
-    C_reps = C if not fold.folded else np.ascontiguousarray(C[:, fold.reps])
-    G_reps = G if (G is None or not fold.folded) else np.ascontiguousarray(G[:, fold.reps])
 
-    def add_outputs(js):
+    def add_outputs(self, js):
         """Columns of the new orbits' outputs (entries in the coupling rows), then their rows: the basis stays valid."""
+        h, bounds, n, width, c, E = self.h, self.bounds, self.n, self.width, self.c, self.E
         k, first, first_row = js.size, h.getNumCol(), h.getNumRow()
-        Cy = C_reps[:, js] * fold.objective_weight[js][None, :]
+        Cy = self.C_reps[:, js] * self.fold.objective_weight[js][None, :]
         cost = np.vstack([Cy, Cy.sum(axis=0)[None, :], np.zeros((1, k))])  # (N+2, k)
-        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), *_coupling_entries(js))
+        h.addCols(k * width, cost.T.ravel(), np.zeros(k * width), np.ones(k * width), *self._coupling_entries(js))
         bounds.cols(np.zeros(k * width), np.ones(k * width))
         rows_idx, rows_val = [], []
         for j, y in enumerate(js):
             a0 = first + j * width
-            offsets[int(y)] = a0
-            row_offsets[int(y)] = first_row + j * (n + 1)
+            self.offsets[int(y)] = a0
+            self.row_offsets[int(y)] = first_row + j * (n + 1)
             u, d = a0 + n, a0 + n + 1
             # a_xy − d_y ≤ 0  (K ≤ t)
             rows_idx.append(np.stack([np.arange(a0, a0 + n), np.full(n, d)], 1).ravel())
@@ -535,10 +432,11 @@ def generate_outputs(
         )
         bounds.rows(np.full(k * (n + 1), -np.inf), np.zeros(k * (n + 1)))
 
-    def _coupling_entries(js):
+    def _coupling_entries(self, js):
         """CSC entries (count, starts, rows, values) of the new columns in the coupling rows: a_xy has γ_j in
         row sum row_of[x] and γ_j G_xy in epigraph row nr + row_of[x]; u_y (in every K_xy) the sums of those
         over x per row; d_y none."""
+        fold, n, nr, width, G = self.fold, self.n, self.nr, self.width, self.G
         k, ys, gam = js.size, fold.reps[js], fold.gamma[js]
         x = np.arange(n)
         rows, cols, vals = [], [], []
@@ -567,139 +465,67 @@ def generate_outputs(
             shape=(2 * nr if G is not None else nr, k * width),
         )  # fmt: skip
         A.sum_duplicates()
-        return _transformed_entries(A)
+        return self._transformed_entries(A)
 
-    def _transformed_entries(A):
+    def _transformed_entries(self, A):
         """CSC entries (count, starts, rows, values) of columns A of the coupling rows, premultiplied by
         blockdiag(T_sum, T_epi) when the rows are differenced."""
-        if T_sum is not None:
-            A = sparse.block_diag([T_sum, T_epi], format="csr") @ A
+        if self.T_sum is not None:
+            A = sparse.block_diag([self.T_sum, self.T_epi], format="csr") @ A
         A = sparse.csc_matrix(A)
         A.eliminate_zeros()
         A.sort_indices()
         return A.nnz, A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data
 
-    ray_columns: list[tuple[int, int, np.ndarray]] = []  # (restricted column θ, orbit j, its ray r)
-
-    def add_ray_columns(js, priced):
+    def add_ray_columns(self, js, priced):
         """One column θ ≥ 0 per orbit along its priced ray r: K(:, y_j) gains θ r (no rows)."""
+        h, fold, G = self.h, self.fold, self.G
         k, first = js.size, h.getNumCol()
-        R = priced_rays(priced, n, js)  # N × k
+        R = priced_rays(priced, self.n, js)  # N × k
         gam = fold.gamma[js]
-        cost = (C_reps[:, js] * R).sum(axis=0) * fold.objective_weight[js]
+        cost = (self.C_reps[:, js] * R).sum(axis=0) * fold.objective_weight[js]
         parts = [fold.fold_rows(R) * gam[None, :]]
         if G is not None:
             parts.append(fold.fold_rows(G[:, fold.reps[js]] * R) * gam[None, :])
-        h.addCols(k, cost, np.zeros(k), np.full(k, np.inf), *_transformed_entries(sparse.csr_matrix(np.vstack(parts))))
-        bounds.cols(np.zeros(k), np.full(k, np.inf))
-        ray_columns.extend((first + i, int(j), R[:, i]) for i, j in enumerate(js.tolist()))
+        h.addCols(
+            k, cost, np.zeros(k), np.full(k, np.inf), *self._transformed_entries(sparse.csr_matrix(np.vstack(parts)))
+        )
+        self.bounds.cols(np.zeros(k), np.full(k, np.inf))
+        self.ray_columns.extend((first + i, int(j), R[:, i]) for i, j in enumerate(js.tolist()))
 
-    def restricted_columns(xs):
-        js = np.array(sorted(set(offsets) | {j for _, j, _ in ray_columns}), dtype=int)
+    def restricted_columns(self, xs):
+        """The orbits in the restricted LP and their kernel columns at the point ``xs``."""
+        n = self.n
+        js = np.array(sorted(set(self.offsets) | {j for _, j, _ in self.ray_columns}), dtype=int)
         pos = {int(j): i for i, j in enumerate(js)}
         cols = np.zeros((n, js.size))
-        for j, a0 in offsets.items():
+        for j, a0 in self.offsets.items():
             cols[:, pos[j]] = xs[a0 + n] + xs[a0 : a0 + n]
-        for col, j, r in ray_columns:
+        for col, j, r in self.ray_columns:
             cols[:, pos[j]] += xs[col] * r
         return js, cols
 
-    if isinstance(initial, (int, np.integer)):
-        first = np.unique(np.linspace(0, m - 1, min(int(initial), m)).round().astype(int))
-    else:
-        first = np.unique(np.asarray(initial, dtype=int))
-    chosen = fold.orbits_of(first)  # orbits (outputs, without folding)
-    add_outputs(chosen)
-    bound, value, rounds, iterations, status = -math.inf, math.inf, 0, 0, "optimal"
-    pi, mu = np.zeros(n), None
-    duals = (pi, mu)  # what the result reports; with ``epigraph``, the duals of the best bound met
-    js, cols = chosen, np.zeros((n, chosen.size))
-    gaps: list[float] = []  # value − bound after each round that did not close
-    while True:
-        if time_limit is not None:
-            set_seconds_left(h, time_limit - (time.perf_counter() - start))
-        run_interruptible(h)
-        rounds += 1
-        iterations += max(int(h.getInfo().simplex_iteration_count), 0)
-        ms = h.modelStatusToString(h.getModelStatus())
-        if ms != "Optimal":
-            status = "time_limit" if "Time" in ms else "solver_error"
-            break
-        sol = h.getSolution()
-        row_dual = np.asarray(sol.row_dual, float)
+    def price(self, row_dual):
+        """The row sums' multipliers π (and the epigraph's μ) of the full LP from the restricted LP's row duals, and
+        every output priced at W = C − π (C + μG − π with the epigraph)."""
+        fold, nr, T_sum, T_epi, c, E = self.fold, self.nr, self.T_sum, self.T_epi, self.c, self.E
         pi = fold.full_multipliers(row_dual[:nr] if T_sum is None else T_sum.T @ row_dual[:nr])
-        value = float(h.getInfo().objective_function_value)
-        xs = np.asarray(sol.col_value, float)
-        js, cols = restricted_columns(xs)
-        if G is None:
-            priced = price(C_reps - pi[:, None], c, E)
-        else:
-            mu = epigraph_multipliers(
-                fold.full_multipliers(-(row_dual[nr : 2 * nr] if T_epi is None else T_epi.T @ row_dual[nr : 2 * nr])),
-                tau_cost,
-            )
-            W = mu[:, None] * G_reps  # C + μG − π in place (+ commutes: the same bits)
-            W += C_reps
-            W -= pi[:, None]
-            priced = price(W, c, E)
-        p = priced.value
-        lagrangian = float(pi.sum() + (fold.multiplicity * np.minimum(p, 0.0)).sum())
-        if G is None or lagrangian > bound:
-            duals = (pi, mu)
-        bound = max(bound, lagrangian)
-        if on_round is not None:
-            on_round(_result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status))
-        scale = max(1.0, abs(value))
-        used = int(fold.multiplicity[js].sum())  # orbits with a block or a ray column
-        report(phase="output generation", round=rounds, gap=max(value - bound, 0.0), detail=f"{used} of {m} outputs")
-        if verbose:
-            import sys
-
-            print(
-                f"output generation: round {rounds}, {used} of {m} outputs, restricted value "
-                f"{value:.12g}, bound {bound:.12g}, {time.perf_counter() - start:.2f} s",
-                file=sys.stderr,
-            )
-        if value - bound <= tolerance * scale:
-            break
-        gaps.append(value - bound)
-        if stalled(gaps, scale):
-            break  # at the floating-point floor: the caller judges the rigorous bound
-        p[chosen] = 0.0
-        candidates = np.flatnonzero(p < -1e-12 * scale)
-        if candidates.size == 0 or rounds >= max_rounds:
-            status = "optimal" if candidates.size == 0 else "iteration_limit"
-            break
-        # one output per round at first; later rounds take more (optima that use many outputs, as at
-        # large ε, would otherwise take M/2 rounds), but only outputs whose priced rays differ:
-        # neighbouring outputs of an ordered loss price the same ray, and two copies add nothing
-        how_many = per_round * (1 + rounds // GROW_EVERY)
-        if value - bound <= LATE_GAP * scale:
-            how_many = max(how_many, LATE_OUTPUTS)
-        if LATE_RAYS and G is not None and c > 0 and value - bound <= LATE_GAP * scale:
-            # late: new orbits join as one ray column each (no rows); an orbit whose ray column prices
-            # below zero again gets its block
-            take = distinct_rays(candidates[np.argsort(p[candidates])], priced, candidates.size)
-            rays_of = np.bincount([j for _, j, _ in ray_columns], minlength=p.size)
-            again, new = take[rays_of[take] >= LATE_RAYS_MAX], take[rays_of[take] < LATE_RAYS_MAX]
-            codes = _basis_codes(h, xs, row_dual, bounds) if again.size else None  # before the model grows
-            if new.size:
-                add_ray_columns(new, priced)
-            take = again
-        else:
-            take = distinct_rays(candidates[np.argsort(p[candidates])], priced, how_many)
-            codes = _basis_codes(h, xs, row_dual, bounds) if take.size else None
-        if take.size:
-            chosen = np.union1d(chosen, take)
-            add_outputs(take)
-            _seat_rays(h, take, priced, offsets, row_offsets, n, codes, bounds)
-    return _result(fold, (c, E), js, cols, *duals, value, bound, rounds, iterations, h, start, status)
+        if self.G is None:
+            return pi, None, price(self.C_reps - pi[:, None], c, E)
+        mu = epigraph_multipliers(
+            fold.full_multipliers(-(row_dual[nr : 2 * nr] if T_epi is None else T_epi.T @ row_dual[nr : 2 * nr])),
+            self.tau_cost,
+        )
+        W = mu[:, None] * self.G_reps  # C + μG − π in place (+ commutes: the same bits)
+        W += self.C_reps
+        W -= pi[:, None]
+        return pi, mu, price(W, c, E)
 
 
 def epigraph_multipliers(mu: np.ndarray, total: float) -> np.ndarray:
     """μ ≥ 0 with Σμ ≤ ``total`` (a float sum; within an ulp-sized margin below it): the epigraph rows'
     multipliers clipped at 0 and scaled to sum to ``total`` (uniform when all are 0). Any such μ gives a
-    Lagrangian bound (:func:`mechdesign.lp.worst_case_engine.worst_case_bound`)."""
+    Lagrangian bound (:func:`mechdesign.engines.worst_case.worst_case_bound`)."""
     mu = np.maximum(np.nan_to_num(mu, nan=0.0), 0.0)
     s = math.fsum(mu.tolist())
     if total <= 0.0:
@@ -730,7 +556,7 @@ def distinct_rays(order: np.ndarray, priced: Priced, limit: int) -> np.ndarray:
 
 def _result(fold, cone, js, cols, pi, mu, value, bound, rounds, iterations, h, start, status) -> RestrictedOutputs:
     """The restricted LP's kernel (unfolded, its columns lifted into the cone ``cone`` = (c, E) where HiGHS's
-    tolerance left them outside: lp/cone_lift.py; both when first asked for) and duals. ``cols`` is not
+    tolerance left them outside: cone/cone_lift.py; both when first asked for) and duals. ``cols`` is not
     changed afterwards (each round's :func:`generate_outputs` makes new ones)."""
 
     def unfold():
@@ -971,3 +797,83 @@ def solve_output_generation(
         seconds=res.seconds,
         status=res.status,
     )
+
+
+# ------------------------------------------------------------------ the engine
+def _lp_by_output_generation(lp, options, time_limit=None, layout=None):
+    """One compiled kernel LP by :func:`solve_output_generation`, as an :class:`~mechdesign.lp.solve.LPSolution`
+    (status ``optimal`` only when the generation reached its bound)."""
+    from mechdesign.lp.solve import LPSolution, Status, plain_kernel_layout
+
+    plain = plain_kernel_layout(lp, layout)
+    if plain is None:
+        return LPSolution(
+            Status.UNKNOWN, None, None, None, 0.0, 0, "output-generation", "highs", "not the plain kernel LP"
+        )
+    res = solve_output_generation(lp, plain, time_limit=time_limit, verbose=bool(options.verbose))
+    if res.status != "optimal":
+        status = Status(res.status) if res.status in Status._value2member_map_ else Status.UNKNOWN
+        return LPSolution(
+            status, None, None, None, res.seconds, res.iterations, "output-generation", "highs", res.status
+        )
+    objective = lp.user_objective(res.x)
+    offer_lp(lp, res.x, res.row_dual, estimate=objective, source="highs output-generation")  # as solve_lp offers
+    return LPSolution(
+        status=Status.OPTIMAL,
+        x=res.x,
+        row_dual=res.row_dual,
+        objective=objective,
+        seconds=res.seconds,
+        iterations=res.iterations,
+        method="output-generation",
+        backend="highs",
+        message=f"optimal: {res.rounds} rounds, {res.columns} of {plain.K.shape[1]} outputs",
+    )
+
+
+class OutputGeneration(EngineBase):
+    """Engine ``output-generation``: the compiled plain kernel LP (the cone's rows and an objective on K alone) by
+    :func:`solve_output_generation`: a restricted LP over the few outputs an optimum uses, every other output
+    priced exactly, and multipliers for the whole lifted LP, from which the bound is recomputed."""
+
+    name = "output-generation"
+    solves = "the compiled plain kernel LP over min_mass or the simplex: restricted LP over few outputs, exact pricing"
+    stops_on = (Status.OPTIMAL, Status.INTERRUPTED)  # short of its bound, even at a time limit: the whole LP
+
+    def applies(self, problem) -> str | None:
+        spec = problem.spec
+        if spec.solver.method != "auto" or spec.solver.backend != "highs":
+            return f"solver is {spec.solver.backend} {spec.solver.method} (this engine is HiGHS's automatic method)"
+        if spec.extra_guarantees:
+            return "privacy lists further guarantees (rows besides the cone's)"
+        return layout_reason(spec) or problem.rules.plain_kernel_lp_reason()
+
+    def run(self, problem, budget):
+        from mechdesign.engines.compiled_lp import solve_kernel_lps
+
+        compiled = problem.compiled()
+        return solve_kernel_lps(
+            problem.spec,
+            compiled,
+            problem.take_compile_seconds(),
+            lp_solver=_lp_by_output_generation,
+            time_limit=budget.remaining(),
+        )
+
+
+def solve_kernel_lp_compiled(lp, options, time_limit=None, layout=None):
+    """One compiled kernel LP: by output generation when it is the plain kernel LP and the solver is HiGHS's
+    automatic method, else (or when the generation stops short of its bound, with what is left of the time) by
+    :func:`mechdesign.lp.solve.solve_lp` and its fallback ladder."""
+    from mechdesign.lp.solve import plain_kernel_layout, solve_lp
+
+    plain = plain_kernel_layout(lp, layout)
+    limit = options.time_limit if time_limit is None else time_limit
+    if plain is not None and options.method == "auto" and options.backend == "highs":
+        began = time.perf_counter()
+        solution = _lp_by_output_generation(lp, options, limit, plain)
+        if solution.status is Status.OPTIMAL:
+            return solution
+        if limit is not None:
+            limit = max(limit - (time.perf_counter() - began), 1e-3)
+    return solve_lp(lp, options, time_limit=limit, layout=layout)

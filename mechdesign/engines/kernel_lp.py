@@ -10,7 +10,7 @@ Compiled whole it has ~2NM rows (8M at N = 2000: 7 s of compile before any solve
 built. Two programs, cheapest first:
 
 1. **One ray per output** (:func:`ray_probe`). Each output's best vertex of 𝒦 at π = 0 (its own cost's
-   staircase / k-RR shape, :func:`mechdesign.lp.colgen.price`) becomes one column of the master
+   staircase / k-RR shape, :func:`mechdesign.cone.pricing.price`) becomes one column of the master
    (Dantzig–Wolfe over (vertex, output) pairs)
 
        minimise Σ_y θ_y C(:,y)·r_y   s.t.  Σ_y θ_y r_y = 1 (N rows),  θ ≥ 0,
@@ -18,17 +18,17 @@ built. Two programs, cheapest first:
    solved once; its duals π give the Lagrangian bound below. When every output is used (Hamming loss,
    Bayes vulnerability under a uniform prior) this closes the gap at once: N = 1000 in 0.2 s, where
    generating outputs one by one would build the N²-row LP.
-2. **Output generation** (:func:`mechdesign.lp.colgen.generate_outputs`): the lifted LP over a growing
+2. **Output generation** (:func:`mechdesign.engines.output_generation.generate_outputs`): the lifted LP over a growing
    set of outputs, each entering at its priced ray. Optima that use few outputs (|x − y|, squared loss:
    2 at ε = 1) take 10–20 rounds of a few pivots each.
 
 :func:`probe_then_generate` runs the two programs for this LP and for the worst-case prior's
-(:mod:`mechdesign.lp.worst_case_engine`); each engine gives it only what is its own: the probe's cost, its
+(:mod:`mechdesign.engines.worst_case`); each engine gives it only what is its own: the probe's cost, its
 bounds, the value of a kernel and its call of output generation.
 
 **Bound.** For any π, optimum ≥ Σ_x π_x + Σ_y min(0, min_{r∈𝒦} (C(:,y) − π)·r) (Lagrangian relaxation of the
 row sums; every column of a kernel lies in 𝒦 after scaling by its maximum ≤ 1), evaluated rigorously by
-:func:`mechdesign.lp.lagrangian_bound.lagrangian_bound` with a float c' ≥ c and E ≤ e^{−ε} (a larger 𝒦: the
+:func:`mechdesign.cone.lagrangian_bound.lagrangian_bound` with a float c' ≥ c and E ≤ e^{−ε} (a larger 𝒦: the
 bound holds for the problem as written) and an a-posteriori bound on its rounding error. It is computed
 column by column from the row multipliers: O(NM log N), no lifted LP.
 
@@ -46,12 +46,13 @@ from fractions import Fraction
 
 import numpy as np
 
+from mechdesign.engines.base import EngineBase
 from mechdesign.lp import incumbent
-from mechdesign.lp.colgen import RestrictedOutputs, generate_outputs, price, priced_rays
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.engines.output_generation import RestrictedOutputs, generate_outputs, price, priced_rays
+from mechdesign.lp.highs import configured_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
-from mechdesign.lp.threads import highs_threads
+from mechdesign.lp.solve import Status, highs_status
+from mechdesign.cone.lagrangian_bound import lagrangian_bound, pricing_c
 
 __all__ = ["KernelLPResult", "solve_kernel_lp", "ray_probe", "probe_then_generate"]
 
@@ -106,11 +107,7 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     cols, rows = np.nonzero(A.T)
     vals = A.T[cols, rows]
     starts = np.searchsorted(cols, np.arange(m + 1)).astype(np.int32)
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("threads", threads or highs_threads())
-    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+    h = configured_highs("ray_probe", verbose=verbose, threads=threads)
     if time_limit is not None:
         set_seconds_left(h, time_limit)
     rhs = np.zeros(n)
@@ -118,7 +115,7 @@ def ray_probe(C: np.ndarray, c: float, E: float, time_limit: float | None, threa
     h.addRows(n, rhs, rhs, 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     h.addCols(m + 1, cost, np.zeros(m + 1), np.full(m + 1, np.inf), rows.size, starts, rows.astype(np.int32), vals)
     run_interruptible(h)
-    if h.modelStatusToString(h.getModelStatus()) != "Optimal":
+    if highs_status(h) is not Status.OPTIMAL:
         return None
     sol = h.getSolution()
     theta = np.maximum(np.asarray(sol.col_value, float), 0.0)
@@ -155,7 +152,7 @@ def probe_then_generate(
     - ``probe_bound(π, p)``: a rigorous lower bound from the probe's duals π, with p the pricing values at
       C_probe − π;
     - ``round_bound(res)``: a rigorous lower bound from a round of output generation (−inf if it has none);
-    - ``generate(**options)``: :func:`mechdesign.lp.colgen.generate_outputs` on this LP, called with the
+    - ``generate(**options)``: :func:`mechdesign.engines.output_generation.generate_outputs` on this LP, called with the
       options ``initial`` (the first outputs), ``time_limit``, ``tolerance``, ``threads``, ``verbose``, ``on_round``.
 
     The probe is the answer when its value meets its float Lagrangian within ``tolerance``·max(1, |value|)
@@ -266,3 +263,80 @@ def solve_kernel_lp(
         verbose=verbose,
         user_sense=user_sense,
     )
+
+
+# ------------------------------------------------------------------ the engine
+def uncompiled_reason(spec) -> str | None:
+    """None when the kernel LP of ``spec`` can be solved without compiling it: the prior set is some Q_X(c) (the
+    simplex: c = 0), ``privacy`` lists no other guarantee and the solver is HiGHS with its automatic method."""
+    from mechdesign.privacy.registry import rules
+
+    options = spec.solver
+    if spec.privacy is not None:
+        return "privacy lists several constraints (their rows are not the cone's)"
+    if options.method != "auto":
+        return f"solver.method is {options.method} (this engine is HiGHS's automatic method)"
+    if options.backend != "highs":
+        return f"solver.backend is {options.backend}"
+    if rules(spec.prior_set, spec.n).equivalent_c() is None:
+        return f"the prior set {spec.prior_set.kind} is not some Q_X(c) or the simplex"
+    return None
+
+
+def kernel_lp_outcome(res: KernelLPResult, sense: int, compile_seconds: float = 0.0):
+    """A :class:`KernelLPResult` as the design's outcome in its own ``sense`` (−1: the design maximises −Σ C K, whose
+    value and bound are negated); the status read from the result's own vocabulary (the values of
+    :class:`~mechdesign.lp.solve.Status`)."""
+    from mechdesign.lp.solve import Status
+    from mechdesign.objectives.plan import PlanOutcome
+
+    status = Status(res.status)
+    return PlanOutcome(
+        status=status,
+        kernel=res.kernel,
+        value=sense * res.value,
+        # a rigorous bound whatever the status: at a time limit it is the certified gap the user gets
+        bound=sense * res.bound if math.isfinite(res.bound) else None,
+        sense=sense,
+        method=res.method,
+        seconds=res.seconds,
+        compile_seconds=compile_seconds,
+        iterations=res.iterations,
+        lps=res.rounds,
+        rows=res.rows,
+        columns=res.cols,
+        nonzeros=res.nonzeros,
+        message=f"{res.status}: {res.method}, {res.rounds} rounds",
+    )
+
+
+class UncompiledKernelLP(EngineBase):
+    """Engine ``uncompiled-kernel-lp``: min Σ C_xy K_xy over (ε,Q_X(c))-PML kernels by :func:`solve_kernel_lp` (one
+    ray per output, then output generation), never building the N·M-row LP."""
+
+    name = "uncompiled-kernel-lp"
+    solves = "min Σ C K over (ε,Q_X(c))-PML kernels (C = P·L, or −diag(P)): a ray probe, then output generation"
+
+    def applies(self, problem) -> str | None:
+        return uncompiled_reason(problem.spec) or problem.rules.kernel_cost_reason()
+
+    def run(self, problem, budget):
+        from mechdesign.objectives.compile import exp_minus_epsilon_down
+        from mechdesign.privacy.registry import rules
+
+        spec, objective = problem.spec, problem.rules
+        t0 = time.perf_counter()
+        C = objective.kernel_cost()
+        compile_seconds = time.perf_counter() - t0
+        res = solve_kernel_lp(
+            C,
+            rules(spec.prior_set, spec.n).equivalent_c(),
+            exp_minus_epsilon_down(spec),
+            time_limit=budget.remaining(),
+            verbose=bool(spec.solver.verbose),
+            user_sense=objective.sense,
+        )
+        outcome = kernel_lp_outcome(res, objective.sense, compile_seconds)
+        if objective.kernel_lp_label is not None:
+            outcome.method = f"{objective.kernel_lp_label} ({outcome.method})"
+        return outcome

@@ -26,7 +26,7 @@ of the symmetric kernel. **Duals.** With multipliers π'_h, μ'_h of the folded 
 times the full one of K_{x,y_j}, Σ_x π_x = Σ_h rhs_h π'_h and Σ_x μ_x = Σ_h rhs_h μ'_h (τ's reduced cost). The
 full LP's Lagrangian bound at (π, μ) is Σ_x π_x + Σ_y min(0, p_y) with p_{τy} = p_y (π, μ are symmetric), so
 every output is priced through its representative, counted ``multiplicity`` = 2 (pair) or 1 (middle) times.
-The bound a design reports is always evaluated on the full LP (:func:`mechdesign.lp.lagrangian_bound`), so it
+The bound a design reports is always evaluated on the full LP (:func:`mechdesign.cone.lagrangian_bound`), so it
 is a true bound whatever the folding did; the fold only makes the restricted LP half as large.
 """
 

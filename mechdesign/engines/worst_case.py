@@ -8,7 +8,7 @@ a = 1 − Nc the LP is
 
 **Bound.** For multipliers μ ≥ 0 of the epigraph rows with Σμ ≤ a, and w = c + μ (a prior of Q_X(c) when
 Σμ = a), the objective is ≥ Σ_x w_x r_x(K) + (a − Σμ)τ: the worst case is at least the expected loss under
-the prior w, and so at least the Lagrangian bound of that given-prior LP (:mod:`mechdesign.lp.kernel_engine`)
+the prior w, and so at least the Lagrangian bound of that given-prior LP (:mod:`mechdesign.engines.kernel_lp`)
 
     Σ_x π_x + Σ_y min(0, min_{k∈𝒦} (w∘L(:,y) − π)·k)       (any π),
 
@@ -18,18 +18,18 @@ which :func:`worst_case_bound` evaluates rigorously (the cost w∘L is rounded: 
 **Programs.**
 
 1. The prior w = uniform (1/N ≥ c: in Q_X(c)) through the one-ray-per-output master
-   (:func:`mechdesign.lp.kernel_engine.ray_probe`). Its kernel is a feasible design; when the loss is
+   (:func:`mechdesign.engines.kernel_lp.ray_probe`). Its kernel is a feasible design; when the loss is
    symmetric enough that its rows' losses r_x are equal (Hamming loss), its worst case equals its expected loss
    under the uniform prior and the probe's bound closes the gap: one LP.
-2. Otherwise output generation with the epigraph rows kept (:func:`mechdesign.lp.colgen.generate_outputs` with
+2. Otherwise output generation with the epigraph rows kept (:func:`mechdesign.engines.output_generation.generate_outputs` with
    ``epigraph``): the lifted LP over a growing set of outputs, each entering at the ray priced with the
    multipliers of the worst-case vertices, W = c·L + μ∘L − π ("price with the multipliers of the worst-case
    vertices"), starting from the two outputs priced lowest at the probe's duals. For a reflection-invariant
    loss (|x − y|, squared) the restricted LP holds symmetric kernels only, late outputs join as ray columns
-   and, at large N, the coupling rows are differenced (:func:`mechdesign.lp.colgen.generate_outputs`).
+   and, at large N, the coupling rows are differenced (:func:`mechdesign.engines.output_generation.generate_outputs`).
 
 **ε-LDP with the loss |x − y|** (c = 0, L_xy = |x − y| on the indices) goes first to the master over mixtures of
-interval-partition mechanisms (:mod:`mechdesign.lp.interval_partitions`), whose LP has N + 1 rows however many
+interval-partition mechanisms (:mod:`mechdesign.engines.interval_partitions`), whose LP has N + 1 rows however many
 atoms it holds. Its prior μ is checked by the given-prior LP at μ (output generation on C = μ∘L, which is fast: the
 prior is fixed): :func:`worst_case_bound` with that LP's π and μ is the rigorous bound. When it does not meet the
 master's value, that LP's kernel joins the master and the master goes on; after :data:`BOUND_ROUNDS` such
@@ -45,12 +45,26 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.lp import incumbent
-from mechdesign.lp.colgen import epigraph_multipliers, generate_outputs
-from mechdesign.lp.interval_partitions import IntervalPartitionMaster, is_index_absolute_loss
-from mechdesign.lp.kernel_engine import RIGOROUS_TOLERANCE, KernelLPResult, probe_then_generate
-from mechdesign.lp.lagrangian_bound import UNIT_ROUNDOFF, lagrangian_bound, pricing_c
+from mechdesign.engines.output_generation import epigraph_multipliers, generate_outputs
+from mechdesign.engines.interval_partitions import IntervalPartitionMaster, is_index_absolute_loss
+from mechdesign.engines.base import EngineBase
+from mechdesign.engines.kernel_lp import (
+    RIGOROUS_TOLERANCE,
+    KernelLPResult,
+    kernel_lp_outcome,
+    probe_then_generate,
+    uncompiled_reason,
+)
+from mechdesign.cone.lagrangian_bound import UNIT_ROUNDOFF, lagrangian_bound, pricing_c
 
-__all__ = ["solve_by_interval_partitions", "solve_worst_case_kernel_lp", "worst_case_bound", "worst_case_value"]
+__all__ = [
+    "WorstCaseKernelLP",
+    "IntervalPartitions",
+    "solve_by_interval_partitions",
+    "solve_worst_case_kernel_lp",
+    "worst_case_bound",
+    "worst_case_value",
+]
 
 BOUND_ROUNDS = 6
 """Given-prior bounds the interval-partition master may ask for before output generation takes over."""
@@ -59,7 +73,7 @@ BOUND_SHARE = 0.25
 last prior still gives the design a rigorous bound within the limit."""
 GIVEN_PRIOR_TOLERANCE = 1e-8
 """The given-prior LP's own gap when it bounds the interval-partition master: a tenth of the
-:data:`~mechdesign.lp.kernel_engine.RIGOROUS_TOLERANCE` the kernel must meet. Its last rounds close the gap from
+:data:`~mechdesign.engines.kernel_lp.RIGOROUS_TOLERANCE` the kernel must meet. Its last rounds close the gap from
 1e-8 to 1e-9 with hundreds of outputs (N = 1000, ε = 1.5: 25 of its 27 s)."""
 
 
@@ -111,19 +125,24 @@ def solve_worst_case_kernel_lp(
     tolerance: float = 1e-9,
     threads: int | None = None,
     verbose: bool = False,
+    interval_partitions: bool = True,
+    first: KernelLPResult | None = None,
 ) -> KernelLPResult:
     """Minimise max_{P∈Q_X(c)} Σ P(x) L_xy K_xy over (ε,Q_X(c))-PML kernels (c = 0: ε-LDP, the worst of
     all priors); ``E`` a float ≤ e^{−ε}, ``c`` as written. The result's ``value`` is the worst-case loss of
     its kernel and ``bound`` a rigorous lower bound (module doc). Stops within ``tolerance``·max(1, |value|)
-    (:func:`mechdesign.lp.kernel_engine.probe_then_generate`: the probe on the uniform prior's expected loss,
-    output generation with the epigraph rows)."""
+    (:func:`mechdesign.engines.kernel_lp.probe_then_generate`: the probe on the uniform prior's expected loss,
+    output generation with the epigraph rows).
+
+    For ε-LDP and L = |x − y| the interval-partition master (:func:`solve_by_interval_partitions`) runs first unless
+    ``interval_partitions`` is False; ``first``: its result when it ran already (the engine ``interval-partitions``
+    of the route), kept if better."""
     L = np.ascontiguousarray(L, dtype=float)
     n = L.shape[0]
     c = Fraction(c)
     c_lp = float(c)
     start = time.perf_counter()
-    first = None
-    if c == 0 and n >= 2 and is_index_absolute_loss(L):
+    if first is None and interval_partitions and c == 0 and n >= 2 and is_index_absolute_loss(L):
         first = solve_by_interval_partitions(
             L, E, time_limit=time_limit, tolerance=tolerance, threads=threads, verbose=verbose
         )
@@ -187,7 +206,7 @@ def solve_by_interval_partitions(
     """The ε-LDP worst case of L_xy = |x − y| (module doc, last paragraph): the interval-partition master, each
     time its family's gap closes the given-prior LP at its prior μ for the rigorous bound, and that LP's kernel
     into the master when the bound falls short. Status ``optimal`` when the kernel's worst case is within
-    :data:`~mechdesign.lp.kernel_engine.RIGOROUS_TOLERANCE` of the bound, ``iteration_limit`` after
+    :data:`~mechdesign.engines.kernel_lp.RIGOROUS_TOLERANCE` of the bound, ``iteration_limit`` after
     :data:`BOUND_ROUNDS` bounds that were not, ``time_limit`` or ``solver_error`` as the LPs stopped."""
     start = time.perf_counter()
     n, m = L.shape
@@ -251,3 +270,72 @@ def solve_by_interval_partitions(
         status=status,
         nonzeros=nonzeros,
     )
+
+
+# ------------------------------------------------------------------ the engines
+def _worst_case_reason(problem) -> str | None:
+    return uncompiled_reason(problem.spec) or problem.rules.worst_case_loss_reason()
+
+
+class IntervalPartitions(EngineBase):
+    """Engine ``interval-partitions``: the ε-LDP worst case of |x − y| by the interval-partition master
+    (:func:`solve_by_interval_partitions`). When it stops short of its bound, its kernel and bound are carried to
+    ``worst-case-kernel-lp``, which keeps the better of the two."""
+
+    name = "interval-partitions"
+    solves = "worst-case expected |x − y| under ε-LDP: the interval-partition master and given-prior bounds"
+
+    def applies(self, problem) -> str | None:
+        spec = problem.spec
+        reason = _worst_case_reason(problem)
+        if reason is not None:
+            return reason
+        from mechdesign.privacy.registry import rules
+
+        if rules(spec.prior_set, spec.n).equivalent_c() != 0:
+            return "the prior set is not the simplex (ε-LDP)"
+        if spec.objective.loss != "absolute":
+            return "the loss is not absolute (|x − y|)"
+        if spec.n < 2:
+            return "N < 2"
+        return None
+
+    def run(self, problem, budget):
+        from mechdesign.objectives.compile import exp_minus_epsilon_down, loss_matrix
+
+        spec = problem.spec
+        L = np.ascontiguousarray(loss_matrix(spec), dtype=float)
+        res = solve_by_interval_partitions(
+            L, exp_minus_epsilon_down(spec), time_limit=budget.remaining(), verbose=bool(spec.solver.verbose)
+        )
+        problem.carried[self.name] = res
+        return kernel_lp_outcome(res, +1)
+
+
+class WorstCaseKernelLP(EngineBase):
+    """Engine ``worst-case-kernel-lp``: min max_{P∈Q_X(c)} Σ P(x) L_xy K_xy by :func:`solve_worst_case_kernel_lp`
+    (a probe at the uniform prior, then output generation with the epigraph rows), never compiled whole."""
+
+    name = "worst-case-kernel-lp"
+    solves = (
+        "worst-case expected loss over Q_X(c) or all priors: uniform-prior probe, output generation with the epigraph"
+    )
+
+    def applies(self, problem) -> str | None:
+        return _worst_case_reason(problem)
+
+    def run(self, problem, budget):
+        from mechdesign.objectives.compile import exp_minus_epsilon_down, loss_matrix
+        from mechdesign.privacy.registry import rules
+
+        spec = problem.spec
+        res = solve_worst_case_kernel_lp(
+            loss_matrix(spec),
+            rules(spec.prior_set, spec.n).equivalent_c(),
+            exp_minus_epsilon_down(spec),
+            time_limit=budget.remaining(),
+            verbose=bool(spec.solver.verbose),
+            interval_partitions=False,
+            first=problem.carried.get(IntervalPartitions.name),
+        )
+        return kernel_lp_outcome(res, +1)

@@ -1,6 +1,6 @@
 """Closed-form upper bounds on every pair LP of the Dobrushin coefficient, from mass shifts inside the prior set.
 
-The pair LP of :mod:`mechdesign.objectives.dobrushin_pairs` is  v(a, b) = max p_a − p_b  over binary kernels
+The pair LP of :mod:`mechdesign.engines.dobrushin_pairs` is  v(a, b) = max p_a − p_b  over binary kernels
 [p, 1 − p] that are (ε,𝒫)-PML (Dobrushin paper, Lemma 3). This module bounds all N(N − 1)/2 of them at once,
 without an LP, by a short argument written here (the paper proves Theorem 1 otherwise, by classifying the
 mechanisms by their zeros; for 𝒫 = Q_X(c) this argument gives its value Ξ(ε,c) as an upper bound):

@@ -11,7 +11,7 @@ one LP per symbol.) Every pair LP has the *same* feasible set; only the objectiv
 model is built once and kept: each pair changes two costs and re-solves from the previous optimal
 basis (primal simplex; the old vertex stays feasible). Pairs are solved in branch-and-bound order:
 
-* **A closed-form bound on every pair before any LP** (:mod:`mechdesign.objectives.dobrushin_shift`):
+* **A closed-form bound on every pair before any LP** (:mod:`mechdesign.engines.dobrushin_shift`):
   v(a, b) ≤ min{1, (e^ε − 1)/(1 + κ_ab e^ε)} when 𝒫 holds two priors that differ by mass κ_ab moved
   between a and b (for Q_X(c) it is Theorem 1's Ξ(ε,c)). Where a pair reaches it, one LP settles every pair.
 * **A bound on every pair from every dual solution.** Written as minimisation (min p_b − p_a), weak
@@ -24,7 +24,7 @@ basis (primal simplex; the old vertex stays feasible). Pairs are solved in branc
   (v is symmetric: swapping the two outputs maps feasible kernels to feasible kernels; TV ≤ 1).
 * **Incumbent.** Each solution p gives the feasible value max p − min p ≥ v(a, b).
 * **Order and stop.** The unsolved pair with the largest bound is solved next (ties: the pair of lightest
-  symbols, :func:`~mechdesign.objectives.dobrushin_shift.pair_order_score`); the loop stops when no
+  symbols, :func:`~mechdesign.engines.dobrushin_shift.pair_order_score`); the loop stops when no
   unsolved pair's bound exceeds the incumbent (relative 1e-9): at once when the incumbent reaches 1.
   The bound handed to the certificate is the largest bound over *all* pairs, so it is a true upper
   bound on η_TV whatever the solver's accuracy.
@@ -47,14 +47,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from mechdesign.lp.threads import highs_threads
 from mechdesign.lp.program import LinearProgram, LPBuilder
-from mechdesign.lp.solve import Status, _highs_model, solve_lp
-from mechdesign.objectives.compile import add_pml_kernel
-from mechdesign.objectives.dobrushin_shift import next_pair, pair_order_score, pair_shift_bounds
+from mechdesign.engines.base import EngineBase
+from mechdesign.engines.output_generation import solve_kernel_lp_compiled
+from mechdesign.lp.solve import Status, highs_model
+from mechdesign.objectives.compile import add_pml_kernel_with_layout
+from mechdesign.engines.dobrushin_shift import next_pair, pair_order_score, pair_shift_bounds
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.lp.highs import configured_highs, set_seconds_left
 from mechdesign.lp.incumbent import offer
 from mechdesign.lp.interrupt import run_interruptible
 
@@ -148,39 +149,20 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
     t0 = time.perf_counter()
     n = spec.n
     b = LPBuilder()
-    K = add_pml_kernel(b, spec, 2)
+    K, layout = add_pml_kernel_with_layout(b, spec, 2)
     p = K[:, 0]
     lp = b.build((p[:1], np.zeros(1)), sense=-1)  # costs set per pair below (minimise p_b − p_a)
     bounds = PairBounds(lp, p)
     np.minimum(bounds.bound, pair_shift_bounds(spec), out=bounds.bound)  # closed forms, no LP (dobrushin_shift.py)
     score = pair_order_score(spec.prior_set, n)  # among equal bounds, the pair likeliest to attain its bound first
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(spec.solver.verbose))
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")  # keep the basis between pairs
-    h.setOptionValue("simplex_strategy", 4)  # primal: the previous vertex stays feasible
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.setOptionValue("threads", highs_threads())  # one count per process (lp/threads.py)
-    h.passModel(_highs_model(lp))
+    # primal simplex without presolve: the basis, and the previous vertex, stay between pairs
+    h = configured_highs("warm_simplex", verbose=bool(spec.solver.verbose))
+    h.passModel(highs_model(lp))
     compile_seconds += time.perf_counter() - t0
 
     start = time.perf_counter()
     budget = spec.solver.time_limit
-    # the other guarantees of a ``privacy`` list (a metric, another prior set) need not be symmetric under the
-    # swaps of the prior set's classes: with them, every symbol is its own class
-    classes = np.arange(n) if spec.extra_guarantees else symbol_classes(spec.prior_set, n)
-    first = {}
-    second = {}
-    for x, k in enumerate(classes):
-        (second if k in first and k not in second else first).setdefault(int(k), x)
-    representative = np.zeros((n, n), bool)  # one pair per unordered pair of classes (module doc)
-    for i, a in first.items():
-        for j, c in first.items():
-            if i < j:
-                representative[a, c] = representative[c, a] = True
-        if i in second:
-            representative[a, second[i]] = representative[second[i], a] = True
+    representative = _representative_pairs(spec, n)
     solved = ~representative
     incumbent, best_p = -np.inf, None
     lps = iterations = 0
@@ -209,13 +191,8 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
             sol = h.getSolution()
             x, y = np.asarray(sol.col_value, float), np.asarray(sol.row_dual, float)
         else:  # from scratch, with solve_lp's fallbacks
-            cost = np.zeros(lp.num_cols)
-            cost[prev] = [-1.0, 1.0]
-            one = solve_lp(
-                replace(lp, c=cost),
-                spec.solver,
-                time_limit=None if budget is None else max(budget - (time.perf_counter() - start), 1e-3),
-            )
+            left = None if budget is None else max(budget - (time.perf_counter() - start), 1e-3)
+            one = _pair_from_scratch(lp, layout, prev, spec, left)
             iterations += one.iterations
             if one.status is not Status.OPTIMAL or one.row_dual is None:
                 status, message = one.status, f"pair {a},{c}: {one.message}"
@@ -263,3 +240,56 @@ def solve_dobrushin_pairs(spec: Spec, compile_seconds: float = 0.0) -> PlanOutco
         message=message
         or f"optimal: {lps} of {pairs} pair LPs (one per pair of symbol classes) solved, the others bounded by closed forms and duals",
     )
+
+
+def _representative_pairs(spec: Spec, n: int) -> np.ndarray:
+    """One pair per unordered pair of symbol classes (module doc), as a symmetric N × N mask. The other guarantees
+    of a ``privacy`` list (a metric, another prior set) need not be symmetric under the swaps of the prior set's
+    classes: with them, every symbol is its own class."""
+    classes = np.arange(n) if spec.extra_guarantees else symbol_classes(spec.prior_set, n)
+    first = {}
+    second = {}
+    for x, k in enumerate(classes):
+        (second if k in first and k not in second else first).setdefault(int(k), x)
+    representative = np.zeros((n, n), bool)
+    for i, a in first.items():
+        for j, c in first.items():
+            if i < j:
+                representative[a, c] = representative[c, a] = True
+        if i in second:
+            representative[a, second[i]] = representative[second[i], a] = True
+    return representative
+
+
+def _pair_from_scratch(lp: LinearProgram, layout, pair: list[int], spec: Spec, time_limit: float | None):
+    """The pair LP min p_b − p_a (``pair`` = [p_a's column, p_b's column]) solved from scratch, with the fallback
+    ladder, when the warm model did not finish it as optimal."""
+    cost = np.zeros(lp.num_cols)
+    cost[pair] = [-1.0, 1.0]
+    return solve_kernel_lp_compiled(replace(lp, c=cost), spec.solver, time_limit=time_limit, layout=layout)
+
+
+class DobrushinPairs(EngineBase):
+    """Engine ``dobrushin-pairs``: the Dobrushin coefficient over a prior set that is not permutation invariant, the
+    pair LPs solved lazily in one warm-started model (:func:`solve_dobrushin_pairs`)."""
+
+    name = "dobrushin-pairs"
+    solves = "the Dobrushin coefficient: N(N−1)/2 pair LPs solved lazily in one warm-started HiGHS model"
+
+    def applies(self, problem) -> str | None:
+        from mechdesign.privacy.priors import is_permutation_invariant
+
+        spec = problem.spec
+        if spec.solver.backend != "highs":
+            return f"solver.backend is {spec.solver.backend}"
+        if spec.solver.method == "exact":
+            return "solver.method is exact (the compiled pair LPs by the rational simplex)"
+        if is_permutation_invariant(spec.prior_set, spec.n):
+            return "the prior set is permutation invariant (one pair LP is the whole design)"
+        return None
+
+    def run(self, problem, budget):
+        return solve_dobrushin_pairs(problem.spec)
+
+    def hands_over(self, outcome):
+        return None

@@ -1,4 +1,4 @@
-"""f-divergences at large N: tangent and secant linear programs (see :mod:`mechdesign.objectives.sublinear`).
+"""f-divergences at large N: tangent and secant linear programs (see :mod:`mechdesign.engines.sublinear`).
 
 The utility of a column k is μ(k) = G(P0·k, P1·k), G(a, b) = b f(a/b), and every column's likelihood
 ratio a/b lies in [u_min, u_max] = [min_x P0_x/P1_x, max_x P0_x/P1_x]. On a grid
@@ -16,7 +16,7 @@ per line (outputs with the same line merge: the objective is then linear):
     (S)  maximise Σ_i s_i·K(:, i)   over (ε,𝒫)-PML kernels   — its value bounds the optimum above.
 
 Each round solves both (compile.add_pml_kernel; output generation prices the outputs exactly for
-min_mass and simplex, :mod:`mechdesign.lp.colgen`); the columns of (L)'s kernel join a pool of rays whose
+min_mass and simplex, :mod:`mechdesign.engines.output_generation`); the columns of (L)'s kernel join a pool of rays whose
 ray LP (P) gives the design (utility computed from μ; a basic solution uses at most N rays); the upper
 bound is weak duality on (S) (:func:`mechdesign.lp.program.dual_bound`, valid for any multipliers). The grid
 is refined at the ratios of the columns that (S) and (L) use (the secant error there shrinks
@@ -40,7 +40,9 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from mechdesign.objectives.compile import add_pml_kernel
+from mechdesign.engines.fixed_outputs import FixedDesign
+from mechdesign.engines.output_generation import solve_kernel_lp_compiled
+from mechdesign.objectives.compile import add_pml_kernel_with_layout
 from mechdesign.lp.incumbent import design_problem, offer
 from mechdesign.lp.program import LPBuilder, dual_bound
 from mechdesign.lp.solve import Status, solve_lp
@@ -167,13 +169,13 @@ def _kernel_lp(spec: Spec, gains: np.ndarray, m: int | None = None):
     compile.add_pml_kernel), Σ s_i ≤ M. A kernel with M columns merges its columns that share a
     line (post-processing, the objective is linear on them), so the restriction is exact."""
     b = LPBuilder()
-    K = add_pml_kernel(b, spec, gains.shape[1])
+    K, layout = add_pml_kernel_with_layout(b, spec, gains.shape[1])
     if m is not None:
         T = gains.shape[1]
         s = b.variables("s", (T,), lower=0.0, upper=1.0, integer=True)
         b.rows(np.stack([b.blocks["t"], s], -1), np.array([1.0, -1.0]), -np.inf, 0.0)
         b.rows(s[None, :], np.ones((1, T)), -np.inf, float(m))
-    return b.build((K, gains), sense=-1), K
+    return b.build((K, gains), sense=-1), K, layout
 
 
 def _used_columns(Kx: np.ndarray) -> np.ndarray:
@@ -201,11 +203,11 @@ def design_tangent_secant(spec: Spec, tol: float = 1e-7):
     while True:
         rounds += 1
         tangents = grid[grid > 0]
-        lp_l, K_l = _kernel_lp(spec, tangent_gains(obj.f, tangents, P0, P1))
-        sol_l = solve_lp(lp_l, spec.solver, time_limit=remaining())
-        lp_s, K_s = _kernel_lp(spec, secant_gains(obj.f, grid, tail, P0, P1))
+        lp_l, K_l, layout = _kernel_lp(spec, tangent_gains(obj.f, tangents, P0, P1))
+        sol_l = solve_kernel_lp_compiled(lp_l, spec.solver, time_limit=remaining(), layout=layout)
+        lp_s, K_s, layout = _kernel_lp(spec, secant_gains(obj.f, grid, tail, P0, P1))
         with design_problem(lp_s):  # (S)'s value bounds the design: its bound serves Ctrl-C (lp/incumbent.py)
-            sol_s = solve_lp(lp_s, spec.solver, time_limit=remaining())
+            sol_s = solve_kernel_lp_compiled(lp_s, spec.solver, time_limit=remaining(), layout=layout)
         if sol_l.x is None or sol_l.status is not Status.OPTIMAL:
             break
         cols = {
@@ -271,7 +273,7 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
             (False, tangent_gains(obj.f, grid[grid > 0], P0, P1)),
             (True, secant_gains(obj.f, grid, tail, P0, P1)),
         ):
-            lp, K = _kernel_lp(spec, gains, m)
+            lp, K, _ = _kernel_lp(spec, gains, m)  # a MIP: solve_lp
             with design_problem(lp) if secant else nullcontext():  # the secant MIP bounds the M-output design
                 sol = solve_lp(lp, spec.solver, time_limit=remaining)
             if sol.x is None:
@@ -297,3 +299,18 @@ def design_tangent_secant_fixed(spec: Spec, m: int, tol: float = 1e-7, time_limi
             break
         grid = grown
     return best_K, best_v, (bound if math.isfinite(bound) else None), rounds, time.perf_counter() - t0
+
+
+def _fixed_tangent_secant(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound) -> FixedDesign | None:
+    """Fixed M past vertex enumeration: tangent/secant MIPs with at most M outputs (a design and a bound)."""
+    K, v, bound, rounds, sec = design_tangent_secant_fixed(spec, m, time_limit=spec.solver.time_limit or 30.0)
+    if K is not None and v >= greedy_val:
+        bound = cap(bound) if bound is not None else auto_bound
+        return FixedDesign(
+            K,
+            v,
+            bound,
+            f"tangent/secant MIPs with at most {m} outputs ({rounds} rounds, {sec:.2f} s)",
+            bound is not None and bound - v <= 1e-7 * max(1.0, abs(v)),
+        )
+    return None

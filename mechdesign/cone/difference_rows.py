@@ -1,8 +1,8 @@
 """Coupling rows of the worst-case restricted LP premultiplied by difference matrices.
 
-Output generation with the worst-case prior's epigraph (:func:`mechdesign.lp.colgen.generate_outputs`) couples
+Output generation with the worst-case prior's epigraph (:func:`mechdesign.engines.output_generation.generate_outputs`) couples
 every output through 2N rows: the row sums Σ_y K_xy = 1 and the epigraph rows Σ_y G_xy K_xy ≤ τ. An output
-enters at a two- or three-level ray of 𝒦 (:func:`mechdesign.lp.colgen.price`), so its block of the simplex basis
+enters at a two- or three-level ray of 𝒦 (:func:`mechdesign.cone.pricing.price`), so its block of the simplex basis
 puts a dense N-vector into each group of coupling rows, and the factorisation of the basis (after every model
 change, HiGHS factors it anew) fills in a dense kernel of about 2N × 2N: 1–3 s at N = 1000 and 5–20 s at N = 3000
 (docs/explanation/performance-notes.md, section "Output generation").
@@ -19,7 +19,7 @@ difference D ((Dv)_0 = v_0, (Dv)_h = v_h − v_{h−1}; lower bidiagonal, invert
 
 The feasible set and the optimum are unchanged. Multipliers map back by the transpose: π = Dᵀ π_D for the row
 sums and μ = (D^k)ᵀ μ_D for the epigraph rows; the bound a design reports is evaluated from those on the original
-LP (:func:`mechdesign.lp.worst_case_engine.worst_case_bound`), so it is a true bound whatever the transformed LP's
+LP (:func:`mechdesign.engines.worst_case.worst_case_bound`), so it is a true bound whatever the transformed LP's
 accuracy, and the reported value is computed from the kernel itself.
 """
 

@@ -1,7 +1,7 @@
 """The restricted ray LP of column generation, kept light: a live HiGHS model over the *active* rays and a
 pool of the rays set aside, so that mutual information at N = 100 keeps a small master.
 
-The restricted master of :func:`mechdesign.objectives.sublinear.design_column_generation` is
+The restricted master of :func:`mechdesign.engines.sublinear.design_column_generation` is
 
     (P_S)  maximise Σ_{r ∈ S} θ_r μ(r)   s.t.  Σ_{r ∈ S} θ_r r = 1 (N rows),  θ ≥ 0,
 
@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.lp.highs import configured_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.threads import highs_threads
 
 __all__ = ["PooledRayLP", "ACTIVE_CAP_PER_ROW"]
 
@@ -48,13 +47,8 @@ class PooledRayLP:
     def __init__(self, n: int, cap: int | None = None):
         import highspy
 
-        self.h = h = new_highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", highs_threads())
-        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-        h.setOptionValue("presolve", "off")
-        h.setOptionValue("simplex_strategy", 4)  # primal: the basis stays primal feasible as columns are added
+        # primal simplex, no presolve: the basis stays primal feasible as columns are added
+        self.h = h = configured_highs("ray_pool")
         # rows 0..n−1: T + Σ θ_r d_r = 1; row n: Σ θ_r b_r − T = 0 (the sparse column form, _base_and_deviation)
         h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
         h.addRows(1, np.zeros(1), np.zeros(1), 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))

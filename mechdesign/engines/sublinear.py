@@ -49,7 +49,7 @@ Past :data:`PRICE_NODE_LIMIT` nodes a family keeps the bounds of its open nodes
 root relaxation is already exact. For a non-uniform P the pricing is NP-hard in
 general (subset sum). The ray LP is kept live in HiGHS (columns added, warm
 started; past 50·N columns the nonbasic ones of least reduced value wait in a pool,
-:mod:`mechdesign.objectives.ray_pool`) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`). For mutual
+:mod:`mechdesign.engines.ray_pool`) and pricing is at Wentges-smoothed duals (:data:`CG_SMOOTHING`). For mutual
 information the column generation starts from the best dual of the form λ = a + b·P (2-row aggregated cutting
 planes, :mod:`mechdesign.objectives.mi_dual_start`: the optimal duals of a Dirichlet prior are nearly affine in P):
 its rays and one family's cyclic shifts are the first LP, its λ and its certified bound the first centre. Measured
@@ -58,11 +58,11 @@ to 1e-7 relative in 2–40 s for Dirichlet priors, but priors with small integer
 (many ties) can stop at 1e-6–1e-4 when the branch and bound cannot finish: the gap is
 then reported (``suboptimal``).
 
-**Other objectives past the exact threshold** (:func:`choose_method`): f-divergences by tangent/secant
-LPs over likelihood ratios, any prior set (:mod:`mechdesign.objectives.fdiv_lines`); Bayes vulnerability by the
+**Other objectives past the exact threshold** (the engines after ``ray-lp`` on the route, :mod:`mechdesign.engines.routing`): f-divergences by tangent/secant
+LPs over likelihood ratios, any prior set (:mod:`mechdesign.engines.fdiv_lines`); Bayes vulnerability by the
 exact LP max Σ_x P(x) K_xx (:func:`design_bayes_lp`); mutual information over point, hull, box and
 l1_ball prior sets is refused with a clear error. A fixed output size below the rays used goes to
-:mod:`mechdesign.objectives.fixed_outputs`.
+:mod:`mechdesign.engines.fixed_outputs`.
 """
 
 from __future__ import annotations
@@ -79,11 +79,11 @@ from mechdesign.privacy.ray_families import families, start_rays
 from mechdesign.lp.solve import Status
 from mechdesign.spec.models import Spec
 from mechdesign.objectives.mi_dual_start import affine_dual_start
-from mechdesign.objectives.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
+from mechdesign.engines.fixed_outputs import FixedHooks, columns_as_rays, design_fixed_outputs
 from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.lp.incumbent import offer
 from mechdesign.lp.progress import report
-from mechdesign.objectives.ray_pool import PooledRayLP
+from mechdesign.engines.ray_pool import PooledRayLP
 from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray engine's public names)
     CG_TIME_LIMIT,
     RayDesign,
@@ -219,16 +219,8 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
     if spec.epsilon.value == 0 or not fams:
         return design_exact(spec, np.ones((1, n)) if spec.epsilon.value == 0 else np.eye(n))
     pricer = _pricer(spec, fams)
-    R = start_rays(spec, fams)
     # center: the duals of the best bound so far (pricing is at a point between them and the LP's)
-    best_bound, center = math.inf, None
-    dual_start = DUAL_STARTS.get(spec.objective.kind) if spec.solver.backend == "highs" else None
-    if dual_start is not None:  # e.g. cutting planes over λ = a + b·P first (objectives/mi_dual_start.py)
-        Rw, _, best_bound, center = dual_start(spec, R, mu_fn, pricer, tol, AFFINE_START_SHARE * limit)
-        if len(Rw):  # the LP starts from those rays and one family's cyclic shifts (feasible), not all families' shifts
-            cover = start_rays(spec, fams, [_best_family(fams, mu_fn, start_rays, spec)])
-            in_cover = {c.tobytes() for c in cover}
-            R = np.vstack([cover, Rw[[r.tobytes() not in in_cover for r in Rw]]])
+    R, best_bound, center = _starting_rays(spec, fams, mu_fn, pricer, tol, limit)
     mu = mu_fn(R)
     seen = {r.tobytes() for r in R}
     live = PooledRayLP(n) if spec.solver.backend == "highs" else None
@@ -250,20 +242,9 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
         floor = tol * max(abs(value), 1e-6) / n  # N·floor: the gap left when no ray prices above it
         out_of_time = time.perf_counter() - t0 > limit
         points = [lam] if center is None or alpha == 0 else [alpha * center + (1 - alpha) * lam, lam]
-        fresh = []
-        for lam_p in points:
-            new, g_cert, note = pricer.price(lam_p, floor, out_of_time, seen)
-            b = _pricing_bound(lam_p, g_cert, n)
-            if b < best_bound:
-                best_bound, center = b, lam_p
-            if best_bound - value <= tol * max(abs(value), 1e-9) or out_of_time:
-                break
-            Rn = np.vstack(new) if new else np.zeros((0, n))
-            fresh = [r for r in Rn if r.tobytes() not in seen]
-            if fresh:
-                Rn = np.array(fresh)
-                if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
-                    break  # some ray improves the LP (else: a misprice, price at the LP's duals)
+        fresh, best_bound, center, note = _price_round(
+            pricer, points, lam, value, (best_bound, center), floor, out_of_time, seen, mu_fn, tol, n
+        )
         report(phase="column generation", round=it, gap=max(best_bound - value, 0.0), detail=f"{len(R)} rays")
         used = theta > 1e-12  # the master's kernel is feasible, its bound valid: held for Ctrl-C (lp/incumbent.py)
         offer((R[used] * theta[used, None]).T, best_bound, source=f"column generation, round {it}", stream=live)
@@ -283,6 +264,44 @@ def design_column_generation(spec: Spec, tol: float = 1e-7) -> RayDesign:
     return RayDesign(
         R, theta, lam, value, best_bound, method, it, time.perf_counter() - t0, (n, len(R), int(np.count_nonzero(R)))
     )
+
+
+def _starting_rays(spec: Spec, fams, mu_fn, pricer, tol: float, limit: float):
+    """The first rays of column generation, and the best bound and its duals when a dual start ran (else ∞, None):
+    the families' start rays, or after the objective's dual start (cutting planes over λ = a + b·P,
+    objectives/mi_dual_start.py) its rays with one family's cyclic shifts (feasible), not all families' shifts."""
+    R = start_rays(spec, fams)
+    best_bound, center = math.inf, None
+    dual_start = DUAL_STARTS.get(spec.objective.kind) if spec.solver.backend == "highs" else None
+    if dual_start is not None:
+        Rw, _, best_bound, center = dual_start(spec, R, mu_fn, pricer, tol, AFFINE_START_SHARE * limit)
+        if len(Rw):
+            cover = start_rays(spec, fams, [_best_family(fams, mu_fn, start_rays, spec)])
+            in_cover = {c.tobytes() for c in cover}
+            R = np.vstack([cover, Rw[[r.tobytes() not in in_cover for r in Rw]]])
+    return R, best_bound, center
+
+
+def _price_round(pricer, points, lam, value, best, floor, out_of_time, seen, mu_fn, tol, n):
+    """Price at each point (the smoothed duals, then the LP's): the new rays not seen yet, the best bound and its
+    duals (``best`` updated), and the pricer's note. Stops at the first point whose rays improve the LP, or when
+    the bound meets the value or time is out."""
+    best_bound, center = best
+    fresh, note = [], ""
+    for lam_p in points:
+        new, g_cert, note = pricer.price(lam_p, floor, out_of_time, seen)
+        b = _pricing_bound(lam_p, g_cert, n)
+        if b < best_bound:
+            best_bound, center = b, lam_p
+        if best_bound - value <= tol * max(abs(value), 1e-9) or out_of_time:
+            break
+        Rn = np.vstack(new) if new else np.zeros((0, n))
+        fresh = [r for r in Rn if r.tobytes() not in seen]
+        if fresh:
+            Rn = np.array(fresh)
+            if np.any(mu_fn(Rn) - Rn @ lam > floor * Rn.sum(axis=1)):
+                break  # some ray improves the LP (else: a misprice, price at the LP's duals)
+    return fresh, best_bound, center, note
 
 
 def choose_method(spec: Spec, scalable: str | None = None) -> str:
@@ -307,16 +326,16 @@ def choose_method(spec: Spec, scalable: str | None = None) -> str:
 
 # ------------------------------------------------------------------ pipeline
 def solve_sublinear(
-    spec: Spec, scalable: tuple[str, Callable[[Spec], RayDesign]] | None = None, fixed_hooks: FixedHooks | None = None
+    spec: Spec, design: Callable[[Spec], RayDesign] | None = None, fixed_hooks: FixedHooks | None = None
 ) -> PlanOutcome:
     """The program for sublinear objectives: rays → (P) → kernel (certified by ``design``).
 
-    ``scalable`` is the objective's (name, method) past the exact threshold; ``fixed_hooks`` its own
-    methods for a fixed output size below the rays used (:mod:`mechdesign.objectives.fixed_outputs`).
+    ``design`` is the engine's method (default :func:`design_exact`, every extreme ray listed; column generation,
+    tangent/secant LPs or the Bayes LP past that); ``fixed_hooks`` the objective's own methods for a fixed output
+    size below the rays used (:mod:`mechdesign.engines.fixed_outputs`).
     The outcome's ``rays`` are the extreme rays used by the optimum (normalised to max entry 1).
     """
-    method = choose_method(spec, None if scalable is None else scalable[0])
-    rd = design_exact(spec) if method == "exact" else scalable[1](spec)
+    rd = (design or design_exact)(spec)
     K = rays = value = bound = None
     if rd.theta is not None:
         m = None if spec.output_size == "auto" else spec.output_size
