@@ -168,7 +168,7 @@ def main(argv=None):
         "",
         f"Command: `python benchmarks/frequency_estimation.py{' --quick' if args.quick else ''}`, commit {commit}, "
         "2 cores shared with other jobs (times are wall clock, noisy). rel. gap = (U − dual bound)/U, the bound being "
-        "the rigorous Lagrangian bound of mechdesign/objectives/a_optimal.py (symmetric: the closed form minus its "
+        "the rigorous Lagrangian bound of mechdesign/engines/a_optimal.py (symmetric: the closed form minus its "
         "rounding).",
         "",
         "## Exact: all extreme rays listed, Dirichlet(1) prior (seed 0), full design with certification",

@@ -579,8 +579,8 @@ def design(source: Any) -> DesignResult:
     spec = load_spec(source)
     accuracy = None
     if spec.epsilon_requirement is not None and spec.epsilon_requirement.accuracy is not None:
-        # epsilon: {accuracy: ...} → ε_hi of a certified bracket (objectives/accuracy_epsilon.py)
-        from mechdesign.objectives.accuracy_epsilon import resolve_accuracy
+        # epsilon: {accuracy: ...} → ε_hi of a certified bracket (engines/accuracy_epsilon.py)
+        from mechdesign.engines.accuracy_epsilon import resolve_accuracy
 
         original = spec
         spec, accuracy = resolve_accuracy(spec)
@@ -606,7 +606,7 @@ def design(source: Any) -> DesignResult:
 def _meet_accuracy(original: Spec, result: DesignResult, accuracy, t0: float, incumbent) -> DesignResult:
     """The certified kernel at ε_hi is checked on its own accuracy; when its rounding misses the target, ε_hi is
     raised by the bracket's width and the design redone (at most 4 times)."""
-    from mechdesign.objectives.accuracy_epsilon import accuracy_target, bump, meets_target
+    from mechdesign.engines.accuracy_epsilon import accuracy_target, bump, meets_target
     from mechdesign.objectives.frequency_estimation import estimation_priors
 
     acc = original.epsilon_requirement.accuracy

@@ -124,12 +124,12 @@ def _spec_epsilon(ps, n: int, protect: str | None, no_disclosure: bool, no_singl
 
 def run_accuracy(spec_path: str, rmse: float | None, max_sd: float | None, n: int | None, width: float) -> dict:
     """The certified bracket [eps_lo, eps_hi] of the smallest eps whose optimal frequency-estimation design meets
-    the accuracy (:mod:`mechdesign.objectives.accuracy_epsilon`)."""
+    the accuracy (:mod:`mechdesign.engines.accuracy_epsilon`)."""
     from pathlib import Path
 
     import yaml
 
-    from mechdesign.objectives.accuracy_epsilon import resolve_accuracy
+    from mechdesign.engines.accuracy_epsilon import resolve_accuracy
     from mechdesign.spec.models import load_spec
 
     if (rmse is None) == (max_sd is None):

@@ -1,7 +1,7 @@
 """A-optimal frequency estimation at the uniform prior over a permutation-invariant prior set: the class reduction.
 
 Setting: P uniform, 𝒫 = simplex (ε-LDP) or Q_X(c) (min_mass), no other privacy constraint. The cone C(ε,𝒫) and U
-are then invariant under permuting the symbols, and U is convex in the ray weights θ (:mod:`a_optimal`), so
+are then invariant under permuting the symbols, and U is convex in the ray weights θ (:mod:`mechdesign.engines.a_optimal`), so
 averaging an optimal θ over all N! permutations gives an optimal θ̄ that is constant on each orbit ("class") of
 rays. Every extreme ray belongs to a family of :func:`mechdesign.privacy.ray_families.families` (two levels, or
 {0, w, 1}), and the rays of one family are the permutations of one pattern r: a class.

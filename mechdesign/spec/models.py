@@ -840,7 +840,7 @@ class EpsilonRequirement(_Model):
     """ε chosen from a requirement: ``epsilon: {protect: {min_entropy: 2.0}}`` (the largest ε that guarantees it;
     several requirements: the smallest of their ε; :func:`mechdesign.theory.epsilon_requirement.resolve_spec`), or
     ``epsilon: {accuracy: {rmse: 0.01, n: 100000}}`` (the smallest ε whose optimal frequency-estimation design
-    meets the accuracy; :mod:`mechdesign.objectives.accuracy_epsilon`)."""
+    meets the accuracy; :mod:`mechdesign.engines.accuracy_epsilon`)."""
 
     protect: Optional[ProtectRequirement] = None
     accuracy: Optional[AccuracyRequirement] = None

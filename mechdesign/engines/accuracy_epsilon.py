@@ -124,11 +124,12 @@ def _decimal(x: float) -> str:
 
 def _evaluate(spec: Spec, kind: str, eps_text: str, symmetric_only: bool):
     """(lower bound, upper value) of the target quantity at ε."""
-    from mechdesign.objectives.frequency_estimation import FrequencyEstimation, _symmetric_case, estimation_priors
+    from mechdesign.engines.frequency_estimation import solve_frequency
+    from mechdesign.objectives.frequency_estimation import estimation_priors, symmetric_case
 
     s = _at(spec, eps_text)
     n = s.n
-    if _symmetric_case(s):
+    if symmetric_case(s):
         from mechdesign.objectives.frequency_symmetric import symmetric_optimum
         from mechdesign.privacy.ray_families import families
 
@@ -136,7 +137,7 @@ def _evaluate(spec: Spec, kind: str, eps_text: str, symmetric_only: bool):
         # balanced optimum at the uniform prior: every C_xx = U/N
         scale = 1.0 if kind == "rmse" else 1.0 / n
         return opt.bound * scale, opt.value * scale
-    outcome = FrequencyEstimation(s).solve()
+    outcome = solve_frequency(s)
     lower = -math.inf if outcome.bound is None else outcome.bound
     if kind == "max_sd":
         lower /= n
