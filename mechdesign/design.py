@@ -18,8 +18,8 @@ import numpy as np
 
 from mechdesign.theory import bounds
 
-from mechdesign.certify.exact import GRID, GRID_BITS, ExactKernel, check_pml, repair, to_grid
-from mechdesign.certify.stage import certify_on_fine_grid
+from mechdesign.certify.exact import GRID, GRID_BITS, ExactKernel, check_pml
+from mechdesign.certify.stage import certify_kernel
 from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees, metric_envelope, private_under_spec
 from mechdesign.certify.saturation import ratio_cap
 from mechdesign.lp.solve import Status
@@ -306,10 +306,10 @@ def certify_design(
     the emitted kernel's gap closed (:func:`gap_closed`), on every grid (on a coarse grid the utility
     lost by rounding counts). When the repair snapped the kernel to a coarser grid (a few ulps of
     utility, which matter for optima of 1e−9), the repair without snapping is tried too and the
-    better kernel kept.
+    better kernel kept (:func:`mechdesign.certify.stage.certify_kernel`).
 
     ``overwrite_kernel``: ``K`` is the caller's to give away (the solver's fresh array): the 2^−52 rounding may
-    write its floats over it (:func:`mechdesign.certify.stage.certify_on_fine_grid`), and the returned float
+    write its floats over it (:func:`mechdesign.certify.stage.certify_kernel`), and the returned float
     kernel may be ``K`` itself. ``K`` then holds, row by row, its rounding (which rounds to the same exact kernel)
     or, when the repair mixed in one pass, the whole mixed kernel (Ctrl-C is held back while it is written).
     """
@@ -319,23 +319,23 @@ def certify_design(
     bits = spec.solver.denominator_bits
     if spec.extra_guarantees:  # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
         K = metric_envelope(K, spec)
-    # Q_X(c) on the grid 2^-52: the same kernel in fused passes over the rows (certify/stage.py); else as below
-    fused = certify_on_fine_grid(K, spec.prior_set, bound_e, bits, overwrite=overwrite_kernel)
-    if fused is not None:
-        gridded, exact, weight, check, kernel = fused.gridded, fused.kernel, fused.weight, fused.check, fused.floats
-    else:
-        gridded = to_grid(K)
-        exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
-        kernel = exact.to_float()
-    objective = _emitted_value(rules, exact, kernel, check)
-    # Only a snapped kernel can differ: when the repair mixed (weight > 0) its snapping had failed, and the
-    # repair without snapping is the same deterministic mixing, so re-running it would give the same kernel.
-    if bits == 52 and gridded is not None and exact.denominator != gridded.denominator and weight == 0:
-        alt, alt_weight, alt_check = repair(gridded, spec.prior_set, bound_e, bits=bits, snap=False)
-        alt_kernel = alt.to_float()
-        alt_objective = _emitted_value(rules, alt, alt_kernel, alt_check)
-        if alt_check.feasible and sense * alt_objective < sense * objective:
-            exact, weight, check, kernel, objective = alt, alt_weight, alt_check, alt_kernel, alt_objective
+    # to the grid, exact check, repair, check again (certify/stage.py)
+    staged = certify_kernel(
+        K,
+        spec.prior_set,
+        bound_e,
+        bits,
+        value=lambda exact, floats, check: _emitted_value(rules, exact, floats, check),
+        sense=sense,
+        overwrite=overwrite_kernel,
+    )
+    exact, weight, check, kernel, objective = (
+        staged.kernel,
+        staged.weight,
+        staged.check,
+        staged.floats,
+        staged.objective,
+    )
     exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
     if extra_weight:  # the other constraints of privacy (metric, further prior sets)
         weight = 1 - (1 - weight) * (1 - extra_weight)
