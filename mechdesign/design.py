@@ -289,6 +289,51 @@ def _emitted_value(rules, exact, kernel: np.ndarray, check) -> float:
     return rules.value(kernel) if value is None else value
 
 
+def _other_constraints_enforced(staged, spec: Spec, rules, bound_e: Fraction):
+    """(exact, weight, check, float kernel, objective, side weight) of the certify stage's kernel once the spec's
+    other constraints hold exactly: further privacy constraints (metric, further prior sets,
+    certify/guarantees.py), then the objective's own stated constraints (a loss cap, a vulnerability cap,
+    objectives/vulnerability.py), each restored by a mix that keeps every privacy constraint and checked again."""
+    exact, weight, check, kernel, objective = (
+        staged.kernel,
+        staged.weight,
+        staged.check,
+        staged.floats,
+        staged.objective,
+    )
+    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
+    if extra_weight:  # the other constraints of privacy (metric, further prior sets)
+        weight = 1 - (1 - weight) * (1 - extra_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    # the objective's own stated constraints, restored exactly by mixes that keep every privacy constraint: each
+    # candidate must pass them all exactly
+    exact, side_weight = rules.enforce(exact, lambda k: private_under_spec(k, spec, bound_e))
+    if side_weight:
+        weight = 1 - (1 - weight) * (1 - side_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    if side_weight or extra_weight:
+        kernel = exact.to_float()
+        objective = _emitted_value(rules, exact, kernel, check)
+    return exact, weight, check, kernel, objective, side_weight
+
+
+def _true_dual_bound(rules, dual: float | None, objective: float, sense: int) -> float | None:
+    """The program's bound, tightened by the bound over all kernels (no privacy), or None when it lies on the
+    wrong side of what the emitted private kernel achieves (then it is false: no certified optimum)."""
+    if dual is not None:
+        # the bound over all kernels (no privacy) is a bound too; keep the tighter (an optimum of 0 loss is then
+        # certified exactly instead of by a dual bound carrying its rounding slack)
+        try:
+            free = rules.unconstrained_bound()
+        except Exception:  # noqa: BLE001 - a utility that cannot take the identity kernel: no such bound
+            free = None
+        if free is not None and math.isfinite(free):
+            dual = max(dual, free) if sense > 0 else min(dual, free)
+    if dual is not None and sense * (dual - objective) > 1e-12 * max(1.0, abs(objective)):
+        dual = None
+    return dual
+
+
 # ------------------------------------------------------------------- pipeline
 def certify_design(
     spec: Spec,
@@ -329,26 +374,7 @@ def certify_design(
         sense=sense,
         overwrite=overwrite_kernel,
     )
-    exact, weight, check, kernel, objective = (
-        staged.kernel,
-        staged.weight,
-        staged.check,
-        staged.floats,
-        staged.objective,
-    )
-    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
-    if extra_weight:  # the other constraints of privacy (metric, further prior sets)
-        weight = 1 - (1 - weight) * (1 - extra_weight)
-        check = check_pml(exact, spec.prior_set, bound_e)
-    # the objective's own stated constraints (a loss cap, a vulnerability cap), restored exactly by mixes that keep
-    # every privacy constraint: each candidate must pass them all exactly (objectives/vulnerability.py)
-    exact, side_weight = rules.enforce(exact, lambda k: private_under_spec(k, spec, bound_e))
-    if side_weight:
-        weight = 1 - (1 - weight) * (1 - side_weight)
-        check = check_pml(exact, spec.prior_set, bound_e)
-    if side_weight or extra_weight:
-        kernel = exact.to_float()
-        objective = _emitted_value(rules, exact, kernel, check)
+    exact, weight, check, kernel, objective, side_weight = _other_constraints_enforced(staged, spec, rules, bound_e)
     # on the grid 2^−52 the bound E of `check` is the one check_guarantees would derive again: its check is reused
     guarantees = check_guarantees(exact, spec, primary=check if exact.denominator == GRID else None)
     # one exact verdict per other stated constraint, on the kernel emitted
@@ -356,18 +382,7 @@ def certify_design(
     if side_weight:
         how = f"mixed with {rules.side_repair_kernel}, weight {float(side_weight):.3g}"
         sides = [replace(c, repair=how) for c in sides]
-    if dual is not None:
-        # the bound over all kernels (no privacy) is a bound too; keep the tighter (an optimum of 0 loss is then
-        # certified exactly instead of by a dual bound carrying its rounding slack)
-        try:
-            free = rules.unconstrained_bound()
-        except Exception:  # noqa: BLE001 - a utility that cannot take the identity kernel: no such bound
-            free = None
-        if free is not None and math.isfinite(free):
-            dual = max(dual, free) if sense > 0 else min(dual, free)
-    if dual is not None and sense * (dual - objective) > 1e-12 * max(1.0, abs(objective)):
-        # a bound on the wrong side of what a private kernel achieves is false: report none (no certified optimum)
-        dual = None
+    dual = _true_dual_bound(rules, dual, objective, sense)
     gap = None if dual is None else abs(objective - dual)
     private = check.feasible and all(g.feasible for g in guarantees)
     cert = Certificate(
