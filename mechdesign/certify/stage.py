@@ -65,7 +65,17 @@ from mechdesign.certify.fused import mix_on_grid_in_place
 from mechdesign.privacy.priors import rules
 from mechdesign.spec.models import PriorSet
 
-__all__ = ["CertifiedKernel", "FineGridOutcome", "OnGrid", "certify_kernel", "certify_on_fine_grid", "round_to_grid"]
+__all__ = [
+    "CertifiedKernel",
+    "FineGridOutcome",
+    "OnGrid",
+    "certify_kernel",
+    "certify_on_fine_grid",
+    "check_and_repair",
+    "grid_check_repair",
+    "repair_on_grid",
+    "round_to_grid",
+]
 
 
 @dataclass
@@ -125,16 +135,24 @@ def certify_kernel(
     2^−bits; ``value(exact, floats, check)``: the objective of a kernel, and ``sense`` (+1 minimise, −1
     maximise), to choose between a snapped kernel and the repair without snapping; ``overwrite``: K is the
     caller's to give away (module docstring)."""
-    grid = round_to_grid(K, prior_set, bits, overwrite)
+    emitted = _with_value(grid_check_repair(K, prior_set, bound, bits, overwrite), value)
+    if _snapped(emitted, bits):
+        emitted = _unsnapped_if_better(emitted, prior_set, bound, bits, value, sense)
+    return emitted
+
+
+def grid_check_repair(K, prior_set: PriorSet, bound: Fraction, bits: int, overwrite: bool = False) -> CertifiedKernel:
+    """Steps 1 to 4 of the module docstring: to the grid, exact check, repair when it fails, check again (inside
+    the repair: every kernel it returns passed its check)."""
+    return check_and_repair(round_to_grid(K, prior_set, bits, overwrite), prior_set, bound, bits)
+
+
+def check_and_repair(grid: OnGrid, prior_set: PriorSet, bound: Fraction, bits: int) -> CertifiedKernel:
+    """Steps 2 to 4: the exact check of the kernel on the grid, and the repair when it fails."""
     check = check_pml(grid.target, prior_set, bound)
     if check.feasible:
-        emitted = _passed_as_rounded(grid, check)
-    else:
-        emitted = repair_on_grid(grid, check, prior_set, bound, bits)
-    emitted = _with_value(emitted, value)
-    if _snapped(emitted, bits):
-        emitted = _unsnapped_if_better(emitted, check, prior_set, bound, bits, value, sense)
-    return emitted
+        return _passed_as_rounded(grid, check)
+    return repair_on_grid(grid, check, prior_set, bound, bits)
 
 
 def round_to_grid(K, prior_set: PriorSet, bits: int, overwrite: bool = False) -> OnGrid:
@@ -256,12 +274,11 @@ def _snapped(emitted: CertifiedKernel, bits: int) -> bool:
 
 
 def _unsnapped_if_better(
-    emitted: CertifiedKernel, check: PMLCheck, prior_set: PriorSet, bound: Fraction, bits: int, value, sense: int
+    emitted: CertifiedKernel, prior_set: PriorSet, bound: Fraction, bits: int, value, sense: int
 ) -> CertifiedKernel:
     """The repair of the 2^−52 rounding without snapping (entries move by up to 2^−49 when snapped, which matters
-    for optima of 1e−9), when it passes and its objective is better; else ``emitted``. ``check``: the failed
-    check of the 2^−52 rounding."""
-    alt, alt_weight, alt_check = repair_by_mixing(emitted.gridded, check, prior_set, bound, bits)
+    for optima of 1e−9), when it passes and its objective is better; else ``emitted``."""
+    alt, alt_weight, alt_check = repair(emitted.gridded, prior_set, bound, bits=bits, snap=False)
     alt_floats = alt.to_float()
     alt_objective = value(alt, alt_floats, alt_check)
     if alt_check.feasible and sense * alt_objective < sense * emitted.objective:
@@ -276,12 +293,7 @@ def certify_on_fine_grid(
     bits=bits)`` and its float kernel; None where the fused rounding does not apply (``bits`` ≠ 52, 𝒫 not a
     Q_X(c), at most :data:`~mechdesign.certify.exact.SEARCH_ALSO_BELOW` entries, a row far from stochastic)."""
     grid = _round_fused(K, prior_set, bits, overwrite)
-    if grid is None:
-        return None
-    check = check_pml(grid.fine, prior_set, bound)
-    if check.feasible:
-        return _passed_as_rounded(grid, check)
-    return repair_on_grid(grid, check, prior_set, bound, bits)
+    return None if grid is None else check_and_repair(grid, prior_set, bound, bits)
 
 
 @contextmanager
