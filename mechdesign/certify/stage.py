@@ -23,11 +23,11 @@ kernel away (``overwrite``: the floats go over it, :func:`certify_on_fine_grid`)
 Anything else (other prior sets, coarser target grids, small kernels where :func:`repair` also searches the
 weight, a mix the in-place pass does not take or whose check fails) goes the way of :func:`repair`, from a fresh
 rounding when the in-place mix has already written over the kernel. Every kernel it returns is the one the old
-path returns (tests/test_certify_fused.py) and has passed the exact check.
+path returns (tests/certify/test_certify_fused.py) and has passed the exact check.
 
 The rounding, the snapping probe and the mix run their blocks of rows on the process's HiGHS threads where cores are
 idle (:mod:`mechdesign.certify.parallel_rows`): the same bits on any number of threads
-(tests/test_certify_parallel_rows.py).
+(tests/certify/test_certify_parallel_rows.py).
 """
 
 from __future__ import annotations
