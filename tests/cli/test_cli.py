@@ -3,13 +3,13 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from mechdesign.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 THEOREM1 = ROOT / "problems" / "theorem1_n10.yaml"
 
 

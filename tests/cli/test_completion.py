@@ -6,11 +6,10 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

@@ -12,17 +12,11 @@ import math
 
 import pytest
 
-from mechdesign.cli.main import main
-
-
-def _run(capsys, *argv):
-    status = main(list(argv))
-    out = capsys.readouterr()
-    return status, out.out, out.err
+from helpers.cli import run_cli
 
 
 def test_epsilon_protect_min_entropy_theorem4(capsys):
-    status, out, _ = _run(
+    status, out, _ = run_cli(
         capsys, "epsilon", "--prior-set", "min_mass:0.1", "--alphabet", "5", "--protect-min-entropy", "0.5", "--json"
     )
     res = json.loads(out)
@@ -30,7 +24,7 @@ def test_epsilon_protect_min_entropy_theorem4(capsys):
 
 
 def test_epsilon_protect_below_the_set_threshold_is_proposition7(capsys):
-    status, out, _ = _run(
+    status, out, _ = run_cli(
         capsys, "epsilon", "--prior-set", "min_mass:0.1", "--alphabet", "5", "--protect-min-entropy", "0.01", "--json"
     )
     res = json.loads(out)
@@ -38,7 +32,7 @@ def test_epsilon_protect_below_the_set_threshold_is_proposition7(capsys):
 
 
 def test_epsilon_no_singling_out_for_a_point_prior(capsys):
-    status, out, _ = _run(capsys, "epsilon", "--prior-set", "point:0.2,0.3,0.5", "--no-singling-out", "--json")
+    status, out, _ = run_cli(capsys, "epsilon", "--prior-set", "point:0.2,0.3,0.5", "--no-singling-out", "--json")
     res = json.loads(out)
     assert status == 0 and res["alphabet"] == 3 and res["epsilon"] == pytest.approx(math.log(2), rel=1e-12)
 
@@ -53,14 +47,14 @@ def test_epsilon_no_singling_out_for_a_point_prior(capsys):
     ],
 )
 def test_epsilon_bad_input_is_one_line_exit_2(capsys, argv, field):
-    status, _, err = _run(capsys, "epsilon", *argv)
+    status, _, err = run_cli(capsys, "epsilon", *argv)
     assert status == 2 and field in err and len(err.strip().splitlines()) == 1
 
 
 def test_analyze_shows_disclosure_guarantees(tmp_path, capsys):
     k = tmp_path / "k.csv"
     k.write_text("0.8,0.2\n0.2,0.8\n0.5,0.5\n")
-    status, out, _ = _run(capsys, "analyze", str(k), "--prior-set", "min_mass:0.1", "--json")
+    status, out, _ = run_cli(capsys, "analyze", str(k), "--prior-set", "min_mass:0.1", "--json")
     dis = json.loads(out)["disclosure"]
     assert status == 0
     assert dis["no_disclosure_threshold"] == pytest.approx(-math.log(0.9), rel=1e-12)
@@ -68,18 +62,18 @@ def test_analyze_shows_disclosure_guarantees(tmp_path, capsys):
     # C = log(0.8/0.2): Theorem 6 with q_min = c = 0.1
     assert dis["theorem6_min_entropy_left"] == pytest.approx(math.log1p(0.1 / 0.9 / 4), rel=1e-12)
     assert dis["no_disclosure"] is True
-    status, out, _ = _run(capsys, "analyze", str(k), "--prior-set", "min_mass:0.1")
+    status, out, _ = run_cli(capsys, "analyze", str(k), "--prior-set", "min_mass:0.1")
     assert "disclosure guarantees" in out
 
 
 def test_epsilon_unachievable_requirement_exits_1(capsys):
     # over all priors some prior is a point mass: min_P H∞(P) = 0, so no eps guarantees no singling out
-    status, out, _ = _run(capsys, "epsilon", "--prior-set", "simplex", "--alphabet", "4", "--no-singling-out")
+    status, out, _ = run_cli(capsys, "epsilon", "--prior-set", "simplex", "--alphabet", "4", "--no-singling-out")
     assert status == 1 and "no eps" in out
 
 
 def test_epsilon_hull_prior_set_infers_the_alphabet(capsys):
-    status, out, _ = _run(
+    status, out, _ = run_cli(
         capsys,
         "epsilon",
         "--prior-set",

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 # A bug of ours (any exception not raised on purpose) inside a command, run through the real main():

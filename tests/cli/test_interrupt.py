@@ -22,7 +22,7 @@ from helpers.exact_oracle import check_kernel, utility
 
 from mechdesign import design
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
 
 # A problem that keeps HiGHS busy for minutes (N = M = 300 squared loss by interior point).
 LONG = """\

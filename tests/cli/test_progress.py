@@ -8,9 +8,9 @@ import pty
 import select
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "150", "TERM": "xterm"}
 # a prior that is not reflection invariant (P(x) = (x + 1)/T): the restricted LP is not folded
 # (cone/mirror_fold.py), so output generation runs long enough (~19 rounds, ~1 s) for the status to show it

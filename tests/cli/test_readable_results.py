@@ -5,29 +5,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.cli import cli_subprocess
 from mechdesign import design
 from mechdesign.cli.report import render_result
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 KRR = ROOT / "problems/expected_loss_krr.yaml"  # N = M = 6, labels a..f, simplex, eps = 1
-
-
-def _cli(*argv, columns=None):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    if columns:
-        env["COLUMNS"] = str(columns)
-    return subprocess.run(
-        [sys.executable, "-m", "mechdesign.cli", *map(str, argv)], capture_output=True, text=True, env=env, timeout=120
-    )
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +72,7 @@ def test_header_does_not_claim_an_epsilon_beyond_the_double_range_equals_the_lar
 @pytest.mark.parametrize("suffix", [".csv", ".npy", ".json", ".txt"])
 def test_solve_output_format_by_extension(tmp_path, suffix):
     out = tmp_path / f"k{suffix}"
-    r = _cli("solve", KRR, "-o", out)
+    r = cli_subprocess("solve", KRR, "-o", out)
     assert r.returncode == 0, r.stderr
     e = Fraction(math.e)
     if suffix == ".csv":
@@ -103,12 +92,12 @@ def test_json_has_no_inf_strings(tmp_path):
     # zeros next to non-zeros in a column: leakage capacity and LDP level are infinite under the simplex
     path = tmp_path / "k.csv"
     path.write_text("1/2,1/2,0\n0,1/2,1/2\n1/2,0,1/2\n")
-    r = _cli("analyze", path, "--json")
+    r = cli_subprocess("analyze", path, "--json")
     assert r.returncode == 0, r.stderr
     assert '"inf"' not in r.stdout and "Infinity" not in r.stdout
     data = json.loads(r.stdout)
     assert data["measures"]["ldp"] is None and "measures.ldp" in data["infinite"]
-    r = _cli("verify", path, "--prior-set", "simplex", "--epsilon", "1", "--json")
+    r = cli_subprocess("verify", path, "--prior-set", "simplex", "--epsilon", "1", "--json")
     assert '"inf"' not in r.stdout and json.loads(r.stdout)["infinite"]
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 HEAVY = [
     "scipy",
     "numpy",

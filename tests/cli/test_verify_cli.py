@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from helpers.cli import run_cli
 from mechdesign.cli.main import main
 
 F = Fraction
@@ -34,27 +35,23 @@ def files(tmp_path):
     return tmp_path, spec, data
 
 
-def _run(capsys, *argv):
-    status = main(list(map(str, argv)))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_round_trip_design_json_verify_privatize(files, capsys):
     tmp, spec, data = files
     result_json = tmp / "result.json"
-    status, _, err = _run(capsys, "solve", spec, "--json", "-o", result_json)
+    status, _, err = run_cli(capsys, "solve", spec, "--json", "-o", result_json)
     assert status == 0, err
     result = json.loads(result_json.read_text())
     assert result["certificate"]["rounding_cost"] is not None
-    status, out, _ = _run(capsys, "verify", result_json, "--spec", spec)
+    status, out, _ = run_cli(capsys, "verify", result_json, "--spec", spec)
     assert status == 0 and "PRIVATE" in out
-    status, out, _ = _run(capsys, "verify", result_json, "--prior-set", "min_mass:0.1", "--epsilon", "log(2)", "--json")
+    status, out, _ = run_cli(
+        capsys, "verify", result_json, "--prior-set", "min_mass:0.1", "--epsilon", "log(2)", "--json"
+    )
     assert status == 0 and json.loads(out)["private"] is True
 
     for source in (["--kernel", result_json], ["--spec", spec]):
         out_csv = tmp / "out.csv"
-        status, _, err = _run(
+        status, _, err = run_cli(
             capsys, "privatize", *source, "--input", data, "--column", "answer", "--seed", 5, "-o", out_csv
         )
         assert status == 0, err
@@ -63,7 +60,7 @@ def test_round_trip_design_json_verify_privatize(files, capsys):
         assert [r[0] for r in rows[1:]] == ["1", "2", "3", "4"] and rows[4][2] == "x,y"
         assert {r[1] for r in rows[1:]} <= {"no", "yes", "maybe"}
         first = out_csv.read_text()
-        _run(capsys, "privatize", *source, "--input", data, "--column", "answer", "--seed", 5, "-o", out_csv)
+        run_cli(capsys, "privatize", *source, "--input", data, "--column", "answer", "--seed", 5, "-o", out_csv)
         assert out_csv.read_text() == first  # one seed, identical output
         out_csv.unlink()
 
@@ -84,7 +81,7 @@ def test_kernel_one_ulp_over_is_rejected_with_output_prior_and_ratio(tmp_path, c
     for value, expected in ((a, 0), (math.nextafter(a, 1), 1)):
         path = tmp_path / "k.npy"
         np.save(path, np.array([[value, 1 - value], [1 - value, value]]))
-        status, out, _ = _run(capsys, "verify", path, "--prior-set", "min_mass:1/5", "--epsilon", "log(2)")
+        status, out, _ = run_cli(capsys, "verify", path, "--prior-set", "min_mass:1/5", "--epsilon", "log(2)")
         assert status == expected, out
     assert "NOT PRIVATE" in out and "worst output y = " in out and "worst prior vertex P = [" in out
     assert "> e^eps = 2" in out
@@ -94,7 +91,7 @@ def test_verify_rejects_rows_not_summing_to_one_as_invalid(tmp_path, capsys):
     # a row 0.1 away from 1 is an invalid kernel (exit 2 naming the row), not "NOT PRIVATE"
     path = tmp_path / "k.csv"
     path.write_text("0.5,0.6\n1/2,1/2\n")
-    status, out, err = _run(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "5")
+    status, out, err = run_cli(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "5")
     assert status == 2 and "row 0 sums to 1.1" in err and "NOT PRIVATE" not in out
 
 
@@ -124,7 +121,7 @@ def test_bad_input_exits_2_with_one_line(files, capsys, argv, message):
     (tmp / "k.csv").write_text("1/2,1/2\n1/4,3/4\n")
     (tmp / "bad.csv").write_text("1/2,abc\n1/4,3/4\n")
     subst = {"K": str(tmp / "k.csv"), "BAD": str(tmp / "bad.csv"), "SPEC": str(spec), "DATA": str(data)}
-    status, out, err = _run(capsys, *[subst.get(a, a) for a in argv])
+    status, out, err = run_cli(capsys, *[subst.get(a, a) for a in argv])
     assert status == 2
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
@@ -134,7 +131,7 @@ def test_privatize_unknown_label_writes_nothing(files, capsys):
     bad = tmp / "bad_data.csv"
     bad.write_text("id,answer\n1,yes\n2,no\n3,perhaps\n")
     out_csv = tmp / "out.csv"
-    status, out, err = _run(capsys, "privatize", "--spec", spec, "--input", bad, "--column", "answer", "-o", out_csv)
+    status, out, err = run_cli(capsys, "privatize", "--spec", spec, "--input", bad, "--column", "answer", "-o", out_csv)
     assert status == 2 and "row 3 (line 4): unknown label 'perhaps'" in err
     assert not out_csv.exists() and out == ""
     assert not list(tmp.glob(".privatize-*"))

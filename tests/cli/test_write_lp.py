@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import highspy
 import pytest
 
 from mechdesign import design
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 BASE = "alphabet: 4\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.05}\n"
 REFUSED = {
     "mutual_information": BASE + "objective: {kind: mutual_information}\n",

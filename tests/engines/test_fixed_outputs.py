@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from helpers.specs import spec
 from mechdesign import design
 from mechdesign.certify.exact import verify_kernel
 from mechdesign.objectives.compile import add_pml_kernel
@@ -23,10 +24,6 @@ from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import spec_from_dict
 from mechdesign.engines.sublinear import column_utility, design_exact, kernel_utility, rays_to_kernel
-
-
-def spec(n, eps, prior_set, objective, **kw):
-    return {"alphabet": n, "epsilon": eps, "prior_set": prior_set, "objective": objective, **kw}
 
 
 def assert_private(r):

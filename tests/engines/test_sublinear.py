@@ -7,14 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
+from helpers.specs import spec
 from mechdesign import bounds, design
 from mechdesign.certify.exact import check_pml
 from mechdesign.spec.models import SpecError, spec_from_dict
 from mechdesign.engines.sublinear import design_column_generation, design_exact
-
-
-def spec(n, eps, prior_set, objective, **kw):
-    return {"alphabet": n, "epsilon": eps, "prior_set": prior_set, "objective": objective, **kw}
 
 
 def assert_certified(r):

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -16,7 +15,8 @@ from mechdesign.engines.kernel_lp import UncompiledKernelLP
 import mechdesign.engines.output_generation as colgen
 from mechdesign import design
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 SPEC = {
     "alphabet": 30,
     "epsilon": 1,

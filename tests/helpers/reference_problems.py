@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import yaml
 
-PROBLEMS = Path(__file__).resolve().parents[2] / "problems"
+from helpers import ROOT
+
+PROBLEMS = ROOT / "problems"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from scipy.optimize import linprog
 from scipy.special import rel_entr
 
 from helpers.exact_oracle import PriorSetOracle, WrittenEpsilon, check_kernel, exact_number, utility
+from helpers.krr import krr_exact
+from helpers.specs import spec
 
 
 def _digits(value: str, places: int, up: bool) -> str:
@@ -28,15 +30,6 @@ def _digits(value: str, places: int, up: bool) -> str:
 
 def _ln(r):
     return lambda: mpmath.log(r)
-
-
-def krr(n: int, e: F) -> list[list[F]]:
-    """k-ary randomized response with ratio exactly e: diagonal e/(e+n−1), elsewhere 1/(e+n−1)."""
-    return [[e / (e + n - 1) if x == y else 1 / (e + n - 1) for y in range(n)] for x in range(n)]
-
-
-def spec(n, eps, prior_set, objective=None):
-    return {"alphabet": n, "epsilon": eps, "prior_set": prior_set, "objective": objective or {"kind": "dobrushin"}}
 
 
 # ------------------------------------------------------------------------------ numbers as written
@@ -56,7 +49,7 @@ def test_numbers_mean_their_text():
 # ------------------------------------------------------------------------------ the ε of the text
 @pytest.mark.parametrize("n", [2, 3, 5])
 def test_krr_is_private_exactly_at_log3_and_not_just_below(n):
-    K = krr(n, F(3))  # worst ratio over the simplex: (3/(n+2)) / (1/(n+2)) = 3
+    K = krr_exact(n, F(3))  # worst ratio over the simplex: (3/(n+2)) / (1/(n+2)) = 3
     simplex = {"kind": "simplex"}
     assert check_kernel(K, spec(n, "log(3)", simplex)).private
     below30, above30 = _digits(_ln(3), 30, up=False), _digits(_ln(3), 30, up=True)
@@ -74,7 +67,7 @@ def test_issue10_decimal_just_below_ln10_is_not_private():
     # ratio exactly 10 violates it although its double rounding is ≥ ln 10
     text = "2.30258509299404568401799145468436420760"
     assert text == _digits(_ln(10), 38, up=False)
-    K = krr(5, F(10))
+    K = krr_exact(5, F(10))
     assert not check_kernel(K, spec(5, text, {"kind": "simplex"})).private
     assert check_kernel(K, spec(5, "log(10)", {"kind": "simplex"})).private
     assert check_kernel(K, spec(5, "2*log(2)+log(5/2)", {"kind": "simplex"})).private

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
 
 EXTRAS = ("matplotlib", "mpl_toolkits", "pylab", "psutil", "cdd", "pycddlib", "shtab", "sympy", "hypothesis", "pytest")
 """Import names and distribution names of the optional extras (test, bench, cdd, completion) and their test tools."""

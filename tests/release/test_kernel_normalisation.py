@@ -13,14 +13,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mechdesign.cli.main import main
+from helpers.cli import run_cli
 from mechdesign.release.kernel_io import read_kernel_normalised
-
-
-def _run(capsys, *argv):
-    status = main(list(map(str, argv)))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def _savetxt_one_third(tmp_path):
@@ -35,14 +29,14 @@ def _savetxt_one_third(tmp_path):
 def test_float_saved_kernel_is_normalised_and_verified(tmp_path, capsys):
     path = _savetxt_one_third(tmp_path)
     # K ~ [[1/3,2/3],[2/3,1/3]] has column ratios ~2 (LDP level ~log 2 = 0.693): private at 0.7 under the simplex
-    status, out, _ = _run(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "0.7")
+    status, out, _ = run_cli(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "0.7")
     assert status == 0, out
     assert "PRIVATE" in out and "NOT PRIVATE" not in out
     assert "divided by their exact sums" in out and len([line for line in out.splitlines() if "note:" in line]) == 1
     # below log 2 it is genuinely not private: exit 1, because the PML constraint fails
-    status, out, _ = _run(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "0.69")
+    status, out, _ = run_cli(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "0.69")
     assert status == 1 and "NOT PRIVATE" in out
-    status, out, _ = _run(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "0.7", "--json")
+    status, out, _ = run_cli(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "0.7", "--json")
     data = json.loads(out)
     assert data["private"] is True and data["normalised_rows"] == [0, 1] and data["row_stochastic"] is True
 
@@ -69,16 +63,16 @@ def test_invalid_kernels_exit_2_naming_the_row(tmp_path, capsys, text, needle, c
     path = tmp_path / "k.csv"
     path.write_text(text)
     extra = ["--epsilon", "1"] if command == "verify" else []
-    status, out, err = _run(capsys, command, path, "--prior-set", "simplex", *extra)
+    status, out, err = run_cli(capsys, command, path, "--prior-set", "simplex", *extra)
     assert status == 2 and needle in err and "invalid kernel" in err
     assert "NOT PRIVATE" not in out and len(err.strip().splitlines()) == 1
 
 
 def test_analyze_accepts_float_saved_kernel(tmp_path, capsys):
     path = _savetxt_one_third(tmp_path)
-    status, out, err = _run(capsys, "analyze", path, "--prior-set", "simplex", "--epsilon", "0.7", "--json")
+    status, out, err = run_cli(capsys, "analyze", path, "--prior-set", "simplex", "--epsilon", "0.7", "--json")
     assert status == 0, err
     data = json.loads(out)
     assert data["normalised_rows"] == [0, 1] and data["guarantees"]["pml"] is True
-    status, out, err = _run(capsys, "analyze", path, "--prior-set", "simplex")
+    status, out, err = run_cli(capsys, "analyze", path, "--prior-set", "simplex")
     assert status == 0 and "divided by their exact sums" in out

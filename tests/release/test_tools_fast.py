@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from helpers.krr import krr
 from mechdesign.certify.exact import ExactKernel
 from mechdesign.cli.main import main
 from mechdesign.release.estimate import NotIdentifiableWarning, estimate_distribution
@@ -156,10 +157,6 @@ def mle_by_slsqp(K: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, float]:
             best = res
     p = np.maximum(best.x, 0.0)
     return p / p.sum(), -best.fun
-
-
-def krr(k: int, e: float) -> np.ndarray:
-    return (np.full((k, k), 1.0) + (e - 1) * np.eye(k)) / (e + k - 1)
 
 
 @pytest.mark.parametrize("n,counts", [(3, [50, 30, 20]), (4, [90, 5, 3, 2]), (5, [40, 0, 10, 30, 20])])

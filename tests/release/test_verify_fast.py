@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.cli import run_cli
 import mechdesign.release.kernel_arrays as kernel_arrays
 from helpers.exact_oracle import check_kernel
 from mechdesign.certify.exact import ExactKernel, GridKernel, verify_kernel
@@ -30,18 +31,12 @@ from mechdesign.spec.errors import InputError
 ULP = Fraction(1, 1 << 52)
 
 
-def _run(capsys, argv):
-    status = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def _both(capsys, monkeypatch, argv):
     """(fast run, Fraction-path run): each as (status, stdout, stderr)."""
-    fast = _run(capsys, argv)
+    fast = run_cli(capsys, *argv)
     with monkeypatch.context() as m:
         m.setattr(kernel_arrays, "read_normalised_fast", lambda path: None)
-        slow = _run(capsys, argv)
+        slow = run_cli(capsys, *argv)
     return fast, slow
 
 
@@ -520,7 +515,7 @@ def test_a_wide_first_line_is_ragged_not_a_huge_allocation(tmp_path, capsys, mon
     path = tmp_path / "k.csv"
     path.write_text(",".join(["0"] * 10**6) + "\n" + "1\n" * 10**4)
     assert kernel_arrays.parse_fraction_text(path.read_bytes()) is None
-    status, out, err = _run(capsys, ["verify", path, "--prior-set", "simplex", "--epsilon", "1"])
+    status, out, err = run_cli(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "1")
     assert status == 2 and "ragged kernel" in err + out
 
 

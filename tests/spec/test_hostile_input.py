@@ -32,7 +32,8 @@ import pytest
 from mechdesign.cli.main import main
 from mechdesign.release.mechanism import Mechanism
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 SPEC = ROOT / "problems" / "example1_binary.yaml"
 
 

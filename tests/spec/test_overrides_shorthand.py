@@ -5,36 +5,23 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from helpers.cli import cli_subprocess
 import mechdesign
 from mechdesign import design, measures
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
 
 
 def _xi(eps, c, n):  # Dobrushin paper, Theorem 1: Xi = min{(e^eps - 1)/(e^eps (1 - Nc) + 1), 1}
     return min((math.exp(eps) - 1) / (math.exp(eps) * (1 - n * c) + 1), 1.0)
 
 
-def _cli(*argv):
-    return subprocess.run(
-        [sys.executable, "-m", "mechdesign.cli", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
-
-
 def test_set_overrides_epsilon_and_c():
     spec = ROOT / "problems/theorem1_n10.yaml"  # N = 10, c = 0.05, eps = log(10/3)
-    r = _cli("solve", spec, "--json", "--set", "epsilon=0.5", "--set", "prior_set.c=0.01")
+    r = cli_subprocess("solve", spec, "--json", "--set", "epsilon=0.5", "--set", "prior_set.c=0.01")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["epsilon_text"] == "0.5"
@@ -50,7 +37,9 @@ def test_set_indexes_a_list_as_sweep_does():
     data = {"privacy": [{"epsilon": 1.0, "prior_set": "simplex"}, {"epsilon": 0.6, "metric": {"kind": "absolute"}}]}
     out = apply_overrides(data, ["privacy.1.epsilon=0.3"])
     assert out["privacy"][1]["epsilon"] == "0.3" and data["privacy"][1]["epsilon"] == 0.6  # a copy, as written
-    r = _cli("solve", ROOT / "problems/combined_min_mass_and_metric.yaml", "--json", "--set", "privacy.1.epsilon=0.3")
+    r = cli_subprocess(
+        "solve", ROOT / "problems/combined_min_mass_and_metric.yaml", "--json", "--set", "privacy.1.epsilon=0.3"
+    )
     assert r.returncode == 0, r.stderr
     guarantees = json.loads(r.stdout)["certificate"]["guarantees"]
     assert any("0.3" in json.dumps(g) for g in guarantees)
@@ -69,20 +58,20 @@ def test_set_indexes_a_list_as_sweep_does():
 )
 def test_set_errors_are_one_line_exit_2(assignment, needle):
     spec = "combined_min_mass_and_metric.yaml" if assignment.startswith("privacy") else "theorem1_n10.yaml"
-    r = _cli("solve", ROOT / "problems" / spec, "--set", assignment)
+    r = cli_subprocess("solve", ROOT / "problems" / spec, "--set", assignment)
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_did_you_mean_for_kind_and_key(tmp_path):
     bad = tmp_path / "s.yaml"
     bad.write_text("alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mas, c: 0.1}\nobjective: {kind: dobrushin}\n")
-    r = _cli("solve", bad)
+    r = cli_subprocess("solve", bad)
     assert r.returncode == 2 and "did you mean 'min_mass'?" in r.stderr
     bad.write_text(
         "alphabet: 3\nepsilon: 1\nprior_set: {kind: min_mass, c: 0.1}\nobjective: {kind: dobrushin}\n"
         "solver: {time_limt: 3}\n"
     )
-    r = _cli("solve", bad)
+    r = cli_subprocess("solve", bad)
     assert r.returncode == 2 and "did you mean 'time_limit'?" in r.stderr
 
 

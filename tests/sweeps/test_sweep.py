@@ -16,12 +16,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from helpers import ROOT
 import mechdesign
 from mechdesign import InputError
 from mechdesign.cli.main import main
@@ -29,7 +29,6 @@ from mechdesign.sweeps.axes import apply_path, expand_points, make_axes, parse_v
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use")
 
-ROOT = Path(__file__).resolve().parents[2]
 
 DOB = {"alphabet": 3, "prior_set": {"kind": "min_mass", "c": 0}, "objective": {"kind": "dobrushin"}}
 

@@ -10,14 +10,10 @@ from fractions import Fraction as F
 
 import pytest
 
+from helpers.krr import krr_exact
 from mechdesign import design
 from mechdesign.spec.models import MinMass, Point, Simplex
 from mechdesign.theory.composition import parallel_composition, product_kernel, repeated_release
-
-
-def krr(n: int, e: int) -> list[list[F]]:
-    """k-RR with e^ε = e (an integer): K_x(x) = e/(e + n − 1), else 1/(e + n − 1)."""
-    return [[F(e if x == y else 1, e + n - 1) for y in range(n)] for x in range(n)]
 
 
 def full_product(K: list[list[F]], k: int) -> list[list[F]]:
@@ -42,7 +38,7 @@ def lemma4_capacity(K: list[list[F]], c: F) -> F:
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 def test_krr_k_fold_ldp_is_exactly_k_epsilon(k):
     """k reports of k-RR with e^ε = 3: the worst sequence repeats one output, ratio 3^k exactly."""
-    K = krr(4, 3)
+    K = krr_exact(4, 3)
     rr = repeated_release(K, Simplex(kind="simplex"), k)
     assert rr.exact
     assert rr.ldp == pytest.approx(k * math.log(3), rel=1e-15)
@@ -85,7 +81,7 @@ def test_point_prior_repeated_equals_the_full_product_channel():
 
 def test_bound_past_the_multiset_limit_is_a_true_bound():
     c = F(1, 20)
-    K = krr(4, 3)
+    K = krr_exact(4, 3)
     exact = repeated_release(K, MinMass(kind="min_mass", c=c), 6)
     bound = repeated_release(K, MinMass(kind="min_mass", c=c), 6, max_multisets=10)
     assert exact.exact and not bound.exact
@@ -96,7 +92,7 @@ def test_bound_past_the_multiset_limit_is_a_true_bound():
 def test_parallel_composition_is_additive_on_independent_secrets():
     """Against the product kernel under every product of vertex priors (the sup over product priors
     is attained at pairs of vertices, since ℓ factorises)."""
-    K1, K2 = krr(3, 2), [[F(3, 4), F(1, 4)], [F(1, 4), F(3, 4)]]
+    K1, K2 = krr_exact(3, 2), [[F(3, 4), F(1, 4)], [F(1, 4), F(3, 4)]]
     c1, c2 = F(1, 10), F(1, 5)
     P = product_kernel(K1, K2)
     v1 = [[c1 + (1 - 3 * c1) * (i == j) for i in range(3)] for j in range(3)]
@@ -113,7 +109,7 @@ def test_parallel_composition_is_additive_on_independent_secrets():
 
 def test_bad_k_is_refused():
     with pytest.raises(ValueError, match="k must be an integer >= 1"):
-        repeated_release(krr(2, 2), Simplex(kind="simplex"), 0)
+        repeated_release(krr_exact(2, 2), Simplex(kind="simplex"), 0)
 
 
 def test_analyze_reports_the_cost_of_k_reports(tmp_path, capsys):

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import mpmath
 import pytest
 
+from helpers import ROOT
 from mechdesign import design
 from mechdesign.cli.main import main
 from mechdesign.spec.errors import SpecError
 
 mpmath.mp.dps = 50
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spec(n, prior_set, protect, objective=None):

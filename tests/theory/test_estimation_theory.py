@@ -15,14 +15,11 @@ import math
 import numpy as np
 import pytest
 
+from helpers.krr import krr
 from mechdesign import design
 from mechdesign.measures import inversion_accuracy, mle_covariance, mle_error
 from mechdesign.release.estimate import em_mle
 from mechdesign.theory.estimation import mle_accuracy_summary
-
-
-def krr(k: int, e: float) -> np.ndarray:
-    return (np.full((k, k), 1.0) + (e - 1) * np.eye(k)) / (e + k - 1)
 
 
 @pytest.mark.parametrize("k,eps", [(2, 1.0), (5, math.log(3)), (8, 2.5)])
