@@ -38,7 +38,7 @@ GAP_ABSOLUTE_FLOOR = 1e-15
 """Gaps below this count as closed whatever the values (double rounding of unit-scale sums; an
 objective of 0 against a bound of 1.5e−16 from the ray LP's stated rounding, N·u·Σ|λ|). Dobrushin at
 ε = 1e−9 (optimum ≈ 5e−10) is judged to 2e−6 of itself by this rule; the exact fallback in fact
-reaches 3e−7 of Ξ(ε,c) (tests/test_robust.py checks 1e−6 against Ξ directly)."""
+reaches 3e−7 of Ξ(ε,c) (tests/design/test_robust.py checks 1e−6 against Ξ directly)."""
 
 
 EXACT_FALLBACK_REPAIR = Fraction(1, 10**6)

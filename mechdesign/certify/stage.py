@@ -21,8 +21,8 @@ block of rows by block of rows and folds the exact column aggregates the check r
 (:func:`mechdesign.certify.exact._to_fine_grid_by_rows`, :mod:`mechdesign.certify.fused`), and the mix is one
 integer pass written over the int64 kernel the stage owns (:func:`mechdesign.certify.fused.mix_on_grid_in_place`).
 Otherwise the same steps run on :func:`~mechdesign.certify.exact.to_grid`'s kernel and the repair also searches
-the weight over float mixes (small kernels). The kernel emitted is the same either way (tests/test_certify_fused.py,
-tests/test_certify_fractions.py).
+the weight over float mixes (small kernels). The kernel emitted is the same either way (tests/certify/test_certify_fused.py,
+tests/certify/test_certify_fractions.py).
 
 ``overwrite``: the caller gives its float kernel away (the solver's fresh array), and the stage writes the
 rounding's floats, then the mixed kernel's floats, over it instead of into fresh N × M arrays (whose first page
@@ -32,7 +32,7 @@ rounds it to the same integers; Ctrl-C is held back while the mix is written (:f
 
 The rounding, the snapping probe and the mix run their blocks of rows on the process's HiGHS threads where cores are
 idle (:mod:`mechdesign.certify.parallel_rows`): the same bits on any number of threads
-(tests/test_certify_parallel_rows.py).
+(tests/certify/test_certify_parallel_rows.py).
 """
 
 from __future__ import annotations
