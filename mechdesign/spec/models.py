@@ -4,7 +4,7 @@ A spec names the secret alphabet X (N symbols), the privacy level ε (nats),
 the set of priors 𝒫 the guarantee must hold for, the utility to optimise, the
 output size M and solver options. Every rule is checked when the spec is
 built (``extra="forbid"`` rejects unknown keys); later stages may assume a
-valid spec. See DESIGN.md §3 for the contract.
+valid spec. docs/reference/spec.md lists every field (generated from these models).
 
 Probabilities (priors, c, box bounds, radii) are stored as exact fractions:
 a number written ``0.05`` means 1/20, not its binary neighbour, and strings
@@ -423,7 +423,7 @@ class MutualInformation(_Model):
     """Maximise I(X;Y) = Σ_y μ(K(:,y)), μ(k) = Σ_x P(x) k_x log(k_x / P·k), under a prior P (nats).
 
     Convex and sublinear in each column: designed over the extreme rays of the PML cone
-    (DESIGN.md §2; Grosse et al.; envelopes paper, Theorem 4)."""
+    (docs/explanation/mathematics.md, "Objectives"; Grosse et al.; envelopes paper, Theorem 4)."""
 
     kind: Literal["mutual_information"]
     prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
@@ -736,7 +736,7 @@ EpsilonOrRequirement = Annotated[
 
 # ------------------------------------------------------------------------ spec
 class Spec(_Model):
-    """A mechanism-design problem (DESIGN.md §3)."""
+    """A mechanism-design problem: the alphabet, the privacy guarantee, the objective, the output size and the solver."""
 
     alphabet: Union[Annotated[int, Field(ge=2)], list[Union[str, int]]]
     """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""
