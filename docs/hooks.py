@@ -28,8 +28,15 @@ def _anchor(name: str) -> str:
 
 
 def _escape(text: str) -> str:
-    text = re.sub(r"``(.+?)``", r"`\1`", text)  # reStructuredText literals -> Markdown
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown table cell: RST literals as code spans, no line breaks, no bare ``|`` (a code span
+    with a ``|`` in it loses its backticks, since a table cannot hold a ``|`` inside a code span)."""
+    text = re.sub(r"``(.+?)``", r"`\1`", text).replace("\n", " ")
+    parts = re.split(r"(`[^`]*`)", text)
+    for i, part in enumerate(parts):
+        if part.startswith("`") and "|" in part:
+            part = part.strip("`").replace("<", "&lt;").replace(">", "&gt;")
+        parts[i] = part if part.startswith("`") else part.replace("|", "&#124;")
+    return "".join(parts)
 
 
 def _type_text(schema: dict) -> str:
@@ -130,8 +137,7 @@ def spec_reference() -> str:
         "`mechdesign/spec/models.py` (the text of a field is its docstring there). Unknown keys are errors, "
         "and every rule is checked when the spec is loaded. `mechdesign schema` prints the same JSON schema. "
         "A `kind` selects the model of a prior set, objective, metric or guarantee.\n",
-        "## Spec\n",
-        _model_section("Spec", schema),
+        _model_section("Spec", schema).replace("### Spec", "## Spec", 1),
     ]
     for title, names in groups.items():
         parts.append(f"## {title}\n")

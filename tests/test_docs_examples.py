@@ -1,7 +1,7 @@
 """Every code block of README.md and docs/**/*.md runs, and where it shows output, the output is checked.
 
 One test per Markdown file; its blocks run in order in a fresh directory that holds a copy of the
-repository's ``problems/`` and ``benchmarks/`` folders, so a block may use a file that an earlier block of
+repository's ``problems/``, ``benchmarks/`` and ``tests/`` folders, so a block may use a file that an earlier block of
 the same page wrote. The conventions (docs/contributing-docs.md states them for writers):
 
 - ```` ```bash ```` / ```` ```sh ```` / ```` ```console ````: shell. Without prompts the block is one bash
@@ -222,7 +222,7 @@ def _page_params():
 @pytest.mark.parametrize("page", list(_page_params()))
 def test_code_blocks_of_the_page_run(page: Path, tmp_path: Path):
     blocks = parse_blocks(page.read_text(encoding="utf-8"))
-    for folder in ("problems", "benchmarks"):  # what a page's commands may read, as from the repository root
+    for folder in ("problems", "benchmarks", "tests"):  # what a page may read, as from the repository root
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     name = page.relative_to(ROOT)
     for block in blocks:
