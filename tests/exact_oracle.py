@@ -11,7 +11,7 @@ What it decides, for a kernel K given exactly (Fractions or "p/q" strings):
 
       max_x K_x(y) ≤ e^ε · min_{P∈𝒫} P·K(:,y)
 
-  (DESIGN.md §2: for fixed y the PML denominator Σ_x P(x) K_x(y) is linear in P, so its infimum over
+  (docs/explanation/mathematics.md: for fixed y the PML denominator Σ_x P(x) K_x(y) is linear in P, so its infimum over
   the polytope 𝒫 is attained at a vertex; Lemma 4 of the Dobrushin paper for Q_X(c)).
 
 How, independently:

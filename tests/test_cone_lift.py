@@ -3,7 +3,7 @@
 The regression (issue 13, |x − y| worst case under ε-LDP at N = 3000): one output of mass 5e-5 broke its LDP row
 by 0.4 % of its smallest entry (an absolute 4e-11, inside HiGHS's tolerance), the certificate's mix then needed
 a weight of 3.8e-3 and the design was reported suboptimal at a floating-point gap of 1.2e-9. Expected values here
-come from the definition of the PML row (Lemma 4 of the papers' Q_X(c) characterisation, DESIGN.md §2) and a
+come from the definition of the PML row (Lemma 4 of the papers' Q_X(c) characterisation, docs/explanation/mathematics.md) and a
 bisection written in the test, not from the module.
 """
 

@@ -4,7 +4,7 @@
 Expected values: Lemma 3 of the Dobrushin paper (binary outputs suffice), so
 η_TV(ε,𝒫) = max over ordered pairs (a, b) of  max p_a − p_b  s.t. [p, 1 − p] is (ε,𝒫)-PML. For a
 polytope 𝒫 the PML constraint of a column k is  k_x ≤ e^ε v·k  for every symbol x and every vertex v
-of 𝒫 (DESIGN.md §2). This test enumerates the vertices of each prior set itself (point, hull, box,
+of 𝒫 (docs/explanation/mathematics.md). This test enumerates the vertices of each prior set itself (point, hull, box,
 ℓ1-ball) and solves every pair with scipy.optimize.linprog: no mechdesign LP code is involved.
 """
 

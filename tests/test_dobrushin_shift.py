@@ -3,7 +3,7 @@ mass-shift bounds (mechdesign.objectives.dobrushin_shift) against an independent
 
 Expected values: Lemma 3 of the Dobrushin paper (binary outputs suffice), so η_TV(ε,𝒫) is the largest over
 ordered pairs (a, b) of v(a, b) = max p_a − p_b s.t. [p, 1 − p] is (ε,𝒫)-PML; for a polytope 𝒫 the PML
-constraint of a column k is k_x ≤ e^ε v·k for every symbol x and every vertex v of 𝒫 (DESIGN.md §2). The
+constraint of a column k is k_x ≤ e^ε v·k for every symbol x and every vertex v of 𝒫 (docs/explanation/mathematics.md). The
 vertices are listed here (box by enumeration, ℓ1-ball by pycddlib, point and hull as given) and every pair LP is
 solved with scipy.optimize.linprog: no mechdesign LP code is involved. The mass shifts κ are checked against
 their own definition, max κ s.t. P, Q ∈ 𝒫, Q − P = κ(e_a − e_b), also solved with linprog.

@@ -13,7 +13,7 @@ tests/fuzz_findings.md and in KNOWN_DEFECT_REGIMES):
 
 * ``crash`` / ``spec_error`` / ``hang``: design() returns, within HANG_SECONDS and MEMORY_LIMIT, without
   an exception (SpecError would say a valid spec is invalid);
-* ``infeasible``: the status is never infeasible (the constant kernel is always (ε,𝒫)-PML, DESIGN.md §3);
+* ``infeasible``: the status is never infeasible (the constant kernel is always (ε,𝒫)-PML, docs/explanation/mathematics.md ("Contract"));
 * ``no_kernel``: a kernel is emitted (issue 10: at worst the best certified kernel, with an honest status);
 * ``shape`` / ``grid``: N rows, exactly M columns when output_size is an integer (2, or the loss width,
   for auto), every entry a dyadic rational on the grid 2^−denominator_bits (README, solver keys);

@@ -2,7 +2,7 @@
 seated rays) reaches the optimum of the kernel LP written directly from its definition, and its bound is a
 true bound (issue 13).
 
-The reference LP is built here from DESIGN.md §2 and solved by scipy's linprog: K ≥ 0 with rows summing to
+The reference LP is built here from docs/explanation/mathematics.md and solved by scipy's linprog: K ≥ 0 with rows summing to
 one and, for every output y and every vertex P of the prior set, e^ε·K_xy ≤ P·K(:,y) for every x; the
 vertices of Q_X(c) are the priors with mass 1 − (N−1)c on one symbol and c on the others (for the simplex,
 c = 0: the point masses, i.e. ε-LDP pairwise). That is neither the lifted LP with column maxima and minima
@@ -253,7 +253,7 @@ def test_a_time_limit_before_output_generation_finishes_a_round_returns_the_prob
     probe_K = ray_probe(C, float(c), E, None, 1, False)[0]
     np.testing.assert_array_equal(K, probe_K)
     assert K.min() >= 0 and np.allclose(K.sum(axis=1), 1.0, atol=1e-9)
-    # (ε, Q_X(c))-PML column by column (DESIGN.md §2 with the worst vertex of Q_X(c)), e^ε = 1/E
+    # (ε, Q_X(c))-PML column by column (docs/explanation/mathematics.md with the worst vertex of Q_X(c)), e^ε = 1/E
     worst = float(c) * K.sum(axis=0) + (1 - n * float(c)) * K.min(axis=0)
     assert np.all(K.max(axis=0) <= worst / E * (1 + 1e-9) + 1e-12)
     assert res.value == pytest.approx(float((C * K).sum()), rel=1e-9)

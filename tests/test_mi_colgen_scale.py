@@ -1,7 +1,7 @@
 """Mutual-information column generation with a Dirichlet prior (issue 13) against an independent optimum.
 
 The expected value is computed here without mechdesign: the extreme rays of the single-column cone of
-(ε, Q_X(c))-PML (DESIGN.md §2, Lemma 4 written pairwise: k_x ≤ e^ε (c Σk + (1 − Nc) k_x'') for all x, x'', k ≥ 0)
+(ε, Q_X(c))-PML (docs/explanation/mathematics.md, Lemma 4 written pairwise: k_x ≤ e^ε (c Σk + (1 − Nc) k_x'') for all x, x'', k ≥ 0)
 are the vertices of its cross-section Σk = 1, found by brute force (every choice of N − 1 active
 inequalities, solved with numpy and kept when feasible); the ray LP max Σ θ_r μ(r) s.t. Σ θ_r r = 1, θ ≥ 0
 (Kairouz–Oh–Viswanath's staircase LP, generalised to PML) is then solved with scipy.optimize.linprog, with

@@ -3,7 +3,7 @@
 Expected values come from outside the engine: the extreme rays of the (ε, Q_X(c))-PML column cone by brute-force
 vertex enumeration and the ray LP by scipy.optimize.linprog (tests/test_mi_colgen_scale.py, which writes the PML
 constraints and μ out), and the Lagrangian bound B(λ) = Σλ + N·max(0, max_r (μ(r) − λ·r)/(1·r)) over those rays
-(weak duality of the ray LP, DESIGN.md §2 "Sublinear utilities").
+(weak duality of the ray LP, docs/explanation/mathematics.md "Sublinear utilities").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (lp/difference_rows.py) and late ray columns (lp/colgen.py), against independent LPs.
 
 Expected optima: ``reference_worst_case`` / ``reference_kernel_lp`` of tests/test_kernel_engine.py, linprog on the
-unlifted vertex LP of DESIGN.md §2 over *all* kernels (no symmetry, no folding, no differencing, no rays). The
+unlifted vertex LP of docs/explanation/mathematics.md over *all* kernels (no symmetry, no folding, no differencing, no rays). The
 folding's algebra is checked against brute force written here: the symmetric kernel built by hand, its row sums
 and epigraph rows computed from the full matrices.
 """

@@ -141,7 +141,7 @@ def test_privatize_unknown_label_writes_nothing(files, capsys):
 
 
 def test_a_large_worst_prior_vertex_is_written_as_its_common_mass_and_the_exception(tmp_path, capsys):
-    # a vertex of Q_X(c) is c on every symbol but one, which carries 1 − (N − 1)c (DESIGN.md §2): at N = 40 the
+    # a vertex of Q_X(c) is c on every symbol but one, which carries 1 − (N − 1)c (docs/explanation/mathematics.md): at N = 40 the
     # text report names the common mass and the one exception instead of 40 fractions; --json lists all 40
     import numpy as np
 

@@ -1,6 +1,6 @@
 """The worst-case-prior kernel LP without compiling it (mechdesign.lp.worst_case_engine) against an independent LP.
 
-Expected values: ``reference_worst_case`` of tests/test_kernel_engine.py, the LP of DESIGN.md §2 with every vertex
+Expected values: ``reference_worst_case`` of tests/test_kernel_engine.py, the LP of docs/explanation/mathematics.md with every vertex
 constraint written out and no lifting (linprog): minimise τ over kernels K and τ subject to Σ_y K_xy = 1,
 K_xy ≤ e^ε v·K(:,y) for every x, y and vertex v of Q_X(c) (v_j = c·1 + (1 − Nc)e_j; the simplex: e_j), and
 v·r ≤ τ for every vertex v, r_x = Σ_y L_xy K_xy. The engine writes none of this: it uses the closed form

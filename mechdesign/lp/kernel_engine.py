@@ -1,6 +1,6 @@
 """The kernel LP over Q_X(c) or the simplex without compiling it: N = M = 1000 in seconds (issue 13).
 
-The LP (DESIGN.md §2; c = 0 is ε-LDP) for a cost matrix C (N × M), e.g. C_xy = P(x)·L(x,y) for an
+The LP (docs/explanation/mathematics.md; c = 0 is ε-LDP) for a cost matrix C (N × M), e.g. C_xy = P(x)·L(x,y) for an
 expected loss under a prior P, or −P(x)·[x = y] for Bayes vulnerability:
 
     minimise Σ_xy C_xy K_xy   s.t.  Σ_y K_xy = 1 (x),   K(:,y) ∈ cone(𝒦) (y),

@@ -1,6 +1,6 @@
 """A rigorous lower bound on the kernel LP over Q_X(c) or the simplex from row multipliers alone (issue 13).
 
-The kernel LP (DESIGN.md §2, Lemma 4 of the Dobrushin paper; c = 0 is ε-LDP)
+The kernel LP (docs/explanation/mathematics.md, Lemma 4 of the Dobrushin paper; c = 0 is ε-LDP)
 
     minimise Σ_xy C_xy K_xy   s.t.  Σ_y K_xy = 1 (x),   K(:,y) ∈ cone(𝒦) (y),
     𝒦 = {k ∈ [0,1]^N : e^{−ε} max k ≤ c Σ k + (1 − Nc) min k},

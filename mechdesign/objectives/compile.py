@@ -1,7 +1,7 @@
 """Compile a spec into linear programs over the kernel K (N × M).
 
 Every LP here shares the (ε,𝒫)-PML feasible set, written in lifted form
-(DESIGN.md §2, Lemma 4 of the Dobrushin paper generalised to any prior set):
+(docs/explanation/mathematics.md, Lemma 4 of the Dobrushin paper generalised to any prior set):
 
     K_xy ∈ [0, 1],   Σ_y K_xy = 1                         (row-stochastic)
     t_y ≥ K_xy                      for all x, y           (t_y ≥ column maximum)

@@ -10,7 +10,7 @@ to symbol a). Then every (ε,𝒫)-PML binary kernel [p, 1 − p] has
 
     p_a − p_b ≤ B(κ) = min{1, (e^ε − 1)/(1 + κ e^ε)}.
 
-Proof. PML of output 0 under P and of output 1 under Q (both in 𝒫; DESIGN.md §2):
+Proof. PML of output 0 under P and of output 1 under Q (both in 𝒫; docs/explanation/mathematics.md):
 max_x p_x ≤ e^ε P·p and max_x (1 − p_x) ≤ e^ε Q·(1 − p) = e^ε (1 − Q·p). Adding them,
 
     p_a − p_b ≤ max p − min p ≤ e^ε (1 − (Q − P)·p) − 1 = e^ε (1 − κ (p_a − p_b)) − 1,

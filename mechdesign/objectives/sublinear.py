@@ -1,6 +1,6 @@
 """Sublinear utilities: maximise U(K) = Σ_y μ(K(:,y)) over (ε,𝒫)-PML kernels.
 
-μ is convex and positively homogeneous (DESIGN.md §2, "Sublinear utilities"):
+μ is convex and positively homogeneous (docs/explanation/mathematics.md, "Sublinear utilities"):
 
 * mutual information under a prior P:  μ(k) = Σ_x P(x) k_x log(k_x / P·k);
 * f-divergence between the output laws of P0 and P1:  μ(k) = (P1·k) f(P0·k / P1·k);

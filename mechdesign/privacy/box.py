@@ -1,4 +1,4 @@
-"""𝒫 = {P : lower ≤ P ≤ upper, Σ_x P(x) = 1}, by LP duality (DESIGN.md §2, "dualise"):
+"""𝒫 = {P : lower ≤ P ≤ upper, Σ_x P(x) = 1}, by LP duality (docs/explanation/mathematics.md, "dualise"):
 
     min P·k = max μ + l·α − u·β   over α, β ≥ 0 with μ + α_x − β_x ≤ k_x,
 

@@ -4,7 +4,7 @@ A kernel is (ε,𝒫)-PML iff every column k = K(:,y) lies in the polyhedral con
 
     C(ε,𝒫) = {k ∈ R^N : k ≥ 0,  k_x ≤ e^ε v·k  for every x and every vertex v of 𝒫}
 
-(DESIGN.md §2). A sublinear utility is maximised by splitting columns into
+(docs/explanation/mathematics.md). A sublinear utility is maximised by splitting columns into
 extreme rays of C, so this module lists them, normalised to max_x r_x = 1.
 
 Known structure (derived by counting tight constraints: an extreme ray of a

@@ -1,4 +1,4 @@
-"""𝒫 = {P in the simplex : ‖P − center‖₁ ≤ r}, by LP duality (DESIGN.md §2, "dualise"): with s ≥ |P − c|,
+"""𝒫 = {P in the simplex : ‖P − center‖₁ ≤ r}, by LP duality (docs/explanation/mathematics.md, "dualise"): with s ≥ |P − c|,
 
     min P·k = max μ + c·(α − β) − rρ   over α, β, ρ ≥ 0 with μ + α_x − β_x ≤ k_x (P_x ≥ 0), α_x + β_x ≤ ρ.
 

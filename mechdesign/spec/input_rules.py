@@ -27,7 +27,7 @@ aliases are refused, and so is a key that appears twice in one mapping (named, w
   priors → list), so 32 is generous; it is counted on the parser's event stream, before a node
   tree is built, so a 5,000-deep document gives a message, never a RecursionError.
 * N ≤ :data:`MAX_N`, M ≤ :data:`MAX_M`, N·M ≤ :data:`MAX_NM` (see ``Spec``): 10^7 admits the
-  documented target N = M = 3000 (9·10^6 kernel entries, DESIGN.md §5) with a margin, and bounds
+  documented target N = M = 3000 (9·10^6 kernel entries, docs/reference/limits.md) with a margin, and bounds
   the LP (one variable per kernel entry) at about 10^7 columns, a few GB at most.
 """
 
