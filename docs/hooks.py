@@ -3,7 +3,9 @@
 - ``reference/spec.md``: every field of a spec, from the JSON schema of :class:`mechdesign.spec.models.Spec`
   (the pydantic models; a field's text is its attribute docstring);
 - ``reference/cli.md``: every command's ``--help``, from the argparse parsers of :mod:`mechdesign.cli.main`;
-- ``reference/exit-statuses.md``: the exit statuses, from :data:`mechdesign.cli.help_text.EXIT_STATUSES`.
+- ``reference/exit-statuses.md``: the exit statuses, from :data:`mechdesign.cli.help_text.EXIT_STATUSES`;
+
+and the reStructuredText roles of the docstrings that mkdocstrings shows are turned into plain code spans.
 
 ``mkdocs.yml`` names this file under ``hooks:``; nothing here is installed with the package.
 """
@@ -209,6 +211,17 @@ GENERATED = {
     "reference/cli.md": cli_reference,
     "reference/exit-statuses.md": exit_statuses_reference,
 }
+
+
+_ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc|obj):<code>~?([^<]*)</code>")
+
+
+def on_page_content(html, page, config, files):
+    """Docstrings use reStructuredText roles (:class:`Spec`); mkdocstrings leaves the role name in the text.
+    Keep the code span, drop the role (and the ``~`` that shortens a dotted path)."""
+    return _ROLE.sub(
+        lambda m: f"<code>{m.group(1).rsplit('.', 1)[-1] if '~' in m.group(0) else m.group(1)}</code>", html
+    )
 
 
 def on_files(files, config):
