@@ -18,7 +18,7 @@ How, independently:
 
 * numbers mean their text: ints exactly, a float by its shortest decimal repr ("0.1" is 1/10),
   a string "p/q" or a decimal string exactly (:func:`exact_number`); a distribution that sums to 1
-  within 1e-9 is divided by its exact sum (the rule README "Spec reference" documents);
+  within 1e-9 is divided by its exact sum (the rule docs/reference/spec.md documents);
 * min_{P∈𝒫} P·k by an exact minimiser per prior set (:class:`PriorSetOracle`), written from the
   geometry of each set, and a separate enumeration of points that include every vertex
   (:meth:`PriorSetOracle.vertex_candidates`, used by the tests' pairwise LP);
@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 SUM_TOLERANCE = Fraction(1, 10**9)
-"""README, Spec reference: 'a prior that sums to 1 within 1e-9 is divided by its exact sum'."""
+"""docs/reference/spec.md: 'a prior that sums to 1 within 1e-9 is divided by its exact sum'."""
 
 _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 _RATIO = re.compile(r"^\s*[+-]?\d+\s*/\s*\d+\s*$")
@@ -526,7 +526,7 @@ def _f_perspective(f: Any, p, q):
 def utility(kernel: Sequence[Sequence[Any]], raw_spec: dict):
     """The spec's objective evaluated on ``kernel``: a Fraction for the linear objectives, an mpmath
     number (60 digits) for mutual information and f-divergences. Written from the definitions in
-    README "Spec reference" (f_α of the f_α paper, eq. 3)."""
+    docs/reference/spec.md, FDivergence (f_α of the f_α paper, eq. 3)."""
     K = kernel_from_strings(kernel)
     n, m = len(K), len(K[0])
     obj = raw_spec["objective"]

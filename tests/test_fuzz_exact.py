@@ -16,7 +16,7 @@ tests/fuzz_findings.md and in KNOWN_DEFECT_REGIMES):
 * ``infeasible``: the status is never infeasible (the constant kernel is always (ε,𝒫)-PML, docs/explanation/mathematics.md ("Contract"));
 * ``no_kernel``: a kernel is emitted (issue 10: at worst the best certified kernel, with an honest status);
 * ``shape`` / ``grid``: N rows, exactly M columns when output_size is an integer (2, or the loss width,
-  for auto), every entry a dyadic rational on the grid 2^−denominator_bits (README, solver keys);
+  for auto), every entry a dyadic rational on the grid 2^−denominator_bits (docs/reference/spec.md, SolverOptions);
 * ``not_private``: the kernel is row-stochastic and (ε,𝒫)-PML for ε *as written* (tests/exact_oracle.py);
 * ``feasible_disagrees``: certificate.feasible equals the oracle's verdict;
 * ``objective_mismatch``: result.objective is the utility of the emitted kernel (oracle, from definitions);
@@ -83,7 +83,7 @@ and 6e-6 relative)."""
 
 LP_RTOL = 2e-6
 """Objective vs the pairwise LP optimum, relative to max(1, |optimum|): mechdesign calls a kernel optimal
-when its gap is ≤ GAP_TOLERANCE = 1e-6·max(1, |objective|) (README, exit status), and scipy's HiGHS
+when its gap is ≤ GAP_TOLERANCE = 1e-6·max(1, |objective|) (docs/reference/results.md, status), and scipy's HiGHS
 solves the reference LP to its default feasibility/optimality tolerances 1e-7; 2e-6 covers both."""
 
 LP_EXP_CAP = 1e6
