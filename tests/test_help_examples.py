@@ -26,6 +26,8 @@ from mechdesign.cli.help_text import EXAMPLES
 from mechdesign.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
+# the examples that ran, for the terminal summary (tests/conftest.py)
+RAN: list[str] = []
 
 
 def _help_text(argv: list[str]) -> str:
@@ -80,7 +82,8 @@ def test_every_help_example_runs_in_order(tmp_path, monkeypatch):
     commands = _commands()
     # the chain's order is the order of the table that writes the examples; every command is in it
     assert sorted(EXAMPLES) == sorted(commands)
-    ran = []
+    ran = RAN
+    ran.clear()
     for lines in [_examples(_help_text([])), *(_examples(_help_text([name])) for name in EXAMPLES)]:
         for line in lines:
             status, output = _run(line, tmp_path)
@@ -91,4 +94,3 @@ def test_every_help_example_runs_in_order(tmp_path, monkeypatch):
         assert (tmp_path / name).stat().st_size > 0, name
     assert list((tmp_path / "example1-sweep").glob("utility_vs_epsilon.*"))
     assert (tmp_path / "mechdesign-completion.bash").read_text().startswith("#")
-    print(f"ran {len(ran)} --help examples")
