@@ -1,4 +1,4 @@
-"""The certify stage alone, old code beside new, at N = M = 200 … 3000 (issue 13: linear in NM, ≤ 10 % of the total).
+"""The certify stage alone, old code beside new, at N = M = 200 … 3000 (it must be linear in NM and ≤ 10 % of a design).
 
 Usage:
     python benchmarks/certify_scaling.py run   [--base /work/wt-cert-base] [--sizes 200,500,1000,2000,3000]
@@ -173,65 +173,6 @@ def cmd_design(args) -> None:
                 )
 
 
-CERTSHARE_NOTES = """## Where the time went after the int64 check (branch certshare, 2026-11-23, load average ≈ 3–5)
-
-cProfile of `design()` on main e300129, `el_hamming_uniform` and `bayes_uniform` at N = M = 3000 (one LP solves
-them; certification 4.9 s of 6.6 s and 3.7 s of 4.8 s in these runs):
-
-* `repair` 4.6 s / 3.2 s. The LP's kernel breaks every column by a relative 1.3e-10 (all 3000 columns equally
-  tight). The snapping probe (the 4 tightest columns, all with the same ratio) passed at 2^−40, so the whole
-  kernel was rounded to 2^−40 in floats (normalise, floor, sort every row: 1.0–1.5 s) and failed (2793 columns);
-  then 11 rounds of float mix → `to_grid` → `check_pml`, the extra weight growing ×4 from 2^−50 until it
-  passed at w = 1.14e-9: 13 `to_grid` and 14 `check_pml` calls.
-* After the change (a3c5346, fresh `bayes_uniform` design at N = 3000, certify 1.24 s of 3.5 s): 0.55 s in
-  `certify/` (snapping test on 2^−44 and 2^−40 0.21 s, mix 0.08 s, three checks 0.09 s, 2^−52 rounding 0.06 s,
-  float copies 0.07 s) and 0.7 s in the objective's value and no-privacy bound (0.43 s) and
-  `bounds.applicable_bounds` (0.26 s).
-* On a cold process the fresh N × M arrays dominate: `to_grid` took 0.7–1.1 s in a fresh child against 0.06 s
-  warm (page faults of five 72 MB temporaries), `exact_sums` made two 72 MB limb arrays per check.
-* Outside `certify/` (not changed here): the objective's value and its no-privacy bound
-  (`objectives/expected_loss.py` builds the N × M loss matrix three times and a dense identity kernel;
-  `objectives/rays.py` evaluates Bayes vulnerability on a transposed array, 0.1–0.2 s at N = 3000) and
-  `bounds.applicable_bounds` (`theory/measures.zeros_per_column`, 0.05–0.2 s): 0.15–0.5 s of what `design()`
-  reports as certify seconds at N = 3000.
-
-What changed (`mechdesign/certify/grid_repair.py`): the mixing weight comes from the int64 column aggregates
-(max, min, exact sum) that the check computed, with a margin of 2(1 + E) grid units for the rounding, and the
-mixture is built in exact integer arithmetic in one pass (⌊w A⌋ from two 31-bit products, ⌊w s/N⌋ per column,
-each row's ±1 remainder on its first columns): every entry is within 2 units of the exact mixture, so the
-result passes by construction and one exact check confirms it (w = 2.15e-10 here, 5× smaller than the loop's);
-the coarse grids are rounded in integers row block by row block, after 64 probe columns (32 tightest, 32 spread
-over the kernel) rounded exactly, and a grid is skipped without rounding when a probe column breaks PML by at
-least 2^d (1 + E) units (no rounding within 2^d units can mend it: the 2^−48 grid of these LP kernels); the 2^−52 rounding, the coarse rounding and the mix run over blocks of rows
-(temporaries in cache); column aggregates and checks are cached on the immutable kernel (the certificate's
-re-check of the same constraint is a look-up). Kernels of at most 2^16 entries also run the old search and
-keep the smaller weight (a few grid units matter for optima near 1e−15).
-"""
-
-PROFILE_NOTES = """## Where the time went (cProfile of the base code, 2026-11-23, load average ≈ 2–4)
-
-* `certify_design` on the N = M = 1000 `tight` min_mass kernel, 7.2 s: `repair` 6.7 s (called twice, the
-  second time without snapping, redoing the same mixing), of which `check_pml` 3.7 s in 24 calls (object-array
-  max/min/sum over 10^6 Python ints per call, and a Fraction per column), `to_grid` 2.3 s in 22 calls (the
-  2^−52 rounding builds an object array; the coarse snaps 2^−48/44/40 sort each row in a Python loop, 0.3 s
-  each), `is_stochastic` 0.8 s; then `check_guarantees` (the same check once more) and the objective.
-* A `mixture` kernel at N = 3000 from another seed (seed 0, where the 2^−52 rounding broke a column and the
-  repair mixed): 44 s, 1.7 GiB peak; 6.7 s, 0.6 GiB with this branch (load 4.4, the test-suite running beside it).
-* A whole small design (`el_abs_uniform`, N = 30, 0.34 s): `_exact_dual_bound` (Fractions per nonzero of the
-  lifted LP, ≈ 0.1 s) and `bounds_for` (Γ_max over Q_X(c) with two Fraction minimisations per column, the N²
-  Fraction vertices of Q_X(c)) ≈ 0.13 s; after this branch 0.10 s in all, certify 0.05 s (mostly the KL and
-  Hellinger vertex-pair bounds of `bounds_for`, floats, O(N²M), only for N ≤ 40 and N·M ≤ 2500).
-
-What changed: the kernel is held as int64 numerators (`GridKernel`), the check uses Lemma 4's three exact
-integer aggregates per column (`mechdesign/certify/grid_arith.py`: int64 max/min, sums exact in int64 or two
-26-bit limbs) and one exact rational comparison per column; rounding to the grids is vectorised (the coarse
-grid by a per-row threshold instead of an argsort per row); a snap to a coarser grid is first tried on the 4
-tightest columns alone (skipped when one fails: the full rounding would fail too); the rounding functions mark
-their kernels stochastic; `certify_design` no longer repeats a repair that mixed (the repeat without snapping
-is the same computation). Γ_max over Q_X(c) uses the same aggregates; `dual_bound` sums dyadic integers.
-"""
-
-
 def _latest(records: list[dict], **key) -> dict | None:
     found = [r for r in records if all(r.get(k) == v for k, v in key.items())]
     return found[-1] if found else None
@@ -242,8 +183,7 @@ def _s(v) -> str:
 
 
 PAIRS = [
-    ("base", "new", "branch certfast (int64 check) against main before it"),
-    ("main2", "certshare", "branch certshare (one-pass repair) against main e300129"),
+    ("main2", "certshare", "the one-pass repair (commit 14c382c) against main e300129"),
 ]
 """(base label, new label, what the pair compares): one set of tables each, in this order."""
 
@@ -341,7 +281,7 @@ def cmd_share(args) -> None:
 def cmd_table(args) -> None:
     records = [json.loads(line) for line in JSONL.read_text().splitlines() if line.strip()]
     lines = [
-        "# Certify stage: old vs new (issue 13)",
+        "# Certify stage: old vs new",
         "",
         "Written by `python benchmarks/certify_scaling.py table` from `certify_scaling.jsonl`;",
         "measured with `python benchmarks/certify_scaling.py run` and `... design` (one subprocess per case,",
@@ -380,19 +320,6 @@ def cmd_table(args) -> None:
                     f" | {_s(w.get('seconds'))} | {_s(w.get('certify_seconds'))} | {share(w)} |"
                 )
         lines.append("")
-    share = share_table()
-    if len(share) > 2:
-        lines += [
-            "## Certify share of design(), branch certshare (from `scaling_families_certbase.jsonl` / `_new.jsonl`)",
-            "",
-            "Base = main e300129 (`/work/wt-certshare-base`), new = branch certshare; `certify_seconds` and `seconds`",
-            "of the same `benchmarks/scaling_families.py run` records (medians of 3 runs; one run above 5 s).",
-            "",
-            *share,
-            "",
-        ]
-    lines.append(CERTSHARE_NOTES)
-    lines.append(PROFILE_NOTES)
     Path(args.out).write_text("\n".join(lines))
     print(f"wrote {args.out}")
 

@@ -1,4 +1,4 @@
-"""What holding the best kernel and bound for Ctrl-C costs (issue 12 item 4, :mod:`mechdesign.lp.incumbent`).
+"""What holding the best kernel and bound for Ctrl-C costs (:mod:`mechdesign.lp.incumbent`).
 
 Usage:
     python benchmarks/incumbent_overhead.py --baseline DIR [--repeat 3] [--out benchmarks/results/incumbent_overhead.md]
@@ -97,7 +97,7 @@ def main() -> None:
         print(f"{name}: base {base:.3f} s, new {new:.3f} s, ratio {new / base:.3f}", flush=True)
     load = os.getloadavg()
     lines = [
-        "# Cost of holding the best kernel and bound for Ctrl-C (issue 12 item 4)",
+        "# Cost of holding the best kernel and bound for Ctrl-C",
         "",
         f"`python benchmarks/incumbent_overhead.py --baseline {args.baseline} --repeat {args.repeat}`; median "
         f"wall time of `design` (import excluded), base and new alternating; 2 shared cores, load average "

@@ -1,4 +1,4 @@
-"""Cost of interruptible HiGHS solves (issue 12 item 4): the same designs with ``h.run()`` and with
+"""Cost of interruptible HiGHS solves: the same designs with ``h.run()`` and with
 :func:`mechdesign.lp.interrupt.run_interruptible` (solver thread + interrupt callbacks), side by side.
 
     python benchmarks/interrupt_overhead.py
@@ -49,8 +49,8 @@ def main() -> None:
         for label, fn in (("plain", plain), ("interruptible", original), ("plain again", plain)):
             interrupt_fn = fn
             import mechdesign.lp.solve as s
-            import mechdesign.lp.colgen as c
-            import mechdesign.objectives.sublinear as sl
+            import mechdesign.engines.output_generation as c
+            import mechdesign.engines.sublinear as sl
 
             for mod in (s, c, sl):
                 mod.run_interruptible = interrupt_fn

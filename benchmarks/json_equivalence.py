@@ -1,11 +1,11 @@
 """Show that two checkouts of mechdesign give the same ``solve --json`` output, apart from timing fields.
 
-Used for the layout change of issue 11 (a pure move must not change behaviour): every spec in
+Used for changes that must not change behaviour (a pure move of modules): every spec in
 ``problems/`` plus specs covering every prior set × objective are solved by both checkouts, each in
 its own interpreter with PYTHONPATH pointing at it, and the JSON objects are compared field by field.
 
     git worktree add /tmp/base <old commit>
-    python benchmarks/json_equivalence.py --base /tmp/base --new . --out benchmarks/results/json_equivalence.md
+    python benchmarks/json_equivalence.py --base /tmp/base --new . --out /tmp/json_equivalence.md
 """
 
 from __future__ import annotations

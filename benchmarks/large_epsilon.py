@@ -1,4 +1,4 @@
-"""Large ε costs what ordinary ε costs (issue 10, item 6): time and peak memory of one design, side by side.
+"""Large ε costs what ordinary ε costs: time and peak memory of one design, side by side.
 
 Usage:  python benchmarks/large_epsilon.py [--n 5] [--out FILE]
 

@@ -4,7 +4,7 @@ Usage:  python benchmarks/mi_colgen_n50.py [--quick] [--time-limit S] [--out FIL
 
 Grid: priors Dirichlet(1) (seeds 0, 1, 2), P ∝ (1, 2, ..., N), P ∝ random integers 1..5 (seed 0);
 prior sets min_mass with c ∈ {0.2/N, 0.5/N, 0.9/N} and simplex; ε ∈ {0.5, 1, 2, 3}.
-Each case runs :func:`mechdesign.objectives.sublinear.design_column_generation` (the ray LP and its certified
+Each case runs :func:`mechdesign.engines.sublinear.design_column_generation` (the ray LP and its certified
 bound Σλ + N·max(g, 0), no kernel certification) and prints a markdown table row: seconds,
 rounds, number of rays, value, bound, relative gap (bound − value)/value and whether it is ≤ 1e-6.
 """
@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from mechdesign.spec.models import spec_from_dict
-from mechdesign.objectives.sublinear import design_column_generation
+from mechdesign.engines.sublinear import design_column_generation
 
 N = 50
 

@@ -151,7 +151,7 @@ ROWS = [
         "Fig. 1(a) comparison: Zamanlooy-Asoodeh [9, Thm 5]",
         "",
         "",
-        "NOT IMPLEMENTED: the statement of [9, Thm 5] is not in the paper; searched (issue 17) the stored pages "
+        "NOT IMPLEMENTED: the statement of [9, Thm 5] is not in the paper; searched the stored pages "
         "(OpenReview 0mPezHsMGj, ISIT 2023: abstract only; arXiv HTML 2601.09498v1, 2210.13386v4, 2501.11473v1/v3; "
         "OpenReview DQLe256lHy) and the docs, issues and code corpora (find_string 'Zamanlooy'): no statement found, "
         "so the curve is left out of Figure 1(a) (its note says so) rather than guessed",

@@ -1,9 +1,10 @@
-"""Scaling of every design family of issue 13: seconds, peak memory, LPs/rounds, gap, status.
+"""Scaling of every design family: seconds, peak memory, LPs/rounds, gap, status.
 
 Usage:
     python benchmarks/scaling_families.py run --label new [--tree DIR] [--only SUBSTR] [--sizes 100,200]
                                               [--repeat 3] [--timeout S]
-    python benchmarks/scaling_families.py table [--out benchmarks/results/scaling_families.md]
+    python benchmarks/scaling_families.py table [--out FILE]                 # base beside new
+    python benchmarks/scaling_families.py table --single final --commit C  # the current table
 
 ``run`` solves each (family, N) case with ``design(spec)`` in a fresh subprocess whose PYTHONPATH is
 ``--tree`` (default: this checkout), so a baseline checkout (``git worktree add /work/wt-scale-base
@@ -111,7 +112,7 @@ FAMILIES = {
     "el_sq_worst_case": (_el("squared", "worst_case"), [100, 500, 1000, 3000]),
     "el_hamming_worst_case": (_el("hamming", "worst_case"), [100, 500, 1000, 3000]),
     "el_abs_worst_case_ldp": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}), [100, 500, 1000, 3000]),
-    # the same at other ε (the issue's targets are stated at ε = 1; output generation took minutes at ε ≥ 1.5)
+    # the same at other ε (the project's targets are stated at ε = 1; output generation took minutes at ε ≥ 1.5)
     "el_abs_worst_case_ldp_eps0.5": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}, "0.5"), [1000]),
     "el_abs_worst_case_ldp_eps1.5": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}, "1.5"), [1000]),
     "el_abs_worst_case_ldp_eps2": (_el("absolute", "worst_case", lambda n: {"kind": "simplex"}, 2), [400, 1000]),
@@ -121,7 +122,7 @@ FAMILIES = {
     "el_abs_ldp": (_el("absolute", "uniform", lambda n: {"kind": "simplex"}), [100, 200, 500, 1000, 3000]),
     "el_sq_ldp": (_el("squared", "uniform", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     # 500 and 2000 too: the certify share around N = 1000, where the 2^−52 rounding of this k-RR optimum passes
-    # (N = 500) or fails and is mixed (N = 1000, 2000) (issue 13, branch certldp)
+    # (N = 500) or fails and is mixed (N = 1000, 2000)
     "el_hamming_ldp": (_el("hamming", "uniform", lambda n: {"kind": "simplex"}), [100, 500, 1000, 2000, 3000]),
     "el_abs_dirichlet_ldp": (_el("absolute", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
     "el_sq_dirichlet_ldp": (_el("squared", "dirichlet", lambda n: {"kind": "simplex"}), [100, 1000, 3000]),
@@ -254,7 +255,69 @@ def _load(label: str) -> dict:
     return out
 
 
+CURRENT_HEADER = """# Scaling of every design family
+
+Each case is `design(spec)` (solve and exact certification; for compiled programs also the compile) in a fresh
+subprocess, one run each; peak RSS of the child includes ~65 MiB of interpreter and numpy. ε = 1, c = 1/(2N),
+M = N; Dirichlet priors are Dirichlet(1) draws floored at 1e-3; `_ldp` rows use the simplex (ε-LDP); `_epsX`
+rows use ε = X. "LPs/rounds": pair LPs (Dobrushin), LPs solved by the kernel engine (1 = the one-ray-per-output
+master alone, otherwise 1 + rounds of output generation), rounds of output generation or of the interval-partition
+master (worst case), or column-generation rounds (mutual information). Gaps are absolute (|objective − bound|).
+Why each family is solved the way it is: docs/explanation/performance-notes.md.
+"""
+
+
+def _num(v, fmt: str) -> str:
+    return "–" if v is None else format(v, fmt)
+
+
+def cmd_single(args) -> None:
+    """The current table: one label's records (the last record of each case), with the commands that made them."""
+    runs = _load(args.single)
+    lines = [
+        CURRENT_HEADER,
+        f"Run on commit {args.commit} (2 shared cores, load average {args.load}), from the worktree root:",
+        "",
+        *[f"    {c}" for c in args.command],
+        f"    python benchmarks/scaling_families.py table --single {args.single} --commit {args.commit} \\",
+        f"        --load {args.load} --out benchmarks/results/scaling_families.md",
+        "",
+        f"Data: [scaling_families_{args.single}.jsonl](scaling_families_{args.single}.jsonl).",
+        "",
+        "| family | N | seconds | peak MiB | LPs/rounds | gap | certify s | status |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for name, (_, ns) in FAMILIES.items():
+        for n in ns:
+            r = runs.get((name, n))
+            if r is None:
+                continue
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        name,
+                        str(n),
+                        _num(r.get("seconds"), ".2f"),
+                        _num(r.get("maxrss_mib"), ".0f"),
+                        str(r.get("lps", "–")),
+                        _num(r.get("gap"), ".1e"),
+                        _num(r.get("certify_seconds"), ".2f"),
+                        str(r.get("status", "–")),
+                    ]
+                )
+                + " |"
+            )
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+
+
 def cmd_table(args) -> None:
+    if args.single:
+        cmd_single(args)
+        return
     base, new = _load(args.base), _load(args.new)
     lines = [
         "| family | N | base s | base MiB | base status | new s | new MiB | LPs/rounds | gap | new status | speed-up |",
@@ -312,6 +375,10 @@ def main(argv=None) -> None:
     t.add_argument("--out", default=None)
     t.add_argument("--base", default="base", help="label of the baseline column")
     t.add_argument("--new", default="new", help="label of the new column")
+    t.add_argument("--single", default=None, help="one label only: the current table (with --commit, --command)")
+    t.add_argument("--commit", default="?", help="the commit the --single label was run on")
+    t.add_argument("--load", default="?", help="the load average during the --single label's runs")
+    t.add_argument("--command", action="append", default=[], help="a command that made the --single records")
     args = ap.parse_args(argv)
     (cmd_run if args.cmd == "run" else cmd_table)(args)
 

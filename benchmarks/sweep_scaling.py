@@ -1,4 +1,4 @@
-"""Sweep scaling (issue 15): a 400-point Dobrushin + expected-loss sweep, serial against a local Dask cluster.
+"""Sweep scaling: a 400-point Dobrushin + expected-loss sweep, serial against a local Dask cluster.
 
     python benchmarks/sweep_scaling.py            # writes benchmarks/results/sweep_scaling.md
     python benchmarks/sweep_scaling.py [--workers 2] [--repeats 2] [--out benchmarks/results]

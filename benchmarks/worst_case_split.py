@@ -1,4 +1,4 @@
-"""Time one |x − y| worst-case design split into HiGHS and the rest (branch rounds, issue 13).
+"""Time one |x − y| worst-case design split into HiGHS and the rest .
 
 Usage (PYTHONPATH selects the tree measured):
     PYTHONPATH=/path/to/tree python benchmarks/worst_case_split.py N ldp|qx
@@ -18,8 +18,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.lp import colgen, kernel_engine
-from mechdesign.lp.worst_case_engine import solve_worst_case_kernel_lp
+from mechdesign.engines import kernel_lp as kernel_engine
+from mechdesign.engines import output_generation as colgen
+from mechdesign.engines.worst_case import solve_worst_case_kernel_lp
 
 
 def main() -> None:

@@ -4,6 +4,7 @@
   (the pydantic models; a field's text is its attribute docstring);
 - ``reference/cli.md``: every command's ``--help``, from the argparse parsers of :mod:`mechdesign.cli.main`;
 - ``reference/exit-statuses.md``: the exit statuses, from :data:`mechdesign.cli.help_text.EXIT_STATUSES`;
+- ``reference/python-api.md``: a mkdocstrings block for every name in ``mechdesign.__all__``;
 
 and the reStructuredText roles of the docstrings that mkdocstrings shows are turned into plain code spans.
 
@@ -206,10 +207,34 @@ def exit_statuses_reference() -> str:
     )
 
 
+def python_api_reference() -> str:
+    """One mkdocstrings block per public name of ``mechdesign`` (its ``__all__``), at the module that defines it."""
+    import mechdesign
+
+    parts = [
+        "# Python API\n",
+        GENERATED_NOTE,
+        "Generated from the docstrings of everything `mechdesign` exports (its `__all__`). "
+        "`mechdesign.measures` evaluates any kernel and `mechdesign.bounds` holds the papers' closed forms; "
+        "each of their functions names its paper and theorem in its docstring.\n",
+        "```text\nfrom mechdesign import "
+        + ", ".join(n for n in mechdesign.__all__ if not n.startswith("_"))
+        + "\n```\n",
+    ]
+    for name in mechdesign.__all__:
+        obj = getattr(mechdesign, name)
+        module = getattr(obj, "__module__", None)
+        if name.startswith("_") or module is None or not module.startswith("mechdesign"):
+            continue  # __version__, and type aliases such as PriorSet (their members are listed)
+        parts.append(f"::: {module}.{name}\n")
+    return "\n".join(parts)
+
+
 GENERATED = {
     "reference/spec.md": spec_reference,
     "reference/cli.md": cli_reference,
     "reference/exit-statuses.md": exit_statuses_reference,
+    "reference/python-api.md": python_api_reference,
 }
 
 

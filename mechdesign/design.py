@@ -1,13 +1,16 @@
-"""``design(spec)``: the whole pipeline, spec → compile → solve → certify → result.
+"""``design(spec)``: the whole pipeline, spec → route → engines → certify → result.
 
-Each stage is a module with one job; this one only chains them and times them.
+Each stage is a module with one job; this one only chains them and times them: the route of the spec
+(:func:`mechdesign.engines.routing.plan`), its engines run in order (:func:`mechdesign.engines.routing.run_route`),
+the certify stage, then the fallbacks (the exact re-solve, the constant kernel); every engine run is recorded in
+``result.solve.attempts``.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -15,9 +18,9 @@ import numpy as np
 
 from mechdesign.theory import bounds
 
-from mechdesign.certify.exact import GRID, ExactKernel, check_pml, repair, to_grid
+from mechdesign.certify.exact import GRID, GRID_BITS, ExactKernel, check_pml, repair, to_grid
 from mechdesign.certify.stage import certify_on_fine_grid
-from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees, metric_envelope
+from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees, metric_envelope, private_under_spec
 from mechdesign.certify.saturation import ratio_cap
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.plan import ClosedForm
@@ -30,34 +33,56 @@ GAP_TOLERANCE = 1e-6
 """Relative optimality gap (|objective − dual bound| / max(|objective|, |dual bound|)) above which a
 private kernel is reported as ``suboptimal`` rather than ``optimal``. Relative to the values themselves,
 not to max(1, ·): an optimum of 5e−10 (the Dobrushin coefficient at ε = 1e−9) must be met to 1e−6 of
-itself (issue 10, item 4)."""
+itself."""
 GAP_ABSOLUTE_FLOOR = 1e-15
 """Gaps below this count as closed whatever the values (double rounding of unit-scale sums; an
 objective of 0 against a bound of 1.5e−16 from the ray LP's stated rounding, N·u·Σ|λ|). Dobrushin at
 ε = 1e−9 (optimum ≈ 5e−10) is judged to 2e−6 of itself by this rule; the exact fallback in fact
 reaches 3e−7 of Ξ(ε,c) (tests/test_robust.py checks 1e−6 against Ξ directly)."""
-EXACT_FALLBACK_MAX_N = 12
-"""A design with N ≤ this that is not certified optimal in floating point is re-solved with the exact
-rational simplex (:mod:`mechdesign.lp.exact`, solver.method = exact) and the better certified result kept."""
 
 
 EXACT_FALLBACK_REPAIR = Fraction(1, 10**6)
 """A repair weight above this also triggers the exact fallback: the LP's point broke the PML rows by
 HiGHS's tolerance, which for ε = 1e−9 or masses of 1e−9 is the whole privacy budget (a degenerate box
-of 1e−9 masses needed w ≈ 0.7; issue 10, item 2)."""
+of 1e−9 masses needs w ≈ 0.7)."""
 
 
-def gap_closed(gap: float | None, objective: float, bound: float | None) -> bool:
-    """The optimality rule: gap ≤ GAP_TOLERANCE·max(|objective|, |bound|) or gap ≤ GAP_ABSOLUTE_FLOOR."""
+GRID_FLOOR_STEPS = 4
+"""Grid steps per entry in the grid floor (:func:`grid_floor`)."""
+
+
+def grid_floor(entry_sensitivity: float | None) -> float:
+    """The grid floor: GRID_FLOOR_STEPS · 2^−52 · S, S the utility's entry sensitivity (|U(K) − U(K')| ≤
+    S · max_{x,y} |K_xy − K'_xy|, :meth:`~mechdesign.objectives.base.ObjectiveRules.entry_sensitivity`); 0 when
+    S is not known.
+
+    Every emitted kernel lives on the grid 2^−52 (its entries are exact doubles), and an optimum the reals only
+    approach as entries go to 0 (an expected loss at ε = 3e9: the off-diagonal entries e^−ε, far below a step)
+    cannot be met there: an entry that must be positive is at least one step, and the rounding to the grid and
+    the exact repair's margin put one or two steps on such entries (measured: 1 or 2 at N = 3–9, for LDP and
+    ε·|x − x'| metric privacy at ε ≥ 50). A gap below what moving every entry by GRID_FLOOR_STEPS = 4 steps can
+    change is within what the grid can represent, so it counts as closed. On a coarser grid asked for
+    (``denominator_bits`` < 52) the utility lost by its rounding still counts: the floor is that of 2^−52."""
+    return 0.0 if entry_sensitivity is None else GRID_FLOOR_STEPS * 2.0**-GRID_BITS * float(entry_sensitivity)
+
+
+def gap_closed(gap: float | None, objective: float, bound: float | None, floor: float = 0.0) -> bool:
+    """The optimality rule: gap ≤ GAP_TOLERANCE·max(|objective|, |bound|), or gap ≤ GAP_ABSOLUTE_FLOOR, or
+    gap ≤ ``floor``, the grid floor of the utility (:func:`grid_floor`: a gap within what the grid 2^−52 can
+    represent is closed)."""
     if gap is None or bound is None or not math.isfinite(gap):
         return False
-    return gap <= max(GAP_TOLERANCE * max(abs(objective), abs(bound)), GAP_ABSOLUTE_FLOOR)
+    return gap <= max(GAP_TOLERANCE * max(abs(objective), abs(bound)), GAP_ABSOLUTE_FLOOR, floor)
 
 
 @dataclass(frozen=True)
 class Certificate:
     feasible: bool
-    """The emitted kernel passed the exact (ε,𝒫)-PML and row-stochastic check."""
+    """Every constraint the spec states holds exactly on the emitted kernel: :attr:`private` and every verdict of
+    :attr:`side_constraints`."""
+    private: bool
+    """The emitted kernel passed the exact (ε,𝒫)-PML and row-stochastic check, and every constraint of
+    ``privacy`` (:attr:`guarantees`)."""
     leakage: float
     """sup_{P∈𝒫} max_y ℓ(X→y) of the emitted kernel, nats."""
     exp_epsilon_lower_bound: Fraction
@@ -69,7 +94,9 @@ class Certificate:
     gap: float | None
     """|objective − dual_bound|: how far the emitted kernel can be from optimal."""
     repair_weight: Fraction
-    """Weight w of the constant kernel mixed in by the repair (0: none needed)."""
+    """Weight w mixed in by the repairs, all together (0: none needed): of the constant kernel for privacy and a
+    vulnerability cap, of the least-loss private kernel for a loss cap (each side constraint's verdict names its
+    own repair)."""
     lp_objective: float | None
     """The objective of the LP solution before rounding and repair."""
     closed_form: ClosedForm | None = None
@@ -82,6 +109,22 @@ class Certificate:
     """One :class:`~mechdesign.certify.guarantees.GuaranteeReport` per privacy constraint (the spec's
     ``privacy`` list, or its epsilon + prior_set): leakage, exact feasibility, whether it binds.
     ``feasible`` above requires every one of them."""
+    grid_floor: float | None = None
+    """When the gap was closed only by the grid floor (:func:`grid_floor`): that floor; None otherwise."""
+    side_constraints: list = field(default_factory=list)
+    """One :class:`~mechdesign.certify.guarantees.SideConstraintReport` per other constraint the spec states (a
+    loss cap ``max_loss``, a vulnerability cap ``max_vulnerability``): its exact value on the emitted kernel, the
+    limit, whether it holds. ``feasible`` above requires every one of them."""
+
+    def __repr__(self) -> str:
+        from mechdesign.display import certificate_repr
+
+        return certificate_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import certificate_html
+
+        return certificate_html(self)
 
 
 @dataclass(frozen=True)
@@ -100,6 +143,11 @@ class SolveReport:
     columns: int
     nonzeros: int
     message: str = ""
+    engine: str = ""
+    """The engine that produced the kernel (:mod:`mechdesign.engines.routing`)."""
+    attempts: tuple = ()
+    """Every engine run, in order: :class:`~mechdesign.engines.base.Attempt` (engine, status, seconds, why the route
+    went on or stopped there); the last one produced the kernel."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +200,7 @@ class DesignResult:
                 if cert is None
                 else {
                     "feasible": cert.feasible,
+                    "private": cert.private,
                     "leakage": _num(cert.leakage),
                     "exp_epsilon_lower_bound": str(cert.exp_epsilon_lower_bound),
                     "worst_ratio": None if cert.worst_ratio is None else str(cert.worst_ratio),
@@ -170,6 +219,8 @@ class DesignResult:
                     "bounds": list(cert.bounds),
                     "guarantees": [g.to_json() for g in cert.guarantees],
                     "binding": [i for i, g in enumerate(cert.guarantees) if g.binding],
+                    "side_constraints": [c.to_json() for c in cert.side_constraints],
+                    "grid_floor": cert.grid_floor,
                 },
                 "solve": {
                     "solver": self.solve.solver,
@@ -185,6 +236,8 @@ class DesignResult:
                     "columns": self.solve.columns,
                     "nonzeros": self.solve.nonzeros,
                     "message": self.solve.message,
+                    "engine": self.solve.engine,
+                    "attempts": [a.to_json() for a in self.solve.attempts],
                 },
                 **({} if self.interrupted_after is None else {"interrupted_after": self.interrupted_after}),
             }
@@ -283,20 +336,26 @@ def certify_design(
         alt_objective = _emitted_value(rules, alt, alt_kernel, alt_check)
         if alt_check.feasible and sense * alt_objective < sense * objective:
             exact, weight, check, kernel, objective = alt, alt_weight, alt_check, alt_kernel, alt_objective
-    exact, side_weight = rules.enforce(exact)  # the objective's own constraints (e.g. a vulnerability cap)
+    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
+    if extra_weight:  # the other constraints of privacy (metric, further prior sets)
+        weight = 1 - (1 - weight) * (1 - extra_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    # the objective's own stated constraints (a loss cap, a vulnerability cap), restored exactly by mixes that keep
+    # every privacy constraint: each candidate must pass them all exactly (objectives/vulnerability.py)
+    exact, side_weight = rules.enforce(exact, lambda k: private_under_spec(k, spec, bound_e))
     if side_weight:
         weight = 1 - (1 - weight) * (1 - side_weight)
-        check = check_pml(exact, spec.prior_set, bound_e)
-    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
-    if extra_weight:  # the other constraints of privacy (metric, further prior sets), issue 16
-        weight = 1 - (1 - weight) * (1 - extra_weight)
         check = check_pml(exact, spec.prior_set, bound_e)
     if side_weight or extra_weight:
         kernel = exact.to_float()
         objective = _emitted_value(rules, exact, kernel, check)
     # on the grid 2^−52 the bound E of `check` is the one check_guarantees would derive again: its check is reused
     guarantees = check_guarantees(exact, spec, primary=check if exact.denominator == GRID else None)
-    side_failure = rules.side_check(exact)
+    # one exact verdict per other stated constraint, on the kernel emitted
+    sides = rules.side_constraints(exact)
+    if side_weight:
+        how = f"mixed with {rules.side_repair_kernel}, weight {float(side_weight):.3g}"
+        sides = [replace(c, repair=how) for c in sides]
     if dual is not None:
         # the bound over all kernels (no privacy) is a bound too; keep the tighter (an optimum of 0 loss is then
         # certified exactly instead of by a dual bound carrying its rounding slack)
@@ -310,8 +369,10 @@ def certify_design(
         # a bound on the wrong side of what a private kernel achieves is false: report none (no certified optimum)
         dual = None
     gap = None if dual is None else abs(objective - dual)
+    private = check.feasible and all(g.feasible for g in guarantees)
     cert = Certificate(
-        feasible=check.feasible and all(g.feasible for g in guarantees),
+        feasible=private and all(c.feasible for c in sides),
+        private=private,
         leakage=check.leakage,
         exp_epsilon_lower_bound=bound_e,
         worst_ratio=check.worst_ratio if isinstance(check.worst_ratio, Fraction) else None,
@@ -323,17 +384,22 @@ def certify_design(
         bounds=bounds.applicable_bounds(spec, exact),
         rounding_cost=None if lp_objective is None else sense * (objective - lp_objective),
         guarantees=guarantees,
+        side_constraints=sides,
     )
     # The gap rule is about the emitted kernel, on every grid: on a coarse grid (denominator_bits < 52)
     # the utility lost by rounding counts, so such a kernel is `suboptimal` unless rounding cost is within
-    # the tolerance (issue 12 item 7: `optimal (certified)` with gap 0.155 contradicted the README's rule).
-    ok = cert.feasible and side_failure is None and gap_closed(gap, objective, dual)
+    # the tolerance, so `optimal (certified)` always means a closed gap.
+    ok = cert.feasible and gap_closed(gap, objective, dual)
+    if cert.feasible and not ok and gap is not None:  # at the grid's floor (an optimum of 0 approached off-grid)
+        floor = grid_floor(rules.entry_sensitivity())
+        if gap_closed(gap, objective, dual, floor):
+            ok, cert = True, replace(cert, grid_floor=floor)
     return exact, kernel, objective, cert, ok
 
 
 def _certified(spec: Spec, outcome):
     """(status, float kernel, exact kernel, certificate, objective) of a program's outcome: the kernel
-    padded to the M columns the spec asks for (zero columns keep the certificate, issue 10 item 5),
+    padded to the M columns the spec asks for (zero columns keep the certificate),
     certified; ``optimal`` only when the gap is closed; never ``infeasible`` or ``unbounded`` with a kernel."""
     from mechdesign.objectives.fallback import pad_columns
 
@@ -349,7 +415,9 @@ def _certified(spec: Spec, outcome):
         lp_objective=outcome.value,
         # a program's bound is a bound whatever its status (PlanOutcome.bound): at a time limit it is the
         # certified gap the user gets with the best kernel found
-        dual=outcome.bound if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT) else None,
+        dual=outcome.bound
+        if status in (Status.OPTIMAL, Status.TIME_LIMIT, Status.ITERATION_LIMIT, Status.SUBOPTIMAL)
+        else None,
         sense=outcome.sense,
         # the program's own array (PlanOutcome.kernel), read by nobody after this but the incumbent
         # (lp/incumbent.py) on a Ctrl-C during the certification: it then reads rows of K or of their rounding (the
@@ -377,16 +445,17 @@ def _better(new, old, sense: int) -> bool:
     return sense * n_obj < sense * o_obj
 
 
-def _constant_fallback(spec: Spec, outcome, status: Status):
-    """The last resort (issue 10, item 2): the best constant kernel, zero leakage, certified like any
-    other, with the bound over all kernels (:mod:`mechdesign.objectives.fallback`). Status
+def _constant_fallback(problem, status: Status):
+    """The last resort: the best constant kernel, zero leakage, certified like any
+    other, with the bound over all kernels (engine ``constant-kernel``). Status
     ``suboptimal`` (a certified kernel and a true gap), or the program's own status when it was
     interrupted or ran out of time; never ``infeasible``."""
-    from mechdesign.objectives.fallback import best_constant_kernel, unconstrained_bound
+    from mechdesign.engines.routing import ENGINES
 
-    K, _ = best_constant_kernel(spec)
-    bound = unconstrained_bound(spec)
-    exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=None, dual=bound, sense=outcome.sense)
+    spec = problem.spec
+    fallback = ENGINES["constant-kernel"].run(problem, None)
+    K, bound = fallback.kernel, fallback.bound
+    exact, kernel, objective, cert, ok = certify_design(spec, K, lp_objective=None, dual=bound, sense=fallback.sense)
     keep = status in (Status.INTERRUPTED, Status.TIME_LIMIT, Status.ITERATION_LIMIT)
     new_status = status if keep else Status.OPTIMAL if ok else Status.SUBOPTIMAL
     return new_status, kernel, exact, cert, objective
@@ -482,7 +551,7 @@ def design(source: Any) -> DesignResult:
     Raises :class:`~mechdesign.spec.errors.SpecError` on a bad spec; solver trouble is
     reported in ``result.status``, never as an empty kernel.
 
-    **Ctrl-C** (KeyboardInterrupt, issue 12 item 4): HiGHS stops at once
+    **Ctrl-C** (KeyboardInterrupt): HiGHS stops at once
     (:mod:`mechdesign.lp.interrupt`), and the best feasible kernel the program had found
     (:mod:`mechdesign.lp.incumbent`: each round of output or column generation, a MIP's incumbent,
     the greedy fixed-output kernel, ...) is certified like any design, against the best valid bound
@@ -513,43 +582,58 @@ def design(source: Any) -> DesignResult:
 
 
 def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> DesignResult:
+    from mechdesign.engines.base import Attempt, Budget, Problem
+    from mechdesign.engines.routing import ENGINES, run_route
     from mechdesign.lp.progress import report
 
+    problem = Problem.of(spec)
     report(phase=f"solving {spec.objective.kind}, N = {spec.n}, M = {spec.m}")
-    outcome = objective_rules(spec).solve()
+    outcome, attempts = run_route(problem, Budget(spec.solver.time_limit))
     # held for Ctrl-C during the certification and the exact re-solve below (lp/incumbent.py)
     incumbent.offer(outcome.kernel, outcome.bound if outcome.status is Status.OPTIMAL else None, source=outcome.method)
     report(phase="certifying (exact arithmetic)", round=None, gap=None, detail="")
     t2 = time.perf_counter()
     status, kernel, exact, cert, objective = _certified(spec, outcome)
     needs_exact = status is not Status.OPTIMAL or (cert is not None and cert.repair_weight > EXACT_FALLBACK_REPAIR)
-    if (
-        needs_exact
-        and spec.n <= EXACT_FALLBACK_MAX_N
-        and spec.solver.method != "exact"
-        and spec.solver.denominator_bits == 52
-        and status is not Status.INTERRUPTED
-    ):
+    resolve = ENGINES["exact-simplex"]
+    forced = spec.solver.engine is not None  # solver.engine: that engine's kernel, no re-solve by another
+    if needs_exact and not forced and status is not Status.INTERRUPTED and resolve.applies(problem) is None:
         # small problem not certified optimal in floating point: the exact rational simplex
-        exact_spec = spec.model_copy(update={"solver": spec.solver.model_copy(update={"method": "exact"})})
+        began = time.perf_counter()
         try:
-            second = objective_rules(exact_spec).solve()
-        except Exception:  # noqa: BLE001 - the fallback must never make things worse
-            second = None
+            second = resolve.run(problem, Budget(spec.solver.time_limit))
+        except Exception as exc:  # noqa: BLE001 - the fallback must never make things worse
+            second, why = None, f"failed ({type(exc).__name__}); the first kernel kept"
         if second is not None:
             retried = _certified(spec, second)
             if _better(retried, (status, kernel, exact, cert, objective), outcome.sense):
                 outcome = second
+                outcome.engine = resolve.name
                 status, kernel, exact, cert, objective = retried
+                why = "its certified result beats the first: kept"
+            else:
+                why = "its certified result is not better: the first kernel kept"
+        inner = problem.carried.get(resolve.name, [])
+        if inner:  # the engines the re-solve's route ran, with the exact method
+            why += " (ran " + ", ".join(f"{a.engine}: {a.status.value}" for a in inner) + ")"
+        status_second = Status.SOLVER_ERROR if second is None else second.status
+        attempts.append(Attempt(resolve.name, status_second, time.perf_counter() - began, why))
     if kernel is None or cert is None or not cert.feasible:
-        status, kernel, exact, cert, objective = _constant_fallback(spec, outcome, status)
+        began = time.perf_counter()
+        status, kernel, exact, cert, objective = _constant_fallback(problem, status)
+        outcome.engine = "constant-kernel"
+        attempts.append(
+            Attempt("constant-kernel", status, time.perf_counter() - began, "no kernel passed the exact privacy check")
+        )
     t3 = time.perf_counter()
 
+    # the engines that handed over spent solver time too (their wall time, which includes no certification)
+    handed_over = sum(a.seconds for a in attempts[:-1] if a.engine not in ("exact-simplex", "constant-kernel"))
     report = SolveReport(
         solver="HiGHS",
         backend=outcome.backend,
         method=outcome.method,
-        seconds=outcome.seconds,
+        seconds=outcome.seconds + handed_over,
         compile_seconds=outcome.compile_seconds,
         certify_seconds=t3 - t2,
         total_seconds=t3 - t0,
@@ -559,6 +643,8 @@ def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> Desig
         columns=outcome.columns,
         nonzeros=outcome.nonzeros,
         message=outcome.message,
+        engine=outcome.engine,
+        attempts=tuple(attempts),
     )
     return DesignResult(
         status=status,

@@ -1,4 +1,4 @@
-"""An exact (ε,𝒫)-PML checker written independently of mechdesign, for the fuzz tests (issue 10).
+"""An exact (ε,𝒫)-PML checker written independently of mechdesign, for the fuzz tests.
 
 Nothing here imports mechdesign. The oracle reads the spec as the raw dict the user wrote, so a
 parsing defect in mechdesign (a decimal ε rounded to a double, a prior mass read off its text)
@@ -11,14 +11,14 @@ What it decides, for a kernel K given exactly (Fractions or "p/q" strings):
 
       max_x K_x(y) ≤ e^ε · min_{P∈𝒫} P·K(:,y)
 
-  (docs/explanation/mathematics.md: for fixed y the PML denominator Σ_x P(x) K_x(y) is linear in P, so its infimum over
+  (docs/explanation/mathematics.md, section 'Linear constraints': for fixed y the PML denominator Σ_x P(x) K_x(y) is linear in P, so its infimum over
   the polytope 𝒫 is attained at a vertex; Lemma 4 of the Dobrushin paper for Q_X(c)).
 
 How, independently:
 
 * numbers mean their text: ints exactly, a float by its shortest decimal repr ("0.1" is 1/10),
   a string "p/q" or a decimal string exactly (:func:`exact_number`); a distribution that sums to 1
-  within 1e-9 is divided by its exact sum (the rule docs/reference/spec.md documents);
+  within 1e-9 is divided by its exact sum (the rule README "Spec reference" documents);
 * min_{P∈𝒫} P·k by an exact minimiser per prior set (:class:`PriorSetOracle`), written from the
   geometry of each set, and a separate enumeration of points that include every vertex
   (:meth:`PriorSetOracle.vertex_candidates`, used by the tests' pairwise LP);
@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 SUM_TOLERANCE = Fraction(1, 10**9)
-"""docs/reference/spec.md: 'a prior that sums to 1 within 1e-9 is divided by its exact sum'."""
+"""README, Spec reference: 'a prior that sums to 1 within 1e-9 is divided by its exact sum'."""
 
 _DECIMAL = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 _RATIO = re.compile(r"^\s*[+-]?\d+\s*/\s*\d+\s*$")
@@ -526,7 +526,7 @@ def _f_perspective(f: Any, p, q):
 def utility(kernel: Sequence[Sequence[Any]], raw_spec: dict):
     """The spec's objective evaluated on ``kernel``: a Fraction for the linear objectives, an mpmath
     number (60 digits) for mutual information and f-divergences. Written from the definitions in
-    docs/reference/spec.md, FDivergence (f_α of the f_α paper, eq. 3)."""
+    README "Spec reference" (f_α of the f_α paper, eq. 3)."""
     K = kernel_from_strings(kernel)
     n, m = len(K), len(K[0])
     obj = raw_spec["objective"]

@@ -1,5 +1,5 @@
-"""The registries and the models agree, and no stage branches on a prior set's or an objective's kind
-(issue 11: what a prior set or an objective is lives in one module behind a registry)."""
+"""The registries and the models agree, and no stage branches on a prior set's or an objective's kind:
+what a prior set or an objective is lives in one module behind a registry."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12 item 8: documented features run from the base install (no pycddlib, cvxpy never imported
+"""Documented features run from the base install (no pycddlib, cvxpy never imported
 by a design); where cdd is really needed, the error names the extra.
 
 The base install is simulated in a subprocess whose import system refuses ``cdd`` (and, for the

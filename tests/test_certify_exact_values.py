@@ -1,4 +1,4 @@
-"""The emitted kernel's objective without a pass over it (issue 13, branch certtail): the Hamming loss from the exact
+"""The emitted kernel's objective without a pass over it: the Hamming loss from the exact
 kernel's diagonal, the uniform Bayes vulnerability from the exact column maxima, their no-privacy bounds, and
 Lemma 1's zero count from the exact column minima.
 

@@ -1,4 +1,4 @@
-"""The certify stage's fused, blocked passes (issue 13): column aggregates folded block of rows by block of rows,
+"""The certify stage's fused, blocked passes: column aggregates folded block of rows by block of rows,
 the 2^−52 rounding that also writes them and the float kernel, the integer mix written over the kernel, the probe
 columns of the snapping grids in one pass, and :func:`mechdesign.certify.stage.certify_on_fine_grid`.
 
@@ -660,7 +660,7 @@ def test_lemma4_worst_with_a_denominator_of_c_past_the_float_range():
 
 
 def test_a_design_with_c_one_over_ten_to_the_400_is_certified_as_ldp():
-    # Q_X(c) tends to the simplex as c → 0 (docs/explanation/mathematics.md): at c = 10^−400 the certified optimum is the ε-LDP one
+    # Q_X(c) tends to the simplex as c → 0 (docs/explanation/mathematics.md, section 'Linear constraints'): at c = 10^−400 the certified optimum is the ε-LDP one
     from mechdesign import design
 
     base = {"alphabet": 3, "epsilon": 1, "objective": {"kind": "expected_loss", "loss": "hamming", "prior": "uniform"}}

@@ -1,7 +1,7 @@
-"""The O(NM) exact certify stage (issue 13): int64 grid kernels, Lemma 4 aggregates, vectorised rounding.
+"""The O(NM) exact certify stage: int64 grid kernels, Lemma 4 aggregates, vectorised rounding.
 
 Every expected value here comes from an independent derivation written in this file with plain
-Fractions and Python ints, straight from the definitions of docs/explanation/mathematics.md:
+Fractions and Python ints, straight from the definitions of docs/explanation/mathematics.md, section 'Linear constraints':
 
 * K is row-stochastic: every entry ≥ 0, every row sums to exactly 1;
 * K is (ε,𝒫)-PML with e^ε replaced by a rational E iff for every output y
@@ -31,7 +31,7 @@ D = 1 << 52
 
 # --------------------------------------------------------------------------- the independent check
 def vertices(kind: str, n: int, c: Fraction) -> list[list[Fraction]]:
-    """docs/explanation/mathematics.md: the simplex has vertices e_j; Q_X(c) has v_j = c·1 + (1 − Nc)e_j."""
+    """docs/explanation/mathematics.md, section 'Linear constraints': the simplex has vertices e_j; Q_X(c) has v_j = c·1 + (1 − Nc)e_j."""
     if kind == "simplex":
         return [[Fraction(int(i == j)) for i in range(n)] for j in range(n)]
     return [[c + (1 - n * c) * (i == j) for i in range(n)] for j in range(n)]
@@ -125,7 +125,7 @@ def test_grid_check_agrees_with_the_definition(case, as_int64):
 
 
 def test_one_ulp_over_the_boundary_fails_and_on_it_passes():
-    """Column ratios a / (c S + (1 − Nc) b) exactly at E, and with a raised by 2^−52 (docs/explanation/mathematics.md)."""
+    """Column ratios a / (c S + (1 − Nc) b) exactly at E, and with a raised by 2^−52 (docs/explanation/mathematics.md, section 'Linear constraints')."""
     c = Fraction(1, 6)  # N = 3: 1 − Nc = 1/2
     # column [6t, t, t]: S = 8t, min = t, so min_P P·k = 8t/6 + t/2 = 11t/6 and the ratio is 36/11
     t = 1 << 40

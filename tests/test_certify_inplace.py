@@ -1,4 +1,4 @@
-"""The certify stage's in-place and float-arithmetic passes (issue 13, branch certlast).
+"""The certify stage's in-place and float-arithmetic passes.
 
 * the 2^−52 rounding computed as (1 + x) − 1 in doubles after ``np.clip`` (NaN rows clipped again as
   ``_clip_unit`` does), optionally written over the solver's own array;
@@ -345,7 +345,8 @@ def test_design_gives_its_solver_array_away_and_reports_the_same_numbers():
     solver's array gives the kernel, float kernel, objective and certificate of the copying stage run on a copy of
     the same LP outcome."""
     from mechdesign.design import certify_design
-    from mechdesign.objectives.registry import objective_rules
+    from mechdesign.engines.base import Problem
+    from mechdesign.engines.routing import run_route
     from mechdesign.spec.models import load_spec
 
     spec = load_spec(
@@ -357,7 +358,7 @@ def test_design_gives_its_solver_array_away_and_reports_the_same_numbers():
             "output_size": 260,
         }
     )
-    outcome = objective_rules(spec).solve()
+    outcome, _ = run_route(Problem.of(spec))
     K = np.array(outcome.kernel)
     common = {"lp_objective": outcome.value, "dual": outcome.bound, "sense": outcome.sense}
     copying = certify_design(spec, K.copy(), **common)

@@ -1,4 +1,4 @@
-"""The certify stage's passes over row blocks on the process's threads (issue 13, branch certpar).
+"""The certify stage's passes over row blocks on the process's threads.
 
 :func:`mechdesign.certify.parallel_rows.map_row_blocks` runs a pass's blocks of rows on as many threads as HiGHS
 gets (2 by default): the same results in block order, a worker's exception raised in the caller, Ctrl-C in the

@@ -1,11 +1,11 @@
-"""The one-pass exact repair of the certify stage (issue 13): mixing with the mean-row constant kernel in
+"""The one-pass exact repair of the certify stage: mixing with the mean-row constant kernel in
 integer grid arithmetic (:func:`mechdesign.certify.grid_repair.mix_on_grid`) and integer rounding to the
 coarser snapping grids (:class:`mechdesign.certify.grid_repair.CoarseRounding`).
 
 Independent references, written here with Fractions from the definitions:
 
 * privacy: tests/exact_oracle.py (no mechdesign import), for ε = log E written as text, so e^ε = E exactly:
-  K is (ε,𝒫)-PML iff max_x K_x(y) ≤ e^ε · min_{P∈𝒫} P·K(:,y) for every y (docs/explanation/mathematics.md);
+  K is (ε,𝒫)-PML iff max_x K_x(y) ≤ e^ε · min_{P∈𝒫} P·K(:,y) for every y (docs/explanation/mathematics.md, section 'Linear constraints');
 * the smallest mixing weight: for a column k of K and the mean row q, the mixture (1 − w)k + w q_y 1 has
   max − E·min_P P·(·) = (1 − w)(max k − E min_P P·k) + w q_y (1 − E) (every P sums to 1), linear in w, so
   column y needs w ≥ u_y / (u_y + (E − 1) q_y) where u_y = max k − E min_P P·k > 0;

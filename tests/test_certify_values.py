@@ -1,4 +1,4 @@
-"""The certify stage's quantities outside certify/ (issue 13, certification share): the objective's value at the
+"""The certify stage's quantities outside certify/: the objective's value at the
 emitted kernel, the no-privacy bound and Lemma 1's zero count, each computed once in O(NM) without transposed or
 fancy-indexed copies. Each fast path is checked against an independent computation written here: brute force in
 exact Fractions over the kernel (or over every deterministic kernel for the no-privacy bound), and, bit for bit,
@@ -163,9 +163,7 @@ def test_expected_loss_value_and_no_privacy_bound(n, m, loss, uniform, seed):
     # brute force: sum_x P(x) min_y L(x,y) in Fractions, no deterministic kernel below it
     best = sum(Pe[x] * min(exact_L[x]) for x in range(n))
     assert abs(F(bound) - best) <= F(4 * n, 2**52) * scale
-    if (
-        loss == "hamming"
-    ):  # exact under the spec's own prior, rounded once (objectives/exact_values.py, branch certtail)
+    if loss == "hamming":  # exact under the spec's own prior, rounded once (objectives/exact_values.py)
         Ps = [F(1, n)] * n if uniform else list(spec.objective.prior)
         assert bound == float(sum(Ps[x] * min(exact_L[x]) for x in range(n)))
     else:
@@ -241,7 +239,7 @@ def test_design_reports_the_dense_formulas_values(kind):
         i = np.arange(n)
         assert r.objective == float(P @ (K * np.abs(i[:, None] - i[None, :]).astype(float)).sum(axis=1))
     else:
-        # exact from the exact kernel and rounded once (objectives/exact_values.py, branch certtail): within the
+        # exact from the exact kernel and rounded once (objectives/exact_values.py): within the
         # dense float formula's own rounding of it
         A = r.exact_kernel.numerators
         exact_v = F(sum(max(int(A[x, y]) for x in range(n)) for y in range(n)), n * r.exact_kernel.denominator)

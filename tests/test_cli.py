@@ -1,4 +1,4 @@
-"""The command line contract (docs/explanation/mathematics.md ("Contract")): report, JSON keys, exit statuses."""
+"""The command line contract (docs/explanation/mathematics.md, section 'Contract'): report, JSON keys, exit statuses."""
 
 import json
 import subprocess

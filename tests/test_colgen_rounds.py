@@ -1,9 +1,9 @@
-"""The per-round shortcuts of output generation (lp/colgen.py, issue 13) give what the slow ways gave.
+"""The per-round shortcuts of output generation (engines/output_generation.py) give what the slow ways gave.
 
-- :func:`mechdesign.lp.colgen.price` sorts the values only; :meth:`Priced.order_of` sorts the columns asked
+- :func:`mechdesign.cone.pricing.price` sorts the values only; :meth:`Priced.order_of` sorts the columns asked
   for. Both are checked against numpy's stable argsort of W, the ray's ones against the q smallest entries
   with ties to the smallest x.
-- :func:`mechdesign.lp.colgen._basis_codes` reads HiGHS's basis from its basic variables and the solution;
+- :func:`mechdesign.engines.output_generation._basis_codes` reads HiGHS's basis from its basic variables and the solution;
   every seat of every round of small designs is checked against the statuses read from ``h.getBasis()``
   (the way it was done before), with and without the mirror fold, late ray columns and differenced rows.
 - The kernel of each round is unfolded and lifted only when asked for, and is then what the lift gives.
@@ -16,9 +16,9 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.lp import colgen
-from mechdesign.lp.cone_lift import lift_into_cone
-from mechdesign.lp.colgen import epigraph_multipliers, generate_outputs, price, priced_rays
+from mechdesign.engines import output_generation as colgen
+from mechdesign.cone.cone_lift import lift_into_cone
+from mechdesign.engines.output_generation import epigraph_multipliers, generate_outputs, price, priced_rays
 
 E1 = math.nextafter(math.exp(-1.0), 0.0)
 
@@ -71,7 +71,7 @@ def test_price_values_match_a_sort_of_every_column():
 
 
 def _generate(L, c, fold_ok=True, difference_min=None, monkeypatch=None):
-    """The worst-case design's output generation (as lp/worst_case_engine.py runs it) from 2 outputs."""
+    """The worst-case design's output generation (as engines/worst_case.py runs it) from 2 outputs."""
     n = L.shape[0]
     a = 1.0 - n * c
     if difference_min is not None:

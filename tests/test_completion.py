@@ -1,4 +1,4 @@
-"""Issue 12 item 12: shell completion generated from the parser, exercised in a real bash."""
+"""Shell completion generated from the parser, exercised in a real bash."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Repeated release and parallel composition (issue 16): the efficient computation against the product
+"""Repeated release and parallel composition: the efficient computation against the product
 channel written out in full, with the worst-case prior computed by Lemma 4 of the Dobrushin paper in the
 test itself."""
 

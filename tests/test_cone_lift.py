@@ -1,9 +1,9 @@
-"""lp/cone_lift.py: a solver's kernel columns lifted back into the (ε,Q_X(c))-PML cone before certification.
+"""cone/cone_lift.py: a solver's kernel columns lifted back into the (ε,Q_X(c))-PML cone before certification.
 
-The regression (issue 13, |x − y| worst case under ε-LDP at N = 3000): one output of mass 5e-5 broke its LDP row
+The regression (|x − y| worst case under ε-LDP at N = 3000): one output of mass 5e-5 broke its LDP row
 by 0.4 % of its smallest entry (an absolute 4e-11, inside HiGHS's tolerance), the certificate's mix then needed
 a weight of 3.8e-3 and the design was reported suboptimal at a floating-point gap of 1.2e-9. Expected values here
-come from the definition of the PML row (Lemma 4 of the papers' Q_X(c) characterisation, docs/explanation/mathematics.md) and a
+come from the definition of the PML row (Lemma 4 of the papers' Q_X(c) characterisation, docs/explanation/mathematics.md, section 'Linear constraints') and a
 bisection written in the test, not from the module.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from test_certify_fused import oracle_private, prior_set, two_level_kernel
 
 from mechdesign.certify.stage import certify_on_fine_grid
-from mechdesign.lp.cone_lift import NOISE, _least_level, lift_into_cone
+from mechdesign.cone.cone_lift import NOISE, _least_level, lift_into_cone
 
 E_EXACT = Fraction(27182818, 10**7)  # a rational below e: the bound the certificate checks against
 E = 1.0 / 2.7182818  # the LP's e^{−ε}, about E_EXACT^{−1}

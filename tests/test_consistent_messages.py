@@ -1,4 +1,4 @@
-"""Issue 12 item 7: messages that contradicted each other."""
+"""Messages that contradicted each other."""
 
 from __future__ import annotations
 

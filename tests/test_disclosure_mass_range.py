@@ -1,5 +1,5 @@
 """(min_{P∈𝒫} min_x P(x), max_{P∈𝒫} max_x P(x)) of theory/disclosure.prior_set_mass_range, which the disclosure
-guarantees of `analyze` read, against the masses written out for each set (docs/explanation/mathematics.md: Q_X(c) has its vertices
+guarantees of `analyze` read, against the masses written out for each set (docs/explanation/mathematics.md, section 'Linear constraints': Q_X(c) has its vertices
 at c on all symbols but one)."""
 
 from __future__ import annotations

@@ -36,3 +36,18 @@ def test_dobrushin_of_krr_and_of_disjoint_rows():
     np.fill_diagonal(K, e / (e + k - 1))
     assert measures.dobrushin(K) == pytest.approx(1 / 3, rel=1e-15)
     assert measures.dobrushin(np.eye(5)) == 1.0  # rows with disjoint supports
+
+
+def test_small_kernels_by_numpy_give_scipys_value_to_the_bit():
+    """The numpy path for small kernels (no scipy.spatial import) against scipy's cityblock pdist."""
+    import numpy as np
+    from scipy.spatial.distance import pdist
+
+    from mechdesign.theory import measures
+
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        n, m = int(rng.integers(2, 40)), int(rng.integers(2, 60))
+        K = rng.dirichlet(np.ones(m) * 0.5, size=n)
+        assert n * n * m <= measures.DOBRUSHIN_NUMPY_ENTRIES
+        assert measures.dobrushin(K) == 0.5 * float(pdist(K, "cityblock").max())

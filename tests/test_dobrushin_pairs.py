@@ -1,10 +1,10 @@
 """The lazy pair engine for the Dobrushin coefficient over prior sets that are not permutation invariant
-(mechdesign.objectives.dobrushin_pairs) against an independent LP written here.
+(mechdesign.engines.dobrushin_pairs) against an independent LP written here.
 
 Expected values: Lemma 3 of the Dobrushin paper (binary outputs suffice), so
 η_TV(ε,𝒫) = max over ordered pairs (a, b) of  max p_a − p_b  s.t. [p, 1 − p] is (ε,𝒫)-PML. For a
 polytope 𝒫 the PML constraint of a column k is  k_x ≤ e^ε v·k  for every symbol x and every vertex v
-of 𝒫 (docs/explanation/mathematics.md). This test enumerates the vertices of each prior set itself (point, hull, box,
+of 𝒫 (docs/explanation/mathematics.md, section 'Linear constraints'). This test enumerates the vertices of each prior set itself (point, hull, box,
 ℓ1-ball) and solves every pair with scipy.optimize.linprog: no mechdesign LP code is involved.
 """
 
@@ -132,7 +132,7 @@ def test_pair_bounds_from_one_dual_bound_every_pair_like_dual_bound():
 
     from mechdesign.lp.program import LPBuilder, dual_bound
     from mechdesign.objectives.compile import add_pml_kernel
-    from mechdesign.objectives.dobrushin_pairs import PairBounds
+    from mechdesign.engines.dobrushin_pairs import PairBounds
     from mechdesign.spec.models import load_spec
 
     n = 5

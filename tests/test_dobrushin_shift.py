@@ -1,9 +1,9 @@
 """The Dobrushin coefficient over prior sets with no two interchangeable symbols: the lazy pair engine with the
-mass-shift bounds (mechdesign.objectives.dobrushin_shift) against an independent LP written here.
+mass-shift bounds (mechdesign.engines.dobrushin_shift) against an independent LP written here.
 
 Expected values: Lemma 3 of the Dobrushin paper (binary outputs suffice), so η_TV(ε,𝒫) is the largest over
 ordered pairs (a, b) of v(a, b) = max p_a − p_b s.t. [p, 1 − p] is (ε,𝒫)-PML; for a polytope 𝒫 the PML
-constraint of a column k is k_x ≤ e^ε v·k for every symbol x and every vertex v of 𝒫 (docs/explanation/mathematics.md). The
+constraint of a column k is k_x ≤ e^ε v·k for every symbol x and every vertex v of 𝒫 (docs/explanation/mathematics.md, section 'Linear constraints'). The
 vertices are listed here (box by enumeration, ℓ1-ball by pycddlib, point and hull as given) and every pair LP is
 solved with scipy.optimize.linprog: no mechdesign LP code is involved. The mass shifts κ are checked against
 their own definition, max κ s.t. P, Q ∈ 𝒫, Q − P = κ(e_a − e_b), also solved with linprog.
@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from mechdesign import design
-from mechdesign.objectives import dobrushin_pairs
-from mechdesign.objectives.dobrushin_shift import mass_shifts, pair_shift_bounds
+from mechdesign.engines import dobrushin_pairs
+from mechdesign.engines.dobrushin_shift import mass_shifts, pair_shift_bounds
 from mechdesign.spec.models import load_spec
 
 

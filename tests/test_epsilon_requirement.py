@@ -1,5 +1,5 @@
-"""ε chosen from a requirement in a spec, ``epsilon: {protect: ...}`` (issue 17, item "choosing ε from a
-requirement"; mechdesign/theory/epsilon_requirement.py).
+"""ε chosen from a requirement in a spec, ``epsilon: {protect: ...}``
+(mechdesign/theory/epsilon_requirement.py).
 
 Expected values come from the disclosure paper's formulas (Saeidian et al., *Rethinking Disclosure Prevention
 with PML*), recomputed here with mpmath at 50 digits: Proposition 7 + Theorem 6 (no disclosure below
@@ -320,3 +320,38 @@ def test_reported_leakage_is_the_log_of_the_exact_ratio():
     check = PMLCheck(True, True, ratio, [ratio], 0, None, ratio)
     exact = mpmath.log(mpmath.mpf(ratio.numerator) / ratio.denominator)
     assert abs(check.leakage - exact) <= 2e-16 * exact
+
+
+def test_decimal_strictly_below_is_below_the_threshold_as_an_exact_rational():
+    """The enforced ε of ``no_singling_out`` over the point prior (0.4, 0.4, 0.2) must lie below −log 0.4 =
+    0.916290731874155065183… (mpmath, 50 digits). Reading the interval's lower end through ``mpmath.mpf`` rounded
+    it to 53 bits, above the threshold, and gave 0.9162907318741551: the designed kernel then leaked exactly
+    log 2.5 and singled X out (found by tests/test_fuzz_constraints.py)."""
+    from fractions import Fraction
+
+    import mpmath
+
+    from mechdesign import design
+    from mechdesign.theory.epsilon_requirement import decimal_strictly_below
+
+    texts = ("-log(2/5)", "-log(1 - 1/3)", "-log(1/7)", "log(10/3)")
+    with mpmath.workprec(53):  # mpmath's default context, as in the command line (this module raises it to 50 digits)
+        chosen = {text: decimal_strictly_below(text) for text in texts}
+    with mpmath.workdps(50):
+        m = mpmath.mpf
+        thresholds = (-mpmath.log(m(2) / 5), -mpmath.log(m(2) / 3), mpmath.log(7), mpmath.log(m(10) / 3))
+        for text, threshold in zip(texts, thresholds):
+            assert m(chosen[text]) < threshold, (text, chosen[text])
+    with mpmath.workprec(53):
+        result = design(
+            {
+                "alphabet": 3,
+                "epsilon": {"protect": {"no_singling_out": True}},
+                "prior_set": {"kind": "point", "prior": ["0.4", "0.4", "0.2"]},
+                "objective": {"kind": "expected_loss", "loss": "hamming"},
+            }
+        )
+    K = [[Fraction(v) for v in row] for row in result.exact_kernel.strings()]
+    P = [Fraction(2, 5), Fraction(2, 5), Fraction(1, 5)]
+    worst = max(max(K[x][y] for x in range(3)) / sum(P[x] * K[x][y] for x in range(3)) for y in range(len(K[0])))
+    assert worst * Fraction(2, 5) < 1  # H_inf(P) = -log 0.4 > the leakage: X is never singled out (Corollary 8)

@@ -1,7 +1,7 @@
 """Every number in a spec means exactly what its text says; huge ε is the ε = ∞ problem; inputs are
 checked for size, depth and type before any heavy work; NumPy values are accepted.
 
-Issue 10 items 1, 6 and 8, issue 12 item 3. Expected values come from mpmath at 60 digits (e^ε of
+Expected values come from mpmath at 60 digits (e^ε of
 the decimal as written), from the Dobrushin paper (Remark 1, eq. (4)), or from an exact check
 written here (vertices listed by hand, Fractions), never from mechdesign.certify.
 """
@@ -62,7 +62,7 @@ def _worst_ratio(kernel_exact: list[list[str]], vertices) -> Fraction | float:
 
 # ------------------------------------------------------------------ item 1: ε as written
 def test_the_example_decimal_lies_below_ln10_and_its_double_above():
-    """The premise of issue 10 item 1: rounding to a double moves ε past ln 10 (mpmath, 60 digits)."""
+    """The premise of exact decimals: rounding to a double moves ε past ln 10 (mpmath, 60 digits)."""
     with mpmath.workdps(60):
         assert mpmath.mpf(LN10_BELOW) < mpmath.log(10)
         assert mpmath.mpf(float(LN10_BELOW)) > mpmath.log(10)
@@ -301,7 +301,7 @@ def test_deep_python_data_is_a_spec_error_not_recursion():
         )
 
 
-# ------------------------------------------------------------------ issue 12 item 3: NumPy
+# ------------------------------------------------------------------ NumPy
 def test_numpy_scalars_and_arrays_are_accepted():
     loss = np.ones((3, 3)) - np.eye(3)
     result = design(

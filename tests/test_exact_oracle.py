@@ -70,7 +70,7 @@ def test_krr_is_private_exactly_at_log3_and_not_just_below(n):
 
 
 def test_issue10_decimal_just_below_ln10_is_not_private():
-    # issue 10 item 1: "2.30258509299404568401799145468436420760" is just below ln 10, so a kernel with
+    # "2.30258509299404568401799145468436420760" is just below ln 10, so a kernel with
     # ratio exactly 10 violates it although its double rounding is ≥ ln 10
     text = "2.30258509299404568401799145468436420760"
     assert text == _digits(_ln(10), 38, up=False)

@@ -1,4 +1,4 @@
-"""Issue 10 item 10 and issue 12 item 12: distinct exit statuses (3 internal error, 130 interrupted),
+"""Distinct exit statuses (3 internal error, 130 interrupted),
 documented in every command's --help together with an example."""
 
 from __future__ import annotations

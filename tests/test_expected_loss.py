@@ -21,7 +21,7 @@ LDP20 = {
 
 
 def test_ldp_absolute_loss_n20_matches_the_qif_lp():
-    # value found by the qif library's LP (mechanism.d_privacy.min_loss_given_d), issue 2
+    # value found by the qif library's LP (mechanism.d_privacy.min_loss_given_d)
     result = design(LDP20)
     assert result.is_ok
     assert result.objective == pytest.approx(4.2598602439, abs=1e-9)

@@ -1,4 +1,4 @@
-"""f-divergences past the exact threshold: tangent/secant LPs (mechdesign.objectives.fdiv_lines).
+"""f-divergences past the exact threshold: tangent/secant LPs (mechdesign.engines.fdiv_lines).
 
 Independent references: the perspective G(a, b) = b f(a/b) evaluated directly (the lines must bracket
 it), and the exact ray LP over every extreme ray (sublinear.design_exact; rays by structure, or by
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mechdesign.design import design
-from mechdesign.objectives.fdiv_lines import design_tangent_secant, secant_gains, tangent_gains
+from mechdesign.engines.fdiv_lines import design_tangent_secant, secant_gains, tangent_gains
 from mechdesign.spec.models import Spec
-from mechdesign.objectives.sublinear import choose_method, design_exact
+from mechdesign.engines.sublinear import choose_method, design_exact
 
 F_KINDS = ["kl", "tv", "hellinger", "chi2", {"alpha": 0.5}, {"alpha": 2.5}]
 
@@ -101,7 +101,7 @@ def test_matches_the_exact_ray_lp(f):
     ids=["kl-min_mass", "hellinger-ldp-tail", "f2-min_mass"],
 )
 def test_n50_certified_gap(f, prior_set, zeros):
-    """Issue 5: the scalable method reports a gap ≤ 1e-6 relative at N = 50 (design() end to end)."""
+    """The scalable method reports a gap ≤ 1e-6 relative at N = 50 (design() end to end)."""
     rng = np.random.default_rng(50)
     spec = _spec(50, 1.0, prior_set, f, _dist(rng, 50), _dist(rng, 50, zeros))
     assert choose_method(spec, "own") == "own"  # past the exact threshold: the objective's own method
@@ -127,10 +127,10 @@ def test_hull_past_cdd_is_designed():
 
 def test_fixed_outputs_tangent_secant_mip_matches_vertex_enumeration():
     """With M fixed below the rays used, the tangent/secant MIPs reach the maximum over the vertices of
-    the M-output kernel polytope (listed by cdd: mechdesign.objectives.fixed_outputs.best_vertex) with a valid bound."""
-    from mechdesign.objectives.fdiv_lines import design_tangent_secant_fixed
-    from mechdesign.objectives.fixed_outputs import best_vertex
-    from mechdesign.objectives.sublinear import column_utility
+    the M-output kernel polytope (listed by cdd: mechdesign.engines.fixed_outputs.best_vertex) with a valid bound."""
+    from mechdesign.engines.fdiv_lines import design_tangent_secant_fixed
+    from mechdesign.engines.fixed_outputs import best_vertex
+    from mechdesign.engines.sublinear import column_utility
 
     rng = np.random.default_rng(5)
     for n, m in [(4, 2), (5, 2), (4, 3), (8, 2)]:
@@ -148,16 +148,15 @@ def test_fixed_outputs_f_divergence_at_n30():
     """Past vertex enumeration: chi2 under 2-LDP at N = 30, whose auto optimum uses 3 rays, designed with
     M = 2 outputs: certified optimal (bound within tolerance), below the auto optimum (more outputs can
     only help), bound below the auto bound, and at least the greedy merge of the auto optimum."""
-    from mechdesign.objectives.sublinear import column_utility, rays_to_kernel
-    from mechdesign.objectives.fdiv_lines import design_tangent_secant
+    from mechdesign.engines.sublinear import column_utility, rays_to_kernel
+    from mechdesign.engines.fdiv_lines import design_tangent_secant
 
     rng = np.random.default_rng(32)
     P0, P1 = _dist(rng, 30), _dist(rng, 30)
     auto = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1))
     fixed = design(_spec(30, 2.0, {"kind": "simplex"}, "chi2", P0, P1, output_size=2))
     assert auto.kernel.shape[1] == 3
-    # the secant MIP's bound carries its feasibility tolerance explicitly (lp.solve.mip_bound_slack, issue 10
-    # item 3), which here leaves a gap of a few 1e-6: certified, and the gap small
+    # the secant MIP's bound carries its feasibility tolerance explicitly (lp.solve.mip_bound_slack), which here leaves a gap of a few 1e-6: certified, and the gap small
     assert fixed.status.value in ("optimal", "suboptimal") and fixed.certificate.feasible
     assert fixed.kernel.shape == (30, 2)
     assert fixed.objective <= fixed.certificate.dual_bound <= fixed.objective * (1 + 1e-5)
@@ -175,9 +174,9 @@ def test_fixed_outputs_bound_with_a_zero_ratio():
     lower-side value). Reference: the maximum over the vertices of the M-output kernel polytope (cdd)."""
     from fractions import Fraction
 
-    from mechdesign.objectives.fdiv_lines import design_tangent_secant_fixed
-    from mechdesign.objectives.fixed_outputs import best_vertex
-    from mechdesign.objectives.sublinear import column_utility
+    from mechdesign.engines.fdiv_lines import design_tangent_secant_fixed
+    from mechdesign.engines.fixed_outputs import best_vertex
+    from mechdesign.engines.sublinear import column_utility
 
     rng = np.random.default_rng(11)
     for n, m, f in [(4, 2, "kl"), (5, 2, "hellinger"), (8, 2, {"alpha": 0.5})]:

@@ -1,5 +1,5 @@
 """Sublinear objectives with a fixed output size M below what the auto optimum uses
-(mechdesign.objectives.fixed_outputs), checked against independent references: cdd vertex enumeration vs
+(mechdesign.engines.fixed_outputs), checked against independent references: cdd vertex enumeration vs
 the Bayes MIP, a second (assignment) MIP written here, random feasible kernels, the greedy merge,
 the auto optimum, and a closed form for binary outputs."""
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from mechdesign import design
 from mechdesign.certify.exact import verify_kernel
 from mechdesign.objectives.compile import add_pml_kernel
-from mechdesign.objectives.fixed_outputs import (
+from mechdesign.engines.fixed_outputs import (
     ENUM_MAX_DIM,
     bayes_mip,
     best_vertex,
@@ -22,7 +22,7 @@ from mechdesign.objectives.fixed_outputs import (
 from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
 from mechdesign.spec.models import spec_from_dict
-from mechdesign.objectives.sublinear import column_utility, design_exact, kernel_utility, rays_to_kernel
+from mechdesign.engines.sublinear import column_utility, design_exact, kernel_utility, rays_to_kernel
 
 
 def spec(n, eps, prior_set, objective, **kw):

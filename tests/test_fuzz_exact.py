@@ -1,4 +1,4 @@
-"""Property-based fuzz of ``design()`` against the independent exact oracle (issue 10, "How it is shown").
+"""Property-based fuzz of ``design()`` against the independent exact oracle .
 
 Every example is a valid spec over: every prior set (min_mass with c = 0, tiny, ordinary, 1/N − 1e-9 and
 1/N; simplex; point; hull; box incl. degenerate and [0,1]^N; l1_ball incl. radius 0 and ≥ 2) × every
@@ -13,10 +13,10 @@ tests/fuzz_findings.md and in KNOWN_DEFECT_REGIMES):
 
 * ``crash`` / ``spec_error`` / ``hang``: design() returns, within HANG_SECONDS and MEMORY_LIMIT, without
   an exception (SpecError would say a valid spec is invalid);
-* ``infeasible``: the status is never infeasible (the constant kernel is always (ε,𝒫)-PML, docs/explanation/mathematics.md ("Contract"));
-* ``no_kernel``: a kernel is emitted (issue 10: at worst the best certified kernel, with an honest status);
+* ``infeasible``: the status is never infeasible (the constant kernel is always (ε,𝒫)-PML, docs/explanation/mathematics.md, section 'Contract');
+* ``no_kernel``: a kernel is emitted (at worst the best certified kernel, with an honest status);
 * ``shape`` / ``grid``: N rows, exactly M columns when output_size is an integer (2, or the loss width,
-  for auto), every entry a dyadic rational on the grid 2^−denominator_bits (docs/reference/spec.md, SolverOptions);
+  for auto), every entry a dyadic rational on the grid 2^−denominator_bits (README, solver keys);
 * ``not_private``: the kernel is row-stochastic and (ε,𝒫)-PML for ε *as written* (tests/exact_oracle.py);
 * ``feasible_disagrees``: certificate.feasible equals the oracle's verdict;
 * ``objective_mismatch``: result.objective is the utility of the emitted kernel (oracle, from definitions);
@@ -26,11 +26,11 @@ tests/fuzz_findings.md and in KNOWN_DEFECT_REGIMES):
   optimal but the objective is not the LP optimum), ``beats_optimum`` (a private kernel better than the
   optimum), ``bound_below_optimum`` (the dual bound excludes the true optimum);
 * ``xi_mismatch``: dobrushin over Q_X(c) or the simplex reported optimal matches Ξ(ε,c) of Theorem 1
-  (Dobrushin paper) to 1e-6 relative (issue 10 item 4);
+  (Dobrushin paper) to 1e-6 relative;
 * ``json_error``: result.to_json() works (the CLI's --json).
 
-Defects that issue 10 lists and that are not fixed yet are excluded by KNOWN_DEFECT_REGIMES (each entry
-names its issue item); remove an entry once its fix is merged. tests/fuzz_findings.md has one minimal
+Known defects that are not fixed yet are excluded by KNOWN_DEFECT_REGIMES (each entry
+names its defect class); remove an entry once its fix is merged. tests/fuzz_findings.md has one minimal
 reproducing spec per class. Profiles: ``fuzz`` (200 examples, the default and CI) and ``fuzz-slow``
 (2000 examples), chosen with MECHDESIGN_FUZZ=slow (registered in tests/conftest.py).
 
@@ -78,12 +78,12 @@ BOUND_RTOL, BOUND_ATOL = 1e-9, 1e-13
 """dual_bound vs objective, and objective vs the oracle's utility of the same kernel. The objective is a
 float evaluation over ≤ 25 entries that are exact doubles, so its rounding error is below
 25·2^−53·|terms| ≈ 3e-15 per unit of scale; 1e-9 relative (+1e-13 for objectives near 0) leaves a
-factor ≥ 30 of margin and still flags every bound defect of issue 10 item 3 (errors of 4.7e-4 relative
+factor ≥ 30 of margin and still flags every bound defect once seen (errors of 4.7e-4 relative
 and 6e-6 relative)."""
 
 LP_RTOL = 2e-6
 """Objective vs the pairwise LP optimum, relative to max(1, |optimum|): mechdesign calls a kernel optimal
-when its gap is ≤ GAP_TOLERANCE = 1e-6·max(1, |objective|) (docs/reference/results.md, status), and scipy's HiGHS
+when its gap is ≤ GAP_TOLERANCE = 1e-6·max(1, |objective|) (README, exit status), and scipy's HiGHS
 solves the reference LP to its default feasibility/optimality tolerances 1e-7; 2e-6 covers both."""
 
 LP_EXP_CAP = 1e6
@@ -91,7 +91,7 @@ LP_EXP_CAP = 1e6
 optimum only grows (maximisation; shrinks for minimisation) with e^ε, so the check is one-sided there."""
 
 XI_RTOL, GRID_ATOL = 1e-6, 2.0**-50
-"""Issue 10 item 4: Ξ(ε,c) reproduced to 1e-6 relative down to ε = 1e-9, plus a few steps of the 2^−52
+"""Ξ(ε,c) reproduced to 1e-6 relative down to ε = 1e-9, plus a few steps of the 2^−52
 grid on which the kernel's entries are emitted (the objective is a difference of two such entries)."""
 
 HANG_SECONDS = 120
@@ -154,7 +154,7 @@ EPS_NAMED = {
     "zero": [0, 0.0, "0"],
     "tiny": [1e-9, "1e-9", "1/1000000000"],
     "ordinary": [0.01, 0.1, 0.25, 0.5, 0.7, 1, 1.5, 2, 3, 4.07, 5, 8],
-    "decimal30": ["2.30258509299404568401799145468436420760"]  # issue 10 item 1: just below ln 10
+    "decimal30": ["2.30258509299404568401799145468436420760"]  # just below ln 10
     + [_ln_digits(x, 30, up) for x in (2, 3, 10, Fraction(10, 3), 4) for up in (False, True)],
     "expression": [
         "log(3)",
@@ -203,7 +203,7 @@ def distributions(draw, n: int, *, full_support: bool, allow_tiny: bool = True):
         weights[draw(st.integers(0, n - 1))] = 1
     total = sum(weights)
     masses = [Fraction(w, total) for w in weights]
-    if allow_tiny and n > 2 and draw(st.integers(0, 5)) == 0:  # issue 10 item 2: masses of 1e-9
+    if allow_tiny and n > 2 and draw(st.integers(0, 5)) == 0:  # masses of 1e-9
         k = draw(st.integers(1, n - 1))
         rest = weights[k:] if sum(weights[k:]) > 0 else [1] * (n - k)
         masses = [TINY] * k + [(1 - k * TINY) * Fraction(w, sum(rest)) for w in rest]
@@ -636,8 +636,8 @@ def _eps_float(case: Case) -> float:
     return WrittenEpsilon(case.spec["epsilon"]).float_value()
 
 
-# Regimes where issue 10 reports defects that are being fixed on other branches. Each entry:
-# name → (issue 10 item, predicate on a Case, failure classes tolerated there, or "skip" when the example
+# Regimes with known defects whose fixes are not merged yet. Each entry:
+# name → (defect class, predicate on a Case, failure classes tolerated there, or "skip" when the example
 # must not run at all, e.g. it takes minutes or gigabytes). The committed test passes today because of
 # these exclusions; delete an entry once the fix is merged, and the fuzz then guards the fix.
 def _tiny_prior_masses(case: Case) -> bool:
@@ -645,7 +645,7 @@ def _tiny_prior_masses(case: Case) -> bool:
 
 
 KNOWN_DEFECT_REGIMES: dict = {}
-"""Empty since the fixes of issue 10 landed on main (items 1-7): `python tests/test_fuzz_exact.py --survey 300
+"""Empty since every defect class of tests/fuzz_findings.md was fixed: `python tests/test_fuzz_exact.py --survey 300
 --all` found no failure class in any regime listed in tests/fuzz_findings.md; the fuzz now guards every fix."""
 
 

@@ -108,7 +108,7 @@ def test_random_yaml_text_never_tracebacks(tmp_path, capsys, text):
 @pytest.mark.parametrize(
     "bad",
     [
-        # exp(800) and 1e400 are valid large epsilons now (issue 10 item 6): see tests/test_exact_input.py
+        # exp(800) and 1e400 are valid large epsilons now: see tests/test_exact_input.py
         {"alphabet": 3, "epsilon": "1e99999", "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}},
         {"alphabet": 3, "epsilon": float("inf"), "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}},
         {"alphabet": 10**9, "epsilon": 1, "prior_set": {"kind": "simplex"}, "objective": {"kind": "dobrushin"}},

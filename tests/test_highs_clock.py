@@ -1,5 +1,5 @@
 """HiGHS's time limit is read on a run clock that keeps counting over every ``run`` of one model
-(found in the mutual-information column generation, issue 13): loops that re-solve a warm model must set
+(found in the mutual-information column generation): loops that re-solve a warm model must set
 the limit past the clock (:func:`mechdesign.lp.highs.set_seconds_left`), not to the seconds left."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12 item 4: Ctrl-C while HiGHS runs stops the solve; the command exits 130 within 2 s, printing
+"""Ctrl-C while HiGHS runs stops the solve; the command exits 130 within 2 s, printing
 one line and the best certified kernel found so far, if there is one (item 6: with ``verbose`` the
 solver's log goes to stderr, so ``solve --json`` stays one JSON object on stdout).
 
@@ -120,7 +120,7 @@ def _check_interrupted_report(raw_spec: dict, out: str, err: list[str], sense: i
     return data
 
 
-# Output generation (lp/colgen.py, run by lp/kernel_engine.py) for |x − y| at N = M = 200 and ε = 3 (the
+# Output generation (engines/output_generation.py, run by engines/kernel_lp.py) for |x − y| at N = M = 200 and ε = 3 (the
 # optimum uses ~20 outputs): ~20 rounds over ~2 s, a kernel after every round (every restricted LP's kernel
 # is feasible for the full problem).
 ABSOLUTE_200 = {
@@ -171,7 +171,7 @@ def test_sigint_during_a_mip_reports_a_certified_kernel(tmp_path):
 
 @pytest.mark.parametrize("backend", ["highs", "cvxpy"])
 def test_verbose_solver_log_goes_to_stderr_and_json_stays_valid(tmp_path, backend):
-    """Issue 12 item 6: with solver.verbose the solver's log is on stderr, stdout is one JSON object
+    """With solver.verbose the solver's log is on stderr, stdout is one JSON object
     (highspy models through their logging callback; cvxpy, which prints its own log and runs its own
     HiGHS model, with standard output pointed at stderr)."""
     spec = tmp_path / "verbose.yaml"

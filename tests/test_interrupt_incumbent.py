@@ -1,4 +1,4 @@
-"""Issue 12 item 4: on Ctrl-C, design() reports the best certified kernel found so far.
+"""On Ctrl-C, design() reports the best certified kernel found so far.
 
 Interrupts here are simulated without signals: a module's ``run_interruptible`` (the one call through
 which each program runs HiGHS) is replaced by one that solves normally k − 1 times and raises
@@ -20,12 +20,15 @@ from exact_oracle import check_kernel, utility
 
 import mechdesign
 from mechdesign.design import DesignInterrupted, design
-from mechdesign.lp import colgen, incumbent, interval_partitions, kernel_engine, side_outputs
+from mechdesign.engines import interval_partitions, side_outputs
+from mechdesign.engines import kernel_lp as kernel_engine
+from mechdesign.engines import output_generation as colgen
+from mechdesign.lp import incumbent
 from mechdesign.lp import solve as lp_solve
 from mechdesign.lp.solve import Status
-from mechdesign.objectives import dobrushin_pairs, ray_pool
+from mechdesign.engines import dobrushin_pairs, ray_pool
 
-ABSOLUTE = {  # |x − y| at ε = 2: about 10 rounds of output generation (lp/kernel_engine.py)
+ABSOLUTE = {  # |x − y| at ε = 2: about 10 rounds of output generation (engines/kernel_lp.py)
     "alphabet": 60,
     "epsilon": 2,
     "prior_set": {"kind": "min_mass", "c": 0.005},
@@ -76,7 +79,7 @@ def assert_certified_and_bracketed(result, spec, optimum: float, sense: int) -> 
         assert math.isclose(cert.gap, abs(value - cert.dual_bound), rel_tol=1e-6, abs_tol=1e-12)
 
 
-# ------------------------------------------------------------------ output generation (lp/colgen.py)
+# ------------------------------------------------------------------ output generation (engines/output_generation.py)
 @pytest.mark.parametrize("k", [2, 4, 8])
 def test_output_generation_interrupted_at_round_k(monkeypatch, k):
     optimum = design(ABSOLUTE).objective
@@ -119,7 +122,7 @@ def test_mi_column_generation_interrupted(monkeypatch):
     }
     full = design(spec)
     assert "column generation" in full.solve.method
-    interrupt_at(monkeypatch, ray_pool, 3)  # the MI master lives in objectives/ray_pool.py
+    interrupt_at(monkeypatch, ray_pool, 3)  # the MI master lives in engines/ray_pool.py
     result = interrupted(spec)
     assert "column generation, round" in result.solve.message  # round 1 or 2 (2 may tie with 1)
     assert result.certificate.dual_bound is not None
@@ -136,7 +139,7 @@ def test_worst_case_output_generation_interrupted(monkeypatch):
     }
     full = design(spec)
     assert full.solve.method == "output generation (worst case)" and full.solve.lps >= 4
-    interrupt_at(monkeypatch, colgen, 3)  # lp/worst_case_engine.py: the epigraph rows in colgen's restricted LP
+    interrupt_at(monkeypatch, colgen, 3)  # engines/worst_case.py: the epigraph rows in colgen's restricted LP
     result = interrupted(spec)
     # the last finished round's kernel, or the uniform-prior probe's when that is better still
     assert "(worst case), round 2" in result.solve.message or "uniform prior" in result.solve.message
@@ -145,7 +148,7 @@ def test_worst_case_output_generation_interrupted(monkeypatch):
 
 
 def test_interval_partition_master_interrupted(monkeypatch):
-    """ε-LDP with |x − y| (lp/interval_partitions.py): Ctrl-C in the master's fourth solve keeps the third
+    """ε-LDP with |x − y| (engines/interval_partitions.py): Ctrl-C in the master's fourth solve keeps the third
     round's mixture of atoms, certified; no given-prior LP has run, so there is no bound."""
     spec = {
         "alphabet": 60,
@@ -163,7 +166,7 @@ def test_interval_partition_master_interrupted(monkeypatch):
 
 
 def test_worst_case_with_side_rows_interrupted(monkeypatch):
-    """lp/side_outputs.py still serves a worst case whose LP has rows besides the PML ones (another guarantee
+    """engines/side_outputs.py still serves a worst case whose LP has rows besides the PML ones (another guarantee
     in ``privacy``)."""
     spec = {
         "alphabet": 30,
@@ -191,7 +194,7 @@ def test_dobrushin_pairs_interrupted(monkeypatch):
     spec = {
         "alphabet": 6,
         "epsilon": 0.5,
-        # a box of distinct widths: its mass-shift bounds (objectives/dobrushin_shift.py) leave the pairs of the
+        # a box of distinct widths: its mass-shift bounds (engines/dobrushin_shift.py) leave the pairs of the
         # narrowest symbol open, so several pair LPs run (a point prior is now settled by one)
         "prior_set": {
             "kind": "box",
@@ -331,7 +334,7 @@ def test_offers_outside_a_design_do_nothing_and_design_problem_scopes_bounds():
 
 
 def test_bayes_vulnerability_through_the_engine_offers_upper_bounds(monkeypatch):
-    """Bayes vulnerability (M ≥ N) is min Σ C K with C = −diag(P) in lp/kernel_engine.py; interrupted in its
+    """Bayes vulnerability (M ≥ N) is min Σ C K with C = −diag(P) in engines/kernel_lp.py; interrupted in its
     output generation, the bound reported must be an *upper* bound on the maximum (offered negated)."""
     weights = [(7 * i) % 11 + 1 for i in range(30)]
     spec = {

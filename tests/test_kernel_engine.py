@@ -1,8 +1,8 @@
-"""The uncompiled kernel-LP engine (lp/kernel_engine.py: one ray per output, then output generation with
+"""The uncompiled kernel-LP engine (engines/kernel_lp.py: one ray per output, then output generation with
 seated rays) reaches the optimum of the kernel LP written directly from its definition, and its bound is a
-true bound (issue 13).
+true bound.
 
-The reference LP is built here from docs/explanation/mathematics.md and solved by scipy's linprog: K ≥ 0 with rows summing to
+The reference LP is built here from docs/explanation/mathematics.md, section 'Linear constraints' and solved by scipy's linprog: K ≥ 0 with rows summing to
 one and, for every output y and every vertex P of the prior set, e^ε·K_xy ≤ P·K(:,y) for every x; the
 vertices of Q_X(c) are the priors with mass 1 − (N−1)c on one symbol and c on the others (for the simplex,
 c = 0: the point masses, i.e. ε-LDP pairwise). That is neither the lifted LP with column maxima and minima
@@ -22,7 +22,7 @@ from scipy.optimize import linprog
 from scipy.sparse import lil_matrix
 
 from mechdesign import design
-from mechdesign.lp.kernel_engine import solve_kernel_lp
+from mechdesign.engines.kernel_lp import solve_kernel_lp
 
 
 def vertex_priors(n: int, c: float) -> np.ndarray:
@@ -199,7 +199,7 @@ def reference_worst_case(L: np.ndarray, c: float, eps: float) -> float:
 @pytest.mark.parametrize("loss", ["absolute", "squared", "hamming"])
 @pytest.mark.parametrize("prior_set,c", [({"kind": "min_mass", "c": "1/14"}, 1 / 14), ({"kind": "simplex"}, 0.0)])
 def test_worst_case_prior_by_seated_output_generation_matches_the_epigraph_lp(loss, prior_set, c):
-    """The worst-case prior (lp/worst_case_engine.py: the uniform prior's master, then output generation with
+    """The worst-case prior (engines/worst_case.py: the uniform prior's master, then output generation with
     the epigraph rows, outputs seated at their priced rays)."""
     n = 7
     spec = {
@@ -224,9 +224,9 @@ def test_a_time_limit_before_output_generation_finishes_a_round_returns_the_prob
     # probe_then_generate's fallback: when output generation ends without a solved round (here its HiGHS time
     # limit is spent at once: 1 ms for a first restricted LP of ~1,200 rows and ~1,000 pivots), the answer is
     # the probe's kernel, still a PML kernel with its value and a bound below it, not a kernel of zeros
-    from mechdesign.lp.colgen import generate_outputs
-    from mechdesign.lp.kernel_engine import probe_then_generate, ray_probe
-    from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
+    from mechdesign.engines.output_generation import generate_outputs
+    from mechdesign.engines.kernel_lp import probe_then_generate, ray_probe
+    from mechdesign.cone.lagrangian_bound import lagrangian_bound, pricing_c
 
     n = 400
     x = np.arange(n)
@@ -253,7 +253,7 @@ def test_a_time_limit_before_output_generation_finishes_a_round_returns_the_prob
     probe_K = ray_probe(C, float(c), E, None, 1, False)[0]
     np.testing.assert_array_equal(K, probe_K)
     assert K.min() >= 0 and np.allclose(K.sum(axis=1), 1.0, atol=1e-9)
-    # (ε, Q_X(c))-PML column by column (docs/explanation/mathematics.md with the worst vertex of Q_X(c)), e^ε = 1/E
+    # (ε, Q_X(c))-PML column by column (docs/explanation/mathematics.md, section 'Linear constraints' with the worst vertex of Q_X(c)), e^ε = 1/E
     worst = float(c) * K.sum(axis=0) + (1 - n * float(c)) * K.min(axis=0)
     assert np.all(K.max(axis=0) <= worst / E * (1 + 1e-9) + 1e-12)
     assert res.value == pytest.approx(float((C * K).sum()), rel=1e-9)

@@ -1,4 +1,4 @@
-"""Issue 10 item 9: kernels saved with ordinary floats.
+"""Kernels saved with ordinary floats.
 
 Rule under test: rows within 1e-9 of 1 are divided by their exact rational sums and the verdict is
 about that normalised kernel (one line says so); rows further off, or negative entries, are an

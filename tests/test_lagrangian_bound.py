@@ -1,7 +1,7 @@
-"""The rigorous Lagrangian bound (mechdesign/lp/lagrangian_bound.py) against an independent lifted LP.
+"""The rigorous Lagrangian bound (mechdesign/cone/lagrangian_bound.py) against an independent lifted LP.
 
 Expected values come from scipy.optimize.linprog on the lifted (ε,Q_X(c))-PML kernel LP written out here
-from docs/explanation/mathematics.md (Lemma 4 of the Dobrushin paper): variables K (N×M), t (column maxima), u (column minima);
+from docs/explanation/mathematics.md, section 'Linear constraints' (Lemma 4 of the Dobrushin paper): variables K (N×M), t (column maxima), u (column minima);
 rows Σ_y K_xy = 1, K_xy ≤ t_y, u_y ≤ K_xy, e^{−ε} t_y ≤ c Σ_x K_xy + (1 − Nc) u_y. Not built by mechdesign.
 By weak duality the bound is below that optimum for every π; at the LP's own row-sum multipliers (scipy's
 ``eqlin.marginals``) strong duality makes it tight.
@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from mechdesign.lp.lagrangian_bound import lagrangian_bound, pricing_c
+from mechdesign.cone.lagrangian_bound import lagrangian_bound, pricing_c
 
 
 def direct_lp(C: np.ndarray, c: float, eps: float) -> float:

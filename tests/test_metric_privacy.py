@@ -1,4 +1,4 @@
-"""Metric (d-)privacy and combined guarantees (issue 16, items 1 and 2).
+"""Metric (d-)privacy and combined guarantees.
 
 Expected values come from: libqif's ``d_privacy.min_loss_given_d`` (an optional test dependency); an
 independent all-pairs LP written here with scipy's HiGHS (every ordered pair x, x', no graph reduction,

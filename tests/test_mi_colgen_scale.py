@@ -1,7 +1,7 @@
-"""Mutual-information column generation with a Dirichlet prior (issue 13) against an independent optimum.
+"""Mutual-information column generation with a Dirichlet prior against an independent optimum.
 
 The expected value is computed here without mechdesign: the extreme rays of the single-column cone of
-(ε, Q_X(c))-PML (docs/explanation/mathematics.md, Lemma 4 written pairwise: k_x ≤ e^ε (c Σk + (1 − Nc) k_x'') for all x, x'', k ≥ 0)
+(ε, Q_X(c))-PML (docs/explanation/mathematics.md, section 'Linear constraints', Lemma 4 written pairwise: k_x ≤ e^ε (c Σk + (1 − Nc) k_x'') for all x, x'', k ≥ 0)
 are the vertices of its cross-section Σk = 1, found by brute force (every choice of N − 1 active
 inequalities, solved with numpy and kept when feasible); the ray LP max Σ θ_r μ(r) s.t. Σ θ_r r = 1, θ ≥ 0
 (Kairouz–Oh–Viswanath's staircase LP, generalised to PML) is then solved with scipy.optimize.linprog, with
@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-import mechdesign.objectives.ray_pool as ray_pool
-import mechdesign.objectives.sublinear as sublinear
-from mechdesign.objectives.sublinear import design_column_generation
+import mechdesign.engines.ray_pool as ray_pool
+import mechdesign.engines.sublinear as sublinear
+from mechdesign.engines.sublinear import design_column_generation
 from mechdesign.spec.models import spec_from_dict
 
 

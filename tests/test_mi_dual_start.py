@@ -1,9 +1,9 @@
-"""The affine dual start and the sparse ray LP of mutual-information column generation (issue 13, N = 200).
+"""The affine dual start and the sparse ray LP of mutual-information column generation (N = 200).
 
 Expected values come from outside the engine: the extreme rays of the (ε, Q_X(c))-PML column cone by brute-force
 vertex enumeration and the ray LP by scipy.optimize.linprog (tests/test_mi_colgen_scale.py, which writes the PML
 constraints and μ out), and the Lagrangian bound B(λ) = Σλ + N·max(0, max_r (μ(r) − λ·r)/(1·r)) over those rays
-(weak duality of the ray LP, docs/explanation/mathematics.md "Sublinear utilities").
+(weak duality of the ray LP, docs/explanation/mathematics.md, section 'Objectives').
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 from scipy.optimize import linprog
 from test_mi_colgen_scale import CASES, cone_vertices, independent_optimum, mi_column, mi_spec
 
-import mechdesign.objectives.ray_pool as ray_pool
-import mechdesign.objectives.sublinear as sublinear
+import mechdesign.engines.ray_pool as ray_pool
+import mechdesign.engines.sublinear as sublinear
 from mechdesign.objectives.mi_dual_start import affine_dual_start
-from mechdesign.objectives.ray_pool import PooledRayLP, _base_and_deviation
-from mechdesign.objectives.sublinear import _pricer, column_utility, design_column_generation
+from mechdesign.engines.ray_pool import PooledRayLP, _base_and_deviation
+from mechdesign.engines.sublinear import _pricer, column_utility, design_column_generation
 from mechdesign.privacy.ray_families import cyclic, families, start_rays
 
 

@@ -1,8 +1,8 @@
-"""Output generation over symmetric kernels (lp/mirror_fold.py), with differenced coupling rows
-(lp/difference_rows.py) and late ray columns (lp/colgen.py), against independent LPs.
+"""Output generation over symmetric kernels (cone/mirror_fold.py), with differenced coupling rows
+(cone/difference_rows.py) and late ray columns (engines/output_generation.py), against independent LPs.
 
 Expected optima: ``reference_worst_case`` / ``reference_kernel_lp`` of tests/test_kernel_engine.py, linprog on the
-unlifted vertex LP of docs/explanation/mathematics.md over *all* kernels (no symmetry, no folding, no differencing, no rays). The
+unlifted vertex LP of docs/explanation/mathematics.md, section 'Linear constraints' over *all* kernels (no symmetry, no folding, no differencing, no rays). The
 folding's algebra is checked against brute force written here: the symmetric kernel built by hand, its row sums
 and epigraph rows computed from the full matrices.
 """
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from test_kernel_engine import reference_kernel_lp, reference_worst_case
 
-import mechdesign.lp.colgen as colgen
-from mechdesign.lp.difference_rows import difference_matrix, sparsest_difference_order
-from mechdesign.lp.kernel_engine import solve_kernel_lp
-from mechdesign.lp.mirror_fold import MirrorFold, reflection_invariant
-from mechdesign.lp.worst_case_engine import solve_worst_case_kernel_lp
+import mechdesign.engines.output_generation as colgen
+from mechdesign.cone.difference_rows import difference_matrix, sparsest_difference_order
+from mechdesign.engines.kernel_lp import solve_kernel_lp
+from mechdesign.cone.mirror_fold import MirrorFold, reflection_invariant
+from mechdesign.engines.worst_case import solve_worst_case_kernel_lp
 
 
 def scaled_loss(kind: str, n: int, m: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Issue 12 item 11: --set overrides, the prior-set shorthand in specs and measures, top-level prior-set
+"""--set overrides, the prior-set shorthand in specs and measures, top-level prior-set
 models, and "did you mean" for mistyped keys and kinds."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numbered results that had no test of their own (issue 17): Proposition 1 of the Dobrushin paper /
+"""Numbered results that had no test of their own: Proposition 1 of the Dobrushin paper /
 Theorem 2 of the disclosure paper (leakage capacity over all priors = LDP), Proposition 3 of the Dobrushin
 paper (deterministic reveal of a subset), Corollary 11 of the f_α paper (SDPI for f_α), and Lemma 3 of the
 Dobrushin paper (binary outputs suffice). Expected values: definitions evaluated by brute force here,

@@ -1,4 +1,4 @@
-"""Relative accuracy of the f_α paper's closed forms near 0 and 1 (issue 17).
+"""Relative accuracy of the f_α paper's closed forms near 0 and 1.
 
 Expected values: an independent recomputation of the printed formulas in mpmath at 50 digits
 (f_α paper Theorem 6 eq. 23 for R_α, Theorem 8 eq. 39 for g_α, Remark 10 eq. 41 for g_α⁻¹),

@@ -17,7 +17,7 @@ from mechdesign.privacy.extremes import extreme_rays
 from mechdesign.objectives.pricing_mi import MIFamily, MIPricer, price_family
 from mechdesign.privacy.ray_families import families
 from mechdesign.spec.models import spec_from_dict
-from mechdesign.objectives.sublinear import design_column_generation, design_exact, ray_lp
+from mechdesign.engines.sublinear import design_column_generation, design_exact, ray_lp
 
 
 def mi_of_ray(P, r):

@@ -8,8 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mechdesign import design
+from mechdesign.cli.main import main
+from mechdesign.engines.routing import FALLBACKS, plan
 
 PROBLEMS = sorted((Path(__file__).parent.parent / "problems").glob("*.yaml"))
 
@@ -33,3 +36,18 @@ def test_problem_matches_its_stated_value(path):
     tol = float(header.get("tolerance", "1e-8"))
     assert result.objective == pytest.approx(float(header["expected_objective"]), abs=tol)
     assert result.certificate.gap <= 1e-6
+    # the engine that produced the kernel: the first that applies on the spec's route, unless it handed over
+    # (each attempt before the last says why) or a fallback after the certification replaced its kernel
+    route, attempts = plan(result.spec), result.solve.attempts
+    assert attempts[0].engine == route.names[0]
+    ran = [a.engine for a in attempts if a.engine not in FALLBACKS]
+    assert ran == route.names[: len(ran)] and all("handed over" in a.reason for a in attempts[: len(ran) - 1])
+    assert result.solve.engine in (ran[-1], *FALLBACKS)
+
+
+@pytest.mark.parametrize("path", PROBLEMS, ids=[p.stem for p in PROBLEMS])
+def test_solve_plan_prints_the_route_without_solving(path, capsys):
+    assert main(["solve", str(path), "--plan"]) == 0
+    out = capsys.readouterr().out
+    kind = yaml.safe_load(path.read_text())["objective"]["kind"]
+    assert out.startswith(f"route for objective {kind}:") and " > " in out

@@ -1,4 +1,4 @@
-"""Issue 12 item 9: a live status on a terminal (phase, round, certified gap, elapsed), nothing when
+"""A live status on a terminal (phase, round, certified gap, elapsed), nothing when
 not a terminal or with --quiet, and a warning before a problem whose size implies minutes."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "150", "TERM": "xterm"}
 # a prior that is not reflection invariant (P(x) = (x + 1)/T): the restricted LP is not folded
-# (lp/mirror_fold.py), so output generation runs long enough (~19 rounds, ~1 s) for the status to show it
+# (cone/mirror_fold.py), so output generation runs long enough (~19 rounds, ~1 s) for the status to show it
 _N = 500
 _PRIOR = ", ".join(f'"{x + 1}/{_N * (_N + 1) // 2}"' for x in range(_N))
 SPEC = (

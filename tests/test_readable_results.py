@@ -1,4 +1,4 @@
-"""Issue 12 items 10 and 13: readable results at any size, output formats by extension, JSON without
+"""Readable results at any size, output formats by extension, JSON without
 "inf", the prior set in spec notation, and the notebook displays of DesignResult."""
 
 from __future__ import annotations

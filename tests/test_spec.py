@@ -1,5 +1,5 @@
 """Spec validation: every rule is checked when the spec is built, and bad input gives exit status 2
-with one line on stderr that names the field (docs/explanation/mathematics.md ("Contract"))."""
+with one line on stderr that names the field (docs/explanation/mathematics.md, section 'Contract')."""
 
 from fractions import Fraction
 

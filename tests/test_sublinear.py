@@ -1,4 +1,4 @@
-"""Sublinear objectives (mutual information, f-divergences, Bayes vulnerability): mechdesign.objectives.sublinear."""
+"""Sublinear objectives (mutual information, f-divergences, Bayes vulnerability): mechdesign.engines.sublinear."""
 
 import math
 from fractions import Fraction
@@ -10,7 +10,7 @@ from hypothesis import example, given, settings, strategies as st
 from mechdesign import bounds, design
 from mechdesign.certify.exact import check_pml
 from mechdesign.spec.models import SpecError, spec_from_dict
-from mechdesign.objectives.sublinear import design_column_generation, design_exact
+from mechdesign.engines.sublinear import design_column_generation, design_exact
 
 
 def spec(n, eps, prior_set, objective, **kw):
@@ -116,7 +116,7 @@ def test_fixed_output_size_merges_columns_and_keeps_bound():
     two = design({**base, "output_size": 2})
     assert two.kernel.shape == (5, 2)
     assert two.objective <= full.objective + 1e-12
-    # a valid bound, never looser than auto's (here exact: vertex enumeration, mechdesign.objectives.fixed_outputs)
+    # a valid bound, never looser than auto's (here exact: vertex enumeration, mechdesign.engines.fixed_outputs)
     assert two.objective - 1e-9 <= two.certificate.dual_bound <= full.certificate.dual_bound + 1e-12
     assert_certified(two)
     wide = design({**base, "output_size": 9})
@@ -153,7 +153,7 @@ def test_column_generation_agrees_with_exact(n, c_num, eps, seed):
     seed=st.integers(0, 1000),
     dirichlet=st.booleans(),
 )
-# hypothesis 6.80's derandomized draw in the lowest-versions run (issue 12): the quick pricing pass met a ray
+# hypothesis 6.80's derandomized draw in the lowest-versions run: the quick pricing pass met a ray
 # already in the LP (reduced value 1e-10, above the floor but within HiGHS's dual tolerance) and the loop
 # stopped on its relaxation bound, 6.6e-4 above the optimum; c_num = 3 at ε = 0.2031 failed the same way
 @example(n=8, c_num=1, eps=0.2031250000000003, seed=88, dirichlet=False)

@@ -1,4 +1,4 @@
-"""Sweeps (issue 15): axes, validation, the store (resume), Dask execution (equal to serial, survives a
+"""Sweeps: axes, validation, the store (resume), Dask execution (equal to serial, survives a
 killed worker), tidy output and figures.
 
 Expected values: ranges against numpy.linspace / numpy.geomspace (an independent implementation);
@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import mechdesign
@@ -180,6 +181,17 @@ def test_an_objective_axis_keeps_the_objective_column():
     assert df.attrs["axes"] == ["objective (axis)"] and df["objective_kind"].tolist() == ["dobrushin", "expected_loss"]
     # N = 2, ε-LDP: Dobrushin (e^ε − 1)/(e^ε + 1) (Kairouz et al.), randomized response error 1/(1 + e^ε)
     assert df["objective"].tolist() == pytest.approx([math.tanh(0.5), 1 / (1 + math.e)], abs=1e-9)
+    # readable columns: the objective axis as short text, finish times as datetimes
+    assert df["objective (axis)"].tolist() == ["dobrushin", "expected_loss(loss=hamming, prior=uniform)"]
+    assert isinstance(df["finished_at"].dtype, pd.DatetimeTZDtype)
+    # estimation errors per report of randomized response (N = 2, uniform prior), from Wang, Blocki, Li, Jha
+    # (USENIX Security 2017): n Var(p_hat_x) = q(1-q)/(p-q)^2 for a fixed population (1 - p - q = 0 at k = 2),
+    # p = e/(1+e), q = 1/(1+e): summed over x, 2e/(e-1)^2; records i.i.d. from P add sum P(1-P) = 1/2
+    e = math.e
+    rr = df.iloc[1]
+    assert rr["mle_error_population"] == pytest.approx(2 * e / (e - 1) ** 2, rel=1e-9)
+    assert rr["mle_error"] == pytest.approx(2 * e / (e - 1) ** 2 + 0.5, rel=1e-9)
+    assert rr["inversion_error"] == pytest.approx(rr["mle_error"], rel=1e-9)  # square, invertible: equal
 
 
 def test_failing_design_becomes_a_row(tmp_path, monkeypatch):
@@ -364,7 +376,7 @@ def test_killed_worker_sweep_completes_once_per_point(tmp_path, monkeypatch):
     assert (df["status"] == "optimal").all()
     assert sorted(stored) == sorted(df["key"])  # each point stored once
     assert len(list(tmp_path.glob("*/*.json"))) == 20
-    late = df[df["finished_at"] > killed["at"]]
+    late = df[df["finished_at"] > pd.Timestamp(killed["at"], unit="s", tz="UTC")]
     assert not late["worker"].str.endswith(f":{killed['pid']}").any()  # nothing finished on the dead worker
 
 

@@ -1,4 +1,4 @@
-"""Sweep figures (issue 15): lines are grouped by the sweep's axes (from the table's metadata), one
+"""Sweep figures: lines are grouped by the sweep's axes (from the table's metadata), one
 panel per objective kind, and curves that coincide are named together in the legend.
 
 Expected coincidences come from Theorem 1 of the Dobrushin paper: η_TV(ε,c) = Ξ(ε,c) =
@@ -94,3 +94,93 @@ def test_metadata_from_a_written_table_and_a_missing_one(monkeypatch, table, tmp
         utility_vs_epsilon(bare, tmp_path)
     panels = _panels(monkeypatch, bare, tmp_path, axes=list(AXES))
     assert len([line for line in panels["dobrushin"].get_lines() if line.get_gid() == "curve"]) == 4
+
+
+def test_same_axis_values_have_the_same_colour_in_both_panels(monkeypatch, table, tmp_path):
+    panels = _panels(monkeypatch, table, tmp_path)
+    colours = {}
+    for kind, ax in panels.items():
+        for line in ax.get_lines():
+            if line.get_gid() == "curve":
+                # a merged curve (Theorem 1: equal Nc) is coloured by its first member
+                colours.setdefault(line.get_label().split(" = ")[0], {})[kind] = line.get_color()
+    shared = [d for d in colours.values() if len(d) == 2]
+    assert len(shared) >= 3
+    assert all(d["dobrushin"] == d["expected_loss"] for d in shared)
+
+
+def test_the_loss_axis_names_the_loss_and_the_prior(monkeypatch, table, tmp_path):
+    label = _panels(monkeypatch, table, tmp_path)["expected_loss"].get_ylabel()
+    assert "L = 1[x ≠ y]" in label and "uniform prior" in label
+
+
+def test_time_plot_draws_no_trend_through_two_sizes_and_ticks_at_the_sizes(monkeypatch, table, tmp_path):
+    import matplotlib.pyplot as plt
+
+    from mechdesign.sweeps.plot import time_vs_size
+
+    kept = []
+    real_close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    time_vs_size(table, tmp_path)
+    monkeypatch.setattr(plt, "close", real_close)
+    (ax,) = kept[0].axes
+    medians = [line for line in ax.get_lines() if "median" in line.get_label()]
+    assert medians and all(line.get_linestyle() == "None" for line in medians)  # two sizes: markers only
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "4"]
+
+
+def test_prior_set_label_is_short_text():
+    from mechdesign.spec.models import spec_from_dict
+    from mechdesign.sweeps.table import prior_set_label
+
+    assert prior_set_label({"kind": "min_mass", "c": 0.05}) == "min_mass(c=0.05)"
+    assert prior_set_label('{"kind":"min_mass","c":0.05}') == "min_mass(c=0.05)"  # a sweep table's axis cell
+    assert prior_set_label({"kind": "simplex"}) == "simplex"
+    assert prior_set_label({"kind": "point", "prior": [0.2, 0.3, 0.5]}) == "point(prior=[0.2, 0.3, 0.5])"
+    long = prior_set_label({"kind": "box", "lower": [0.01] * 10, "upper": [1] * 10})
+    assert long == "box(lower=[0.01, 0.01, 0.01, … (10 values)], upper=[1, 1, 1, … (10 values)])"
+    spec = spec_from_dict(
+        {
+            "alphabet": 3,
+            "epsilon": 1,
+            "prior_set": {"kind": "min_mass", "c": "1/20"},
+            "objective": {"kind": "dobrushin"},
+        }
+    )
+    assert prior_set_label(spec.prior_set).startswith("min_mass(c=")
+    assert prior_set_label("c=0.05") == "c=0.05"  # not a prior set: unchanged
+
+
+def test_error_against_epsilon_draws_the_mle_error_of_each_design(monkeypatch, table, tmp_path):
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from mechdesign.sweeps.plot import error_vs_epsilon
+
+    part = table[(table["objective_kind"] == "expected_loss") & (table["N"] == 2) & (table["c"] == 0)]
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    paths = error_vs_epsilon(part, tmp_path)
+    assert all(p.exists() for p in paths)
+    (ax,) = kept[0].axes
+    (curve,) = [line for line in ax.get_lines() if line.get_gid() == "curve"]
+    eps, u = (np.asarray(v, float) for v in curve.get_data())
+    # randomized response (N = 2, uniform prior), Wang, Blocki, Li, Jha (USENIX Security 2017):
+    # U = 2 e^ε/(e^ε − 1)² + Σ P(1 − P) = 2 e^ε/(e^ε − 1)² + 1/2
+    np.testing.assert_allclose(u, 2 * np.exp(eps) / np.expm1(eps) ** 2 + 0.5, rtol=1e-9)
+    assert ax.get_yscale() == "log"
+
+
+def test_prior_sets_in_legends_are_short_text(monkeypatch, tmp_path):
+    df = mechdesign.sweep(
+        dict(BASE, objective={"kind": "dobrushin"}),
+        {"epsilon": [0.5, 1.0], "prior_set": [{"kind": "simplex"}, {"kind": "min_mass", "c": 0.05}]},
+        serial=True,
+        store=None,
+        progress=False,
+    )
+    assert df["prior_set"].tolist() == ["simplex", "min_mass(c=0.05)"] * 2
+    panels = _panels(monkeypatch, df, tmp_path)
+    labels = _legend(panels["dobrushin"])
+    assert any("prior_set=min_mass(c=0.05)" in t for t in labels) and not any("{" in t for t in labels)

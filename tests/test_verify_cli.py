@@ -91,7 +91,7 @@ def test_kernel_one_ulp_over_is_rejected_with_output_prior_and_ratio(tmp_path, c
 
 
 def test_verify_rejects_rows_not_summing_to_one_as_invalid(tmp_path, capsys):
-    # issue 10 item 9: a row 0.1 away from 1 is an invalid kernel (exit 2 naming the row), not "NOT PRIVATE"
+    # a row 0.1 away from 1 is an invalid kernel (exit 2 naming the row), not "NOT PRIVATE"
     path = tmp_path / "k.csv"
     path.write_text("0.5,0.6\n1/2,1/2\n")
     status, out, err = _run(capsys, "verify", path, "--prior-set", "simplex", "--epsilon", "5")
@@ -141,7 +141,7 @@ def test_privatize_unknown_label_writes_nothing(files, capsys):
 
 
 def test_a_large_worst_prior_vertex_is_written_as_its_common_mass_and_the_exception(tmp_path, capsys):
-    # a vertex of Q_X(c) is c on every symbol but one, which carries 1 − (N − 1)c (docs/explanation/mathematics.md): at N = 40 the
+    # a vertex of Q_X(c) is c on every symbol but one, which carries 1 − (N − 1)c (docs/explanation/mathematics.md, section 'Linear constraints'): at N = 40 the
     # text report names the common mass and the one exception instead of 40 fractions; --json lists all 40
     import numpy as np
 

@@ -1,6 +1,6 @@
-"""The worst-case-prior kernel LP without compiling it (mechdesign.lp.worst_case_engine) against an independent LP.
+"""The worst-case-prior kernel LP without compiling it (mechdesign.engines.worst_case) against an independent LP.
 
-Expected values: ``reference_worst_case`` of tests/test_kernel_engine.py, the LP of docs/explanation/mathematics.md with every vertex
+Expected values: ``reference_worst_case`` of tests/test_kernel_engine.py, the LP of docs/explanation/mathematics.md, section 'Linear constraints' with every vertex
 constraint written out and no lifting (linprog): minimise τ over kernels K and τ subject to Σ_y K_xy = 1,
 K_xy ≤ e^ε v·K(:,y) for every x, y and vertex v of Q_X(c) (v_j = c·1 + (1 − Nc)e_j; the simplex: e_j), and
 v·r ≤ τ for every vertex v, r_x = Σ_y L_xy K_xy. The engine writes none of this: it uses the closed form
@@ -17,7 +17,7 @@ import pytest
 from test_kernel_engine import reference_worst_case
 
 from mechdesign import design
-from mechdesign.lp.worst_case_engine import solve_worst_case_kernel_lp, worst_case_bound, worst_case_value
+from mechdesign.engines.worst_case import solve_worst_case_kernel_lp, worst_case_bound, worst_case_value
 
 
 def reference(L: np.ndarray, c: float, eps: float) -> float:

@@ -1,9 +1,9 @@
 """Worst-case-prior expected loss by output generation with the epigraph rows kept, both engines: the uncompiled
-one (mechdesign.lp.worst_case_engine, what a plain Q_X(c) or simplex spec runs) and the side-row one on the
-compiled LP (mechdesign.lp.side_outputs, what runs when ``privacy`` lists further guarantees: here the same
+one (mechdesign.engines.worst_case, what a plain Q_X(c) or simplex spec runs) and the side-row one on the
+compiled LP (mechdesign.engines.side_outputs, what runs when ``privacy`` lists further guarantees: here the same
 guarantee twice, so the optimum is the same), against an independent LP written here with scipy.optimize.linprog.
 
-Expected values: the LP of docs/explanation/mathematics.md written with the vertices of the prior set, no lifting:
+Expected values: the LP of docs/explanation/mathematics.md, section 'Linear constraints' written with the vertices of the prior set, no lifting:
 minimise τ over kernels K (N × M) and τ subject to
     Σ_y K_xy = 1,  0 ≤ K ≤ 1,
     K_xy ≤ e^ε v·K(:,y)            for every x, y and vertex v       ((ε,𝒫)-PML, vertex form),

@@ -1,4 +1,4 @@
-"""Issue 12 item 5: --write-lp writes the program actually solved, or refuses with one clear line."""
+"""--write-lp writes the program actually solved, or refuses with one clear line."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ as printed, into ``benchmarks/results/`` (PNG).
 * Dobrushin paper, Figure 1: (a) K1, N = 10, c = 0.05: sampled D(K1P‖K1Q) against TV(P, Q) with
   Corollary 1, Duchi et al. and Asoodeh–Zhang + reverse Pinsker (Q_min = c); (b) K2, N = 5, c = 0.1
   with Corollary 2; panel (a) on a log y-axis so that every curve stays visible. (Zamanlooy–Asoodeh
-  [9, Thm 5] is not drawn: its statement is not in the paper nor in the sources searched, see
-  :data:`ZAMANLOOY_ASOODEH_NOTE`.)
+  [9, Thm 5] is not drawn: see :data:`ZAMANLOOY_ASOODEH_NOTE`.)
 * f_α paper, Figure 1: joint range of (TV, D_{f_α}) at α = 4 (binary pairs, which give the joint range
   by Harremoës–Vajda) with Theorem 8's g_α and Remark 9's tight ψ_α(p*, t); Figure 2: four panels
   against α (N = 5, ε = log 2; N = 5, ε = log 6; N = 20, ε = log 10 with channel P; N = 100,
@@ -23,7 +22,7 @@ import math
 import sys
 from pathlib import Path
 
-import numpy as np
+from mechdesign.spec.errors import InputError
 
 __all__ = ["register", "paper_figures", "FIGURES"]
 
@@ -40,6 +39,7 @@ FIGURES = {
 
 
 def _disclosure_fig1(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import disclosure as d
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -59,16 +59,18 @@ def _disclosure_fig1(plt, out: Path) -> None:
 
 
 ZAMANLOOY_ASOODEH_NOTE = (
-    "Zamanlooy-Asoodeh [9, Thm 5] not drawn: its statement is not in the paper and was not found in the "
-    "stored sources searched (OpenReview 0mPezHsMGj: abstract only; arXiv 2601.09498v1, 2210.13386v4, "
-    "2501.11473 HTML; docs/issues/code corpora)"
+    "Zamanlooy-Asoodeh [9, Thm 5] is not drawn: the Dobrushin paper cites it without stating it, so its "
+    "curve cannot be reproduced from the paper"
 )
+"""Why panel (a) has one comparison curve fewer than the paper's (said here and in
+``benchmarks/results/paper_results.md``, not on the figure)."""
 
 
 def _dobrushin_fig1(plt, out: Path) -> None:
     """Dobrushin paper Figure 1. Panel (a) spans four decades (Duchi et al. reaches ~196 nats at TV = 0.5,
     the samples ~1e-4), so its y-axis is logarithmic: every curve stays inside the panel. The paper's
     caption and text do not state its axis scale."""
+    import numpy as np
     from mechdesign.theory import bounds
     from mechdesign.theory.dobrushin import asoodeh_zhang_kl_bound
 
@@ -116,13 +118,13 @@ def _dobrushin_fig1(plt, out: Path) -> None:
         ax.set(xlabel="TV(P, Q)", title=title + ", eps = log(10/3)")
         ax.legend(fontsize=7, loc="lower left" if what == "KL" else "best")
     fig.suptitle("Dobrushin paper, Figure 1: divergence bounds on sampled pairs P, Q in Q_X(c)")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.text(0.01, 0.01, "Note: " + ZAMANLOOY_ASOODEH_NOTE + ".", fontsize=7, color="0.25", va="bottom", wrap=True)
+    fig.tight_layout()
     fig.savefig(out / "dobrushin_fig1_divergence_bounds.png", dpi=120)
     plt.close(fig)
 
 
 def _falpha_fig1(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import bounds, falpha
 
     alpha = 4.0
@@ -154,6 +156,7 @@ def _falpha_fig1(plt, out: Path) -> None:
 
 
 def _falpha_fig2(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import falpha
 
     panels = [
@@ -162,22 +165,42 @@ def _falpha_fig2(plt, out: Path) -> None:
         (20, math.log(10), "P", "(c) N = 20, eps = log 10, P_Y|X"),
         (100, math.log(10), "Q", "(d) N = 100, eps = log 10, Q_Y|X"),
     ]
-    alphas = np.linspace(1.05, 20, 80)
+    # α = 2 is a grid point: Theorem 8's g_α changes form there (the standard Pinsker bound below 2, the
+    # Jensen bound (1 + 4t²)^{α−1} − 1 from 2 on), so φ steps down at α = 2; the line is broken there
+    # instead of drawing the step as a slope. Its kink further right is where ε_f crosses g_α's jump at
+    # t = 1/α (g_α⁻¹ is flat at 1/α over that jump). Both are the theorem's, not the computation's.
+    alphas = np.unique(np.concatenate([np.linspace(1.05, 20, 240), [2.0]]))
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     for ax, (n, eps, ch, title) in zip(axes.ravel(), panels):
         d = falpha.example12_curves(n, eps, ch, alphas)
-        ax.plot(alphas, d["bound"], "k-", label="bound phi (eqs. 53-55)")
+        stepped = np.array(d["bound"], float)
+        before = np.searchsorted(alphas, 2.0)
+        ax.plot(
+            np.insert(alphas, before, np.nan),
+            np.insert(stepped, before, np.nan),
+            "k-",
+            label="bound phi, eqs. 53-55 (Theorem 8's g_alpha: a step at alpha = 2)",
+        )
+        ax.plot(
+            alphas,
+            d["bound_tight_pinsker"],
+            color="0.45",
+            ls=":",
+            lw=1.6,
+            label="phi with Remark 9's tight Pinsker bound",
+        )
         ax.plot(alphas, d["mechanism"], "b--", label="RLDP of P_X|W (mechanism)")
         ax.plot(alphas, d["composition"], "r-.", label="true RLDP of the composition")
         ax.set(xlabel="alpha", ylabel="RLDP (nats)", title=title)
-        ax.legend(fontsize=7)
     fig.suptitle("f_alpha paper, Figure 2: Example 12")
-    fig.tight_layout()
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(out / "falpha_fig2_rldp.png", dpi=120)
     plt.close(fig)
 
 
 def _envelopes_fig1(plt, out: Path) -> None:
+    import numpy as np
     from fractions import Fraction
 
     from mechdesign.theory import envelopes, measures
@@ -197,7 +220,7 @@ def _envelopes_fig1(plt, out: Path) -> None:
         ylabel="C_Y(t)",
         ylim=(-0.02, 1.05),
         xlim=(0, 1.6),
-        title="Envelopes paper, Figure 1: CDF of l(X -> Y), Example 2, delta = 0.1",
+        title="Envelopes paper, Figure 1\nCDF of l(X -> Y), Example 2, delta = 0.1",
     )
     ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
@@ -206,6 +229,7 @@ def _envelopes_fig1(plt, out: Path) -> None:
 
 
 def _envelopes_fig2(plt, out: Path) -> None:
+    import numpy as np
     from mechdesign.theory import envelopes
 
     panels = [
@@ -244,6 +268,10 @@ def paper_figures(out: Path | str | None = None) -> list[Path]:
 
 
 def _cmd_figures(args) -> int:
+    from mechdesign.bench.tables import BENCH_EXTRA_NOTE, matplotlib_missing
+
+    if matplotlib_missing():  # every output of this command is a figure: refuse before any work
+        raise InputError(f"figures: the paper figures need matplotlib: {BENCH_EXTRA_NOTE}")
     for path in paper_figures(args.out):
         print(path, file=sys.stderr)
     return 0

@@ -1,14 +1,14 @@
 """``mechdesign bench [--quick] [--out DIR] [--config FILE]``: regenerate the benchmark tables.
 
 Writes Markdown tables, CSV files and PNG figures into ``benchmarks/results/``
-(or ``--out``), and a README quoting the headline numbers:
+(or ``--out``), and ``bench.md`` quoting the headline numbers:
 
 * T1 Theorem 1: LP optimum of the Dobrushin design vs Ξ(ε,c) (``bounds.xi``), max |difference| per N.
 * T2 formulations: the lifted LP against the pairwise Lemma 4 LP (N²M rows), same solver.
 * T3 scaling: expected-loss designs (uniform prior, |x − y|, M = N) for Q_X(c) and LDP:
   time to a certified optimum, iterations, peak memory, compile/solve/certify split;
   the ``qif`` library's ``min_loss_given_d`` as a baseline when it is installed.
-* F1–F3: the papers' bounds (Corollaries 1–2, RLDP bound, k-RR envelopes).
+* F3: the k-RR envelope bounds of the envelopes paper (Theorem 5); the papers' own figures are ``mechdesign figures``.
 
 Grids come from the package data ``mechdesign/bench/configs/bench.yaml`` (``bench-quick.yaml`` with
 ``--quick``), read with :mod:`importlib.resources` so that they are found after ``pip install .``.
@@ -28,10 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import yaml
-
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import read_yaml_input
 
 __all__ = ["register", "run_bench", "pairwise_dobrushin_lp"]
 
@@ -136,6 +134,7 @@ def pairwise_dobrushin_lp(n: int, c: float, eps: float):
     maximise p_0 − p_1  s.t.  K = [p, 1 − p] ∈ [0, 1]^{N×2},
     K_x(y) − e^ε (c Σ_x' K_x'(y) + (1 − Nc) K_x''(y)) ≤ 0   for all x, x'', y.
     """
+    import numpy as np
     from mechdesign.lp.program import LPBuilder
 
     m, ee = 2, math.exp(eps)
@@ -237,6 +236,7 @@ MEMORY_LIMIT = 4 << 30
 
 
 def _qif_child(n: int, eps: float, queue) -> None:
+    import numpy as np
     from qif.mechanism import d_privacy
 
     from mechdesign.certify.exact import check_pml, to_grid
@@ -393,7 +393,22 @@ def table3(cfg: dict, progress, out: Path) -> list[list]:
 
 
 # ------------------------------------------------------------------ figures
+FIGURE_FILES = ("f3_krr_envelopes.png",)
+BENCH_EXTRA_NOTE = "pip install 'mechdesign[bench]'"
+
+
+def matplotlib_missing() -> bool:
+    """True when matplotlib (of the ``bench`` extra) cannot be imported: checked before any work, so that a plain
+    ``pip install .`` learns at once which outputs need the extra instead of failing after the grids ran."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
 def figures(out: Path) -> list[str]:
+    import numpy as np
     import matplotlib
 
     matplotlib.use("Agg")
@@ -402,76 +417,6 @@ def figures(out: Path) -> list[str]:
     from mechdesign.theory import bounds
 
     made = []
-    # F1: the Dobrushin paper's Figure 1: Corollaries 1-2 against sampled prior pairs in Q_X(c) for the
-    # Example 2 kernels. (a) K1, N = 10, c = 0.05, eps = log(10/3): five rows (15/16, 1/16) and five rows
-    # (1/16, 15/16) (the printed 1/15 is a typo for 1/16); K1 is also log(15)-LDP, so Duchi et al.'s bound
-    # applies. (b) K2, N = 5, c = 0.1: the circulant kernel with three entries 1/3 per row.
-    rng = np.random.default_rng(0)
-    K1 = np.array([[15 / 16, 1 / 16]] * 5 + [[1 / 16, 15 / 16]] * 5)
-    K2 = np.array([[1 / 3 if (j - i) % 5 in (0, 1, 2) else 0.0 for j in range(5)] for i in range(5)])
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    panels = [(axes[0], K1, math.log(10 / 3), 0.05, "KL"), (axes[1], K2, math.log(10 / 3), 0.1, "H2")]
-    for ax, K, eps, c, what in panels:
-        n = K.shape[0]
-        tvs, vals = [], []
-        for _ in range(1000):
-            P, Q = (c + (1 - n * c) * rng.dirichlet(np.ones(n) * 0.3) for _ in range(2))
-            a, b = P @ K, Q @ K
-            tvs.append(0.5 * np.abs(P - Q).sum())
-            if what == "KL":
-                vals.append(float(np.sum(a * np.log(a / b))))
-            else:
-                vals.append(float(np.sum((np.sqrt(a) - np.sqrt(b)) ** 2)))
-        ax.scatter(tvs, vals, s=4, color="tab:blue", label="sampled P, Q in Q_X(c)")
-        tv = np.linspace(0, 1 - n * c, 50)
-        if what == "KL":
-            tv = tv[1:]  # log scale: start past TV = 0, where both bounds are 0
-            ax.plot(tv, [bounds.corollary1_kl_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 1")
-            duchi = [bounds.duchi_kl_bound(math.log(15), t) for t in tv]
-            ax.plot(tv, duchi, "r--", label="Duchi et al. (K1 is log 15-LDP)")
-            # Duchi et al.'s bound is ~800 times Corollary 1's at TV = 0.5: a log scale shows both curves
-            # and the samples whole (samples with divergence 0, at P = Q, cannot be drawn on it).
-            ax.set_yscale("log")
-            ax.set_ylim(1e-4, 2 * max(duchi))
-            ax.set(
-                xlabel="total variation TV(P, Q)",
-                ylabel="KL divergence D(KP || KQ) in nats (log scale)",
-                title="F1(a) kernel K1: N = 10, c = 0.05, eps = log(10/3) nats",
-            )
-        else:
-            ax.plot(tv, [bounds.corollary2_hellinger_bound(eps, c, n, t) for t in tv], "k-", label="Corollary 2")
-            ax.set(
-                xlabel="total variation TV(P, Q)",
-                ylabel="squared Hellinger distance H²(KP || KQ)",
-                title="F1(b) kernel K2: N = 5, c = 0.1, eps = log(10/3) nats",
-            )
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "f1_corollaries.png", dpi=120)
-    plt.close(fig)
-    made.append("f1_corollaries.png")
-
-    # F2: RLDP amplification bound with Example 12's Gamma_max values (Gamma_min = 1/Gamma_max).
-    fig, ax = plt.subplots(figsize=(5, 4))
-    alpha, eps_w, nn = 2.0, 1.0, 10
-    eps_f = np.linspace(0.01, 3, 60)
-    for name, gmax in (
-        ("(e^eps + 1)/2", (math.exp(eps_w) + 1) / 2),
-        ("(N + 2e^eps - 2)/N", (nn + 2 * math.exp(eps_w) - 2) / nn),
-    ):
-        ax.plot(
-            eps_f,
-            [bounds.rldp_amplification_bound(e, alpha, gmax, 1 / gmax) for e in eps_f],
-            label=f"Gamma_max = {name}",
-        )
-    ax.plot(eps_f, [bounds.f_alpha_to_renyi(e, alpha) for e in eps_f], "k--", label="no amplification")
-    ax.set(xlabel="eps_f", ylabel="RLDP bound", title=f"F2 alpha={alpha}, eps={eps_w}, N={nn}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "f2_rldp.png", dpi=120)
-    plt.close(fig)
-    made.append("f2_rldp.png")
-
     # F3: k-RR envelope bounds (Theorem 5), panels (a) uniform prior and (b) a skewed prior.
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     k, eps_r = 5, 1.0
@@ -538,9 +483,14 @@ def _or_nan(f, *args) -> float:
 
 # -------------------------------------------------------------------- main
 def run_bench(
-    quick: bool = False, out: Path | str | None = None, config: Path | str | None = None, command: str = ""
+    quick: bool = False,
+    out: Path | str | None = None,
+    config: Path | str | None = None,
+    command: str = "",
+    plot: bool = True,
 ) -> Path:
-    """Run T1–T3 (and the figures) and write them into ``out``; return ``out``."""
+    """Run T1–T3 (and, with ``plot`` and the config's ``figures``, the figures) and write them into ``out``;
+    return ``out``."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     if config:
@@ -550,9 +500,10 @@ def run_bench(
 
         cfg_path = files("mechdesign.bench").joinpath("configs", "bench-quick.yaml" if quick else "bench.yaml")
     try:
-        cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+        text = cfg_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"--config: cannot read {cfg_path}: {exc.strerror or exc}") from None
+    cfg = read_yaml_input(text, f"--config {cfg_path}")  # the spec file's YAML rules and limits (no aliases)
     out = Path(out) if out else Path.cwd() / "benchmarks" / "results" / ("quick" if quick else "")
     out.mkdir(parents=True, exist_ok=True)
     t1, t2, t3 = cfg["t1"], cfg["t2"], cfg["t3"]
@@ -560,7 +511,7 @@ def run_bench(
         len(t1["n"]) * len(t1["c_fractions"]) * len(t1["epsilons"])
         + len(t2["n"])
         + 2 * len(t3["n"])
-        + (3 if cfg.get("figures", True) else 0)
+        + (3 if plot and cfg.get("figures", True) else 0)
     )
     start = time.perf_counter()
     with Progress(
@@ -576,7 +527,7 @@ def run_bench(
         r2 = table2(t2, step("T2 formulations"), out)
         r3 = table3(t3, step("T3 scaling"), out)
         figs = []
-        if cfg.get("figures", True):
+        if plot and cfg.get("figures", True):
             figs = figures(out)
             bar.update(task, advance=3, description="figures")
     _readme(out, cfg_path, command, r1, r2, r3, figs, time.perf_counter() - start)
@@ -586,10 +537,11 @@ def run_bench(
 def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: float) -> None:
     cores = os.cpu_count()
     lines = [
-        "# Benchmark results",
+        "# `mechdesign bench`: tables T1–T3",
         "",
         f"Command: `{command or 'mechdesign bench'}` (config `{cfg_path.name}`), {cores} cores, "
-        f"{platform.machine()}, Python {platform.python_version()}, {seconds:.0f} s in all.",
+        f"{platform.machine()}, Python {platform.python_version()}, {seconds:.0f} s in all; "
+        f"commit {_commit()}.",
         "",
         "Tables: [T1 Theorem 1](t1_theorem1.md), [T2 formulations](t2_formulations.md), "
         "[T3 scaling](t3_scaling.md) (CSV beside each).",
@@ -616,15 +568,33 @@ def _readme(out: Path, cfg_path: Path, command: str, r1, r2, r3, figs, seconds: 
         lines.append(text + ".")
     lines += [
         "",
-        "Figures: " + ", ".join(f"[{f}]({f})" for f in figs),
+        "Figures: " + (", ".join(f"[{f}]({f})" for f in figs) or f"none (matplotlib missing: {BENCH_EXTRA_NOTE})"),
         "",
         "Times are wall clock on a machine shared with other jobs; `certified` is the exact check of "
         "the kernel as emitted (mechdesign: after its repair step; qif: as returned, no repair).",
         "",
-        "F1 uses the Example 2 kernels K1 and K2 of the Dobrushin paper with prior pairs sampled in Q_X(c); "
-        "F2 takes Γ_min = 1/Γ_max for Example 12's Γ_max values; F3 plots Theorem 5's bounds for k-RR.",
+        "F3 plots Theorem 5's bounds for k-RR (envelopes paper); the papers' own figures are `mechdesign figures`.",
     ]
-    (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "bench.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _commit() -> str:
+    """The git commit of the checkout that runs the benchmark (its short hash), if it is a git checkout."""
+    import subprocess
+
+    try:
+        run = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        run = None
+    if run is not None and run.returncode == 0 and run.stdout.strip():
+        return run.stdout.strip()
+    return "unknown (not a git checkout)"
 
 
 def _cmd_bench(args) -> int:
@@ -634,7 +604,14 @@ def _cmd_bench(args) -> int:
         + (f" --out {args.out}" if args.out else "")
         + (f" --config {args.config}" if args.config else "")
     )
-    out = run_bench(quick=args.quick, out=args.out, config=args.config, command=command)
+    plot = not matplotlib_missing()  # before any work: the tables need no extra, the figures need matplotlib
+    if not plot:
+        print(
+            f"mechdesign: note: writing the tables only; the figures ({', '.join(FIGURE_FILES)}) need matplotlib: "
+            f"{BENCH_EXTRA_NOTE}",
+            file=sys.stderr,
+        )
+    out = run_bench(quick=args.quick, out=args.out, config=args.config, command=command, plot=plot)
     print(f"results in {Path(out).resolve()}", file=sys.stderr)
     return 0
 

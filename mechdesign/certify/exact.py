@@ -271,7 +271,7 @@ def _to_fine_grid_by_rows(K, floats: np.ndarray | None = None) -> GridKernel | N
     on the grid summing to exactly 1), so a reader of ``K`` after (or during) the pass rounds it to the same
     integers, and so does the caller's fallback after None.
 
-    Per block (issue 13, fewer passes over the entries): clip to [0, 1] (``np.clip``, one pass; a row holding a
+    Per block (few passes over the entries): clip to [0, 1] (``np.clip``, one pass; a row holding a
     NaN, which ``np.clip`` keeps, is clipped again as :func:`_clip_unit` does, NaN → 0), then 1 + x in floats,
     which is 1 + rint(2^52 x) 2^−52 exactly (the doubles in [1, 2] are the multiples of 2^−52, and both round half
     to even): its bits minus those of 1.0 are the integers rint(2^52 x) (:func:`mechdesign.certify.fused.grid_ints_from_shifted`),
@@ -426,7 +426,7 @@ class PMLCheck:
             return math.inf
         q = Fraction(self.worst_ratio)
         # log of the correctly rounded ratio: log(num) − log(den) of two ~2^52-sized integers loses ~4e-15
-        # absolute and reported a leakage above eps for a kernel that passed the exact check (issue 17)
+        # absolute and reported a leakage above eps for a kernel that passed the exact check
         f = float_or_inf(q)  # inf beyond the doubles (a prior mass of 5e-324 at eps = 1e4)
         if 0 < f < math.inf:
             return math.log(f)
@@ -685,10 +685,10 @@ def repair(
     mixing is done on it and each candidate is rounded to the coarse grid.
 
     ``snap=False`` skips the coarser grids of :data:`SNAP_BITS`: their cost (entries move by up to
-    2^−49) is negligible for ordinary utilities but not for optima of 1e−9 (issue 10, item 4), so the
+    2^−49) is negligible for ordinary utilities but not for optima of 1e−9, so the
     certify stage also tries the repair without them and keeps the better kernel.
 
-    Cost (issue 13): for 𝒫 = Q_X(c) (and the simplex) and a stochastic kernel on the target grid, the
+    Cost: for 𝒫 = Q_X(c) (and the simplex) and a stochastic kernel on the target grid, the
     snapping grids are rounded in integers (:class:`~mechdesign.certify.grid_repair.CoarseRounding`) after
     :data:`SNAP_PROBES_ON_GRID` rounded columns found no failure, and the mixing is one exact integer pass
     and one check (:func:`~mechdesign.certify.grid_repair.mix_on_grid`): O(NM) machine operations in a
@@ -957,7 +957,7 @@ def verify_kernel(kernel: ExactKernel, prior_set: PriorSet, epsilon) -> Verifica
     text = epsilon.text if hasattr(epsilon, "text") else str(epsilon)
     cap = ratio_cap(prior_set, kernel.denominator)  # e^ε ≥ cap behaves as ∞ for this kernel (saturation.py)
     ints = kernel.int64()
-    if ints is not None and ints.ndim == 2:  # int64 numerators: no Python int per entry (issue 13)
+    if ints is not None and ints.ndim == 2:  # int64 numerators: no Python int per entry
         row_sums = [Fraction(s, kernel.denominator) for s in exact_sums(ints, axis=1).tolist()]
         negative = [(int(i), int(j)) for i, j in zip(*np.nonzero(ints < 0))][:10] if ints.size else []
 

@@ -1,4 +1,4 @@
-"""Passes of the certify stage fused over blocks of rows (issue 13: certification ≤ 10 % of the total).
+"""Passes of the certify stage fused over blocks of rows, so that certification stays a small share of a design.
 
 A kernel on the grid 2^−k is held as int64 numerators A (N × M, entries 0 ≤ A_xy ≤ 2^k ≤ 2^52, rows summing to
 2^k). The exact (ε, Q_X(c))-PML check needs three aggregates per column (Lemma 4 of the Dobrushin paper:

@@ -1,4 +1,4 @@
-"""Exact integer arithmetic on kernels held as int64 numerators: the certify stage in O(NM) (issue 13).
+"""Exact integer arithmetic on kernels held as int64 numerators: the certify stage in O(NM).
 
 A kernel on the grid 2^−k (k ≤ 52) is K = A / 2^k with integers 0 ≤ A_xy ≤ 2^52, all of which fit in
 int64. Everything the exact (ε, Q_X(c))-PML check needs from the N·M entries is three integer

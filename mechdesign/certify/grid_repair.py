@@ -1,4 +1,4 @@
-"""The repair of :func:`mechdesign.certify.exact.repair` in one exact integer pass (issue 13).
+"""The repair of :func:`mechdesign.certify.exact.repair` in one exact integer pass.
 
 A kernel on the grid 2^−k is K = A / D with D = 2^k and integers A ≥ 0 whose rows sum to D. When it
 breaks (ε, Q_X(c))-PML against a rational E = p / r ≤ e^ε, the repair mixes it with the constant kernel

@@ -1,4 +1,4 @@
-"""Exact check and repair of every constraint of a spec's ``privacy`` list (issue 16, item 2).
+"""Exact check and repair of every constraint of a spec's ``privacy`` list.
 
 The primary (ε,𝒫)-PML constraint is checked by :func:`mechdesign.certify.exact.check_pml` as before; here
 each constraint of ``privacy`` gets its own exact check — a prior set by the same check_pml against its own
@@ -23,11 +23,21 @@ import numpy as np
 
 from mechdesign.certify.saturation import ratio_cap
 from mechdesign.certify.exact import ExactKernel, PMLCheck, check_pml, to_grid
+from mechdesign.lp.rounding import float_or_inf
 from mechdesign.privacy.metric import check_metric, metric_distances
 from mechdesign.spec.models import DiscreteMetric, MetricGuarantee, PriorSetGuarantee
 from mechdesign.spec.models import Spec
 
-__all__ = ["GuaranteeReport", "check_guarantees", "enforce_guarantees", "metric_envelope", "BINDING_TOLERANCE"]
+__all__ = [
+    "GuaranteeReport",
+    "SideConstraintReport",
+    "check_guarantees",
+    "enforce_guarantees",
+    "private_under_spec",
+    "certified_private",
+    "metric_envelope",
+    "BINDING_TOLERANCE",
+]
 
 BINDING_TOLERANCE = 1e-6
 """A constraint binds when its leakage is ≥ ε − BINDING_TOLERANCE·max(1, ε)."""
@@ -57,6 +67,43 @@ class GuaranteeReport:
         }
 
 
+@dataclass(frozen=True)
+class SideConstraintReport:
+    """The verdict on one constraint a spec states besides privacy (a loss cap ``objective.max_loss``, a
+    vulnerability cap ``objective.max_vulnerability``), checked exactly on the emitted kernel."""
+
+    field: str
+    """Where the spec states it, e.g. ``objective.max_loss``."""
+    constraint: str
+    """What is required, e.g. 'expected loss <= max_loss'."""
+    value: Fraction
+    """The constrained quantity of the emitted kernel, exactly."""
+    limit: Fraction
+    """The limit as written (exactly)."""
+    feasible: bool
+    """value ≤ limit, exactly."""
+    repair: str = ""
+    """How the kernel was repaired for it ('' when the solver's kernel met it): the kernel mixed in and its weight."""
+
+    @property
+    def binding(self) -> bool:
+        """Within BINDING_TOLERANCE·max(1, |limit|) of the limit (exactly: a limit of 1e400 is a valid cap)."""
+        return self.feasible and self.limit - self.value <= Fraction(BINDING_TOLERANCE) * max(1, abs(self.limit))
+
+    def to_json(self) -> dict:
+        return {
+            "field": self.field,
+            "constraint": self.constraint,
+            "value": float_or_inf(self.value),
+            "limit": float_or_inf(self.limit),
+            "value_exact": str(self.value),
+            "limit_exact": str(self.limit),
+            "feasible": self.feasible,
+            "binding": self.binding,
+            "repair": self.repair,
+        }
+
+
 def _describe(g) -> str:
     if isinstance(g, MetricGuarantee):
         return f"eps*d-privacy, d = {g.metric.kind}"
@@ -80,7 +127,7 @@ def check_guarantees(kernel: ExactKernel, spec: Spec, primary: PMLCheck | None =
     ``primary``: for the epsilon + prior_set form, the check this function would make, when the caller has made
     it (``check_pml(kernel, spec.prior_set, E)`` with E = ``spec.epsilon.exp_lower_bound(cap=ratio_cap(
     spec.prior_set, kernel.denominator))``, the certify stage's own check on the grid 2^−52): it is reported
-    as it is, without a second exact check and a second bound of e^ε (issue 13)."""
+    as it is, without a second exact check and a second bound of e^ε."""
     entries = (
         spec.privacy
         if spec.privacy is not None
@@ -143,6 +190,29 @@ def enforce_guarantees(kernel: ExactKernel, spec: Spec, bound_e: Fraction, bits:
     row = to_grid(q[None, :], bits)
     constant = ExactKernel(np.array([list(row.numerators[0])] * n, dtype=object), row.denominator)
     return constant, Fraction(1)
+
+
+def private_under_spec(kernel: ExactKernel, spec: Spec, bound_e: Fraction) -> bool:
+    """Whether ``kernel`` passes every privacy constraint of the spec exactly: the primary (ε,𝒫)-PML against
+    ``bound_e`` ≤ e^ε and each further constraint of ``privacy`` (the checks of :func:`check_guarantees`)."""
+    return (
+        kernel.is_stochastic()
+        and check_pml(kernel, spec.prior_set, bound_e).feasible
+        and all(_check_one(kernel, g)[0] for g in spec.extra_guarantees)
+    )
+
+
+def certified_private(K: np.ndarray, spec: Spec, bound_e: Fraction, bits: int) -> ExactKernel:
+    """The float kernel ``K`` on the grid 2^−bits, repaired (mixing with the constant kernel) until every privacy
+    constraint of the spec holds exactly: the path of the certify stage, for a kernel a side constraint's repair
+    mixes in (:mod:`mechdesign.objectives.vulnerability`)."""
+    from mechdesign.certify.exact import repair
+
+    if spec.extra_guarantees:
+        K = metric_envelope(K, spec)
+    exact, _, _ = repair(to_grid(K, bits), spec.prior_set, bound_e, bits=bits)
+    exact, _ = enforce_guarantees(exact, spec, bound_e, bits)
+    return exact
 
 
 def metric_envelope(K: np.ndarray, spec: Spec) -> np.ndarray:

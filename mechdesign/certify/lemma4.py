@@ -1,4 +1,4 @@
-"""The exact (ε, Q_X(c))-PML verdict from column aggregates, without a Fraction per column (issue 13).
+"""The exact (ε, Q_X(c))-PML verdict from column aggregates, without a Fraction per column.
 
 Lemma 4 of the Dobrushin paper: min over Q_X(c) of P·k = c Σ_x k_x + (1 − Nc) min_x k_x. With c = c_p / c_q and a
 kernel A / D (the denominator cancels), column y has the ratio

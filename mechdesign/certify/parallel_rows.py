@@ -1,4 +1,4 @@
-"""Map a function over blocks of rows on the process's threads, results in block order (issue 13).
+"""Map a function over blocks of rows on the process's threads, results in block order.
 
 The certify stage's passes over the N × M kernel (the 2^−52 rounding, the snapping test's probe columns, the
 one-pass mix: :mod:`mechdesign.certify.exact`, :mod:`mechdesign.certify.fused`) already work block of rows by
@@ -13,18 +13,9 @@ loop, so every pass gives the same bits on 1 and on 2 threads.
 Small passes stay on the calling thread (:data:`PARALLEL_FROM_ENTRIES`): a pool's start-up (about 0.1 ms) and
 the hand-over of a few blocks cost more than a second core saves there. And a pass runs on no more threads than
 the machine has cores idle when it starts (:func:`_idle_cores`): a thread that shares its core with another job
-only adds waiting. Measured on this project's 2-core machine (``certify_on_fine_grid`` on N × N kernels on the
-(ε, Q_X(c))-PML boundary pushed out of it by 1e−12 so that the repair mixes, c = 1/(2N), ε = 1; 1 vs 2 threads
-interleaved in one process, ms: the median over 3–6 batches of the medians of 5 calls; "quiet": the other
-processes used < 10 % of the cores during the batch, "loaded": one other job kept a core busy; 2026-11-24):
-
-    N                         300        500        700        850        1000         1500         2000         3000
-    quiet   1 / 2 threads  2.2 / 2.2  4.7 / 5.6  7.3 / 7.7  9.4 / 9.4  12.6 / 12.1  21.4 / 19.9  39.3 / 31.9  79.1 / 64.8
-    loaded  1 / 2 threads  2.5 / 2.4  4.5 / 7.0  7.2 / 8.5  9.0 / 10.4  13.1 / 14.8  22.2 / 24.5  42.9 / 48.4  84.6 / 94.7
-
-At N = 3000, quiet, the rounding went 35 → 29 ms (its writes of two N × M arrays, one of them fresh pages, are
-memory-bound), the mix 37 → 31 ms and the snapping probe's rows 36 → 20 ms (the probe alone over every row of
-the ``bayes_uniform`` optimum; benchmarks/results/scaling_families.md, branch certpar).
+only adds waiting. Both limits come from measurements on a 2-core machine: below 2^20 entries two threads were
+no faster even when the second core was idle, and with another job holding a core two threads were 10–13 %
+slower from N = 1000 on (docs/explanation/performance-notes.md, section "The certify stage").
 """
 
 from __future__ import annotations
@@ -42,7 +33,7 @@ __all__ = ["PARALLEL_FROM_ENTRIES", "block_threads", "map_row_blocks"]
 
 PARALLEL_FROM_ENTRIES = 1 << 20
 """Passes over fewer entries than this (N·M; N = 1024 for a square kernel) run on the calling thread: below it two
-threads were slower or no faster even on a quiet machine (N = 500–1000 in the module docstring)."""
+threads were slower or no faster even on a quiet machine (docs/explanation/performance-notes.md)."""
 
 
 def block_threads(entries: int, blocks: int) -> int:

@@ -1,4 +1,4 @@
-"""Large ε: the point past which e^ε behaves as ∞ for every kernel the check can meet (issue 10, item 6).
+"""Large ε: the point past which e^ε behaves as ∞ for every kernel the check can meet.
 
 The exact check (:func:`mechdesign.certify.exact.check_pml`) compares, for every output y with a
 non-zero column, the ratio

@@ -1,4 +1,4 @@
-"""The certify stage's grid, check and repair for (ε, Q_X(c))-PML on the grid 2^−52, in few passes (issue 13).
+"""The certify stage's grid, check and repair for (ε, Q_X(c))-PML on the grid 2^−52, in few passes.
 
 :func:`certify_on_fine_grid` returns what ``repair(to_grid(K), prior_set, E)`` and ``.to_float()`` of its kernel
 return (:mod:`mechdesign.certify.exact`), the same integers and the same weight, with fewer passes over the
@@ -109,7 +109,7 @@ def certify_on_fine_grid(
 
     ``overwrite``: the caller gives ``K`` (a C-contiguous, writeable float64 array owning its data; otherwise the
     stage copies as before) to the stage, which writes the
-    2^−52 rounding's floats over it instead of into a fresh N × M array (issue 13: a fresh array's first page faults
+    2^−52 rounding's floats over it instead of into a fresh N × M array (a fresh array's first page faults
     cost as much as a pass). ``K`` then holds, row by row, either its own rows or their rounding, whose rounding is
     itself, so anyone reading ``K`` during the rounding, and the fallbacks below that round ``K`` again, round it
     to the same integers. The one-pass mix then writes the mixed kernel's floats over ``K`` too (a fresh 72 MB

@@ -14,11 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from mechdesign.theory import bounds
 
-from mechdesign.theory import measures
-from mechdesign.privacy.registry import rules
-from mechdesign.theory.composition import repeated_release
 from mechdesign.spec.errors import InputError
 
 __all__ = ["analyze_kernel", "register"]
@@ -61,13 +57,20 @@ def analyze_kernel(
 ) -> dict[str, Any]:
     """All measures of an :class:`~mechdesign.certify.exact.ExactKernel` over a prior set, as a JSON-ready dict.
 
-    ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)). ``inversion_accuracy``
-    is the exact accuracy of the inversion estimator from ``n_reports`` reports under ``accuracy_prior``
-    (default: the point prior of the prior set, else uniform), :func:`mechdesign.theory.accuracy.accuracy_summary`.
+    ``epsilon`` is an :class:`~mechdesign.spec.models.Epsilon` (or None: use C(K, 𝒫)). ``mle_accuracy`` is the
+    MLE's asymptotic accuracy (:func:`mechdesign.theory.estimation.mle_accuracy_summary`, for records i.i.d.
+    from P and for the collected population's frequencies) and ``inversion_accuracy`` the exact accuracy of
+    the inversion estimator (:func:`mechdesign.theory.accuracy.accuracy_summary`), from ``n_reports`` reports
+    under ``accuracy_prior`` (default: the point prior of the prior set, else uniform).
     """
+    from mechdesign.privacy.registry import rules
+    from mechdesign.theory import bounds
+    from mechdesign.theory import measures
+    from mechdesign.theory.composition import repeated_release
     from fractions import Fraction
 
     from mechdesign.spec.models import Simplex
+    from mechdesign.spec.notation import prior_set_notation
 
     n, m = kernel.shape
     K = kernel.to_float()
@@ -77,6 +80,7 @@ def analyze_kernel(
     out: dict[str, Any] = {
         "shape": [n, m],
         "prior_set": prior_set.model_dump(mode="json"),
+        "prior_set_text": prior_set_notation(prior_set),
         "measures": {
             "leakage_capacity": _num(capacity),
             "ldp": _num(ldp),
@@ -121,8 +125,8 @@ def analyze_kernel(
         "ldp": ldp_ok,
     }
     # The closed forms assume an (ε,𝒫)-PML kernel: where the exact check fails at the ε asked
-    # for, they are evaluated at ε = C(K, 𝒫), the smallest ε that holds (issue 12 item 7: rows
-    # saying "holds: yes" next to a failed PML check contradicted it).
+    # for, they are evaluated at ε = C(K, 𝒫), the smallest ε that holds (so no row says
+    # "holds: yes" next to a failed PML check).
     bounds_eps = eps_value if pml_ok is True else capacity
     out["bounds_epsilon"] = _num(bounds_eps)
     out["bounds_epsilon_reason"] = (
@@ -150,6 +154,9 @@ def analyze_kernel(
     from mechdesign.theory.accuracy import accuracy_summary
 
     acc_prior = accuracy_prior if accuracy_prior is not None else (prior if prior is not None else [1] * n)
+    from mechdesign.theory.estimation import mle_accuracy_summary
+
+    out["mle_accuracy"] = mle_accuracy_summary(kernel, [float(v) for v in acc_prior], n_reports)
     out["inversion_accuracy"] = accuracy_summary(kernel, [float(v) for v in acc_prior], n_reports)
     return out
 
@@ -185,7 +192,7 @@ def _render(result: dict[str, Any], path: str) -> str:
     buf = StringIO()
     con = Console(file=buf, width=120, force_terminal=False, color_system=None, highlight=False)
     n, m = result["shape"]
-    con.print(f"mechdesign analyze: {path}, {n} x {m} kernel, prior set {result['prior_set']}")
+    con.print(f"mechdesign analyze: {path}, {n} x {m} kernel, prior set {result['prior_set_text']}")
     t = Table(title="measures", show_header=False, box=None)
     t.add_column(justify="left")
     t.add_column(justify="left")
@@ -222,10 +229,15 @@ def _render(result: dict[str, Any], path: str) -> str:
         for k, v in result["disclosure"].items():
             dt.add_row(k, str(v))
         con.print(dt)
+    if "mle_accuracy" in result:
+        from mechdesign.theory.estimation import describe_mle_accuracy
+
+        for line in describe_mle_accuracy(result["mle_accuracy"]):
+            con.print(f"MLE accuracy (asymptotic), {line}")
     if "inversion_accuracy" in result:
         from mechdesign.theory.accuracy import describe_accuracy
 
-        con.print(f"inversion accuracy: {describe_accuracy(result['inversion_accuracy'])}")
+        con.print(f"inversion accuracy (exact): {describe_accuracy(result['inversion_accuracy'])}")
     if result["bounds"]:
         title = "closed forms that apply"
         if result.get("bounds_epsilon") != g["epsilon"] or g["epsilon_text"] == "leakage capacity":
@@ -288,15 +300,22 @@ def _cmd_analyze(args) -> int:
 
 
 def _accuracy_prior(text: str, n: int) -> list[float]:
+    """The masses of ``--prior`` under a spec's rule for a prior (:func:`mechdesign.spec.models.checked_distribution`:
+    masses >= 0 summing to 1 within 1e-9, divided by their exact sum), never normalised beyond that."""
     from fractions import Fraction
 
+    from mechdesign.spec.models import checked_distribution
+
     try:
-        values = [float(Fraction(v.strip())) for v in text.split(",") if v.strip()]
+        values = [Fraction(v.strip()) for v in text.split(",") if v.strip()]
     except (ValueError, ZeroDivisionError):
         raise InputError(f"--prior: not a list of numbers: {text!r}") from None
-    if len(values) != n or min(values) < 0 or sum(values) <= 0:
-        raise InputError(f"--prior: needs N = {n} masses >= 0, not all 0, found {text!r}")
-    return values
+    if len(values) != n:
+        raise InputError(f"--prior: needs N = {n} masses, found {len(values)} in {text!r}")
+    try:
+        return [float(v) for v in checked_distribution(values, "--prior")]
+    except ValueError as exc:
+        raise InputError(f"--prior: {str(exc).removeprefix('--prior ')}") from None
 
 
 def register(subparsers) -> None:
@@ -315,8 +334,10 @@ def register(subparsers) -> None:
         metavar="K",
         help="the cost of K independent reports of one person: exact (eps, P)-PML and LDP of the K-fold product",
     )
-    p.add_argument("--n", default="10000", help="reports for the inversion accuracy (default 10000)")
-    p.add_argument("--prior", help="prior for the inversion accuracy, N masses (default: the point prior or uniform)")
+    p.add_argument(
+        "--n", default="10000", help="reports n for the accuracy lines (MLE asymptotic, inversion exact; default 10000)"
+    )
+    p.add_argument("--prior", help="prior for the accuracy lines, N masses (default: the point prior or uniform)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.set_defaults(func=_cmd_analyze)

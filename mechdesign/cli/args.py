@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from mechdesign.spec.errors import InputError, SpecError
-from mechdesign.spec.input_rules import SpecInputError, load_yaml_text
+from mechdesign.spec.input_rules import read_yaml_input
 from mechdesign.spec.models import Epsilon, PriorSet, _to_epsilon
 
 __all__ = ["parse_prior_set", "parse_epsilon", "parse_report_count"]
@@ -22,12 +21,7 @@ def parse_prior_set(text: str, n: int | None = None):
     """
     text = text.strip()
     if text.startswith("{"):
-        try:
-            data = load_yaml_text(text)  # decimals keep their text (exact), plain types only
-        except SpecInputError as exc:
-            raise InputError(f"--prior-set: {exc.rule}") from None
-        except yaml.YAMLError:
-            raise InputError(f"--prior-set: malformed mapping {text!r}") from None
+        data = read_yaml_input(text, "--prior-set")  # decimals keep their text (exact), plain types only
     elif ":" in text:
         kind, _, rest = text.partition(":")
         kind = kind.strip()

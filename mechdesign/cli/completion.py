@@ -1,4 +1,4 @@
-"""``mechdesign completion SHELL``: print a shell completion script (issue 12, item 12), made by shtab
+"""``mechdesign completion SHELL``: print a shell completion script, made by shtab
 from the same argparse parser the command uses, so it always matches the options.
 
     mechdesign completion bash > ~/.local/share/bash-completion/completions/mechdesign

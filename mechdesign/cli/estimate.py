@@ -65,7 +65,7 @@ def register(subparsers) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="also write the estimates to FILE (CSV: label,estimate,standard_error,lower,upper; "
+        help="also write the estimates to FILE (CSV: label,estimate,standard_error,lower,upper,identified; "
         "JSON if FILE ends in .json)",
     )
     p.set_defaults(func=_cmd_estimate)
@@ -144,6 +144,8 @@ def load_estimate_mechanism(spec: str | None, kernel: str | None, labels=None):
 def _render(result, mech) -> str:
     from io import StringIO
 
+    import numpy as np
+
     from rich.console import Console
     from rich.table import Table
 
@@ -153,16 +155,25 @@ def _render(result, mech) -> str:
     level = f"{100 * result.confidence:g}%" + (" simultaneous (Bonferroni)" if result.simultaneous else "")
     con.print(f"mechdesign estimate: {result.method}, N = {n} secrets, M = {m} outputs, n = {result.n} reports")
     table = Table(title=f"estimate of P_X, {level} intervals")
-    for col in ("label", "estimate", "standard error", "lower", "upper"):
-        table.add_column(col, justify="left" if col == "label" else "right")
+    identified = result.is_identified()
+    columns = ["label", "estimate", "standard error", "lower", "upper"] + ([] if identified.all() else ["note"])
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("label", "note") else "right")
 
     def fmt(arr, i):
-        return "-" if arr is None else f"{arr[i]:.6f}"
+        return "-" if arr is None or not np.isfinite(arr[i]) else f"{arr[i]:.6f}"
 
     for i, lab in enumerate(result.labels):
-        table.add_row(
-            lab, f"{result.estimate[i]:.6f}", fmt(result.standard_error, i), fmt(result.lower, i), fmt(result.upper, i)
-        )
+        row = [
+            lab,
+            f"{result.estimate[i]:.6f}",
+            fmt(result.standard_error, i),
+            fmt(result.lower, i),
+            fmt(result.upper, i),
+        ]
+        if not identified.all():
+            row.append("" if identified[i] else "not identified")
+        table.add_row(*row)
     con.print(table)
     d = result.diagnostics
     con.print(f"uncertainty: {result.uncertainty}")
@@ -178,9 +189,13 @@ def _render(result, mech) -> str:
             + (f", moved {d['moved']:.3g} by the projection" if "moved" in d else "")
         )
     con.print(f"rank of K: {d['rank']}")
-    for w in result.warnings:
-        con.print(f"warning: {w}")
-    return buf.getvalue()
+    if not identified.all():
+        con.print(
+            "not identified: the reports fit every value of that mass in the range of the maximisers equally "
+            "well (the point estimate is one of them); its interval is that range widened by sampling "
+            "uncertainty (docs/how-to/release-and-estimate.md)"
+        )
+    return buf.getvalue()  # warnings go to standard error, once (_cmd_estimate)
 
 
 def _cmd_estimate(args) -> int:

@@ -29,6 +29,7 @@ EXAMPLES: dict[str, list[str]] = {
         "mechdesign solve problems/example1_binary.yaml --set epsilon=0.5 --set prior_set.c=0.01",
         "mechdesign solve problems/example1_binary.yaml -o kernel.csv   # .csv, .npy or .json by extension",
         "mechdesign solve problems/example1_binary.yaml --json -o design.json",
+        "mechdesign solve problems/example1_binary.yaml --plan          # the engines that will run, without solving",
         "mechdesign solve problems/theorem1_n10.yaml --write-lp theorem1.mps   # the LP only, to solve elsewhere",
     ],
     "verify": [

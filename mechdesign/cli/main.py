@@ -46,22 +46,32 @@ def _cmd_solve(args) -> int:
     from mechdesign.cli.report import render_result
     from mechdesign.cli.overrides import load_with_overrides
 
+    if args.plan:
+        return _print_plan(args)
     if args.write_lp:
         from mechdesign.objectives.registry import compile_problem
         from mechdesign.lp.solve import write_lp
+        from mechdesign.engines.routing import plan
 
         from mechdesign.theory.epsilon_requirement import resolve_spec
 
-        compiled = compile_problem(resolve_spec(load_with_overrides(args.spec, args.set or []))[0])
+        spec = resolve_spec(load_with_overrides(args.spec, args.set or []))[0]
+        compiled = compile_problem(spec)
         write_lp(compiled.lps[0], args.write_lp)
+        first = plan(spec).names[0]
         print(
             f"wrote {args.write_lp}: {compiled.lps[0].num_rows} rows, {compiled.lps[0].num_cols} columns"
-            + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else ""),
+            + (f" (the first of {len(compiled.lps)} LPs)" if len(compiled.lps) > 1 else "")
+            + (
+                ""
+                if first == "compiled-lp"
+                else f"; the design runs engine {first} first, which solves it without this LP whole (--plan)"
+            ),
             file=sys.stderr,
         )
         return EXIT_OK
     from mechdesign.cli.args import parse_report_count
-    from mechdesign.cli.report import design_accuracy
+    from mechdesign.cli.report import design_accuracy, design_mle_accuracy
     from mechdesign.cli.status import live_status, size_warning
 
     n_reports = parse_report_count(args.n)
@@ -80,6 +90,7 @@ def _cmd_solve(args) -> int:
         if result.kernel is None:
             return EXIT_INTERRUPTED
     accuracy = design_accuracy(result, n_reports)
+    mle_accuracy = design_mle_accuracy(result, n_reports)
     suffix = Path(args.output).suffix.lower() if args.output else ""
     if suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
         if result.exact_kernel is None:
@@ -96,12 +107,27 @@ def _cmd_solve(args) -> int:
         from mechdesign.release.kernel_text import write_result_json
 
         # the kernel rows a block at a time: the same text as dumps_indented({**result.to_json(), ...})
-        _write_with(lambda out: write_result_json(result, {"inversion_accuracy": accuracy}, out), args.output)
+        _write_with(
+            lambda out: write_result_json(result, {"mle_accuracy": mle_accuracy, "inversion_accuracy": accuracy}, out),
+            args.output,
+        )
     else:
-        _write(render_result(result, accuracy=accuracy), args.output)
+        _write(render_result(result, accuracy=accuracy, mle_accuracy=mle_accuracy), args.output)
     if interrupted is not None:
         return EXIT_INTERRUPTED
     return EXIT_OK if result.is_ok else EXIT_NOT_CERTIFIED
+
+
+def _print_plan(args) -> int:
+    """``solve SPEC --plan``: the route of the spec (engines that apply, in order, and why the others do not),
+    without solving."""
+    from mechdesign.cli.overrides import load_with_overrides
+    from mechdesign.engines.routing import plan
+    from mechdesign.theory.epsilon_requirement import resolve_spec
+
+    route = plan(resolve_spec(load_with_overrides(args.spec, args.set or []))[0])
+    _write(json.dumps(route.to_json(), indent=2) + "\n" if args.json else route.text() + "\n", args.output)
+    return EXIT_OK
 
 
 def _cmd_schema(args) -> int:
@@ -123,7 +149,16 @@ def _register_core(sub) -> None:
         ".json (the --json object), anything else the text report",
     )
     p.add_argument("--write-lp", metavar="FILE", help="write the compiled LP (.lp or .mps) and stop, without solving")
-    p.add_argument("--n", default="10000", help="reports for the inversion accuracy line (default 10000)")
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the route (the engines that will be tried, in order, and why the others do not apply) and stop",
+    )
+    p.add_argument(
+        "--n",
+        default="10000",
+        help="reports n for the accuracy lines (the MLE's asymptotic error and the inversion estimator's exact one; default 10000)",
+    )
     p.add_argument(
         "-q",
         "--quiet",
@@ -216,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> None:
     """The console entry point (and ``python -m mechdesign``): exit with :func:`main`'s status. After Ctrl-C the
     process ends without the interpreter's teardown: a HiGHS solve thread that is still stopping can make that
-    teardown abort (exit −6 instead of 130, seen once in CI after an interrupted sweep). Everything the command
+    teardown abort (exit −6 instead of 130 after an interrupted sweep). Everything the command
     writes is written and flushed before :func:`main` returns."""
     status = main()
     if status == EXIT_INTERRUPTED:

@@ -1,4 +1,4 @@
-"""``--set key.path=value``: quick what-ifs on a spec file without editing it (issue 12, item 11).
+"""``--set key.path=value``: quick what-ifs on a spec file without editing it.
 
 ``mechdesign solve SPEC --set epsilon=0.5 --set prior_set.c=0.01`` loads the YAML mapping, replaces
 (or adds) the value at each dotted key path, and validates the result as usual, so a wrong key or
@@ -12,19 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import read_yaml_file, read_yaml_input
 from mechdesign.sweeps.axes import apply_path
 
 __all__ = ["apply_overrides", "load_with_overrides"]
 
 
-def _value(text: str) -> Any:
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        raise InputError(f"--set: malformed value {text!r}") from None
+def _value(text: str, path: str) -> Any:
+    value = read_yaml_input(text, f"--set {path}")  # the spec file's YAML rules and limits (no aliases)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return text.strip()  # keep the number as written (exact decimal parsing downstream)
     return value
@@ -40,8 +36,9 @@ def apply_overrides(data: dict, assignments: list[str]) -> dict:
         keys = [k.strip() for k in path.split(".")]
         if not sep or not all(keys):
             raise InputError(f"--set: expected key.path=value, found {item!r}")
+        value = _value(text, ".".join(keys))
         try:  # the paths of sweep's --vary: dotted keys, an integer segment indexes a list (privacy.1.epsilon)
-            apply_path(data, ".".join(keys), _value(text))
+            apply_path(data, ".".join(keys), value)
         except InputError as exc:
             raise InputError(f"--set {exc}") from None
     return data
@@ -54,5 +51,5 @@ def load_with_overrides(path: str | Path, assignments: list[str]):
     if not assignments:
         return load_spec(Path(path))
     load_spec(Path(path))  # the file itself must be readable and well-formed YAML: same messages as without --set
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    data = read_yaml_file(Path(path), f"spec {path}")
     return spec_from_dict(apply_overrides(data, assignments))

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mechdesign.design import DesignResult
+from mechdesign.lp.rounding import float_or_inf
 
 MAX_SHOWN = 12
 
@@ -42,11 +43,12 @@ def _cell(v: float) -> str:
 def _kernel_table(result: DesignResult, width: int) -> tuple[Table, bool]:
     """The kernel as a table that fits ``width`` columns; True when rows or columns were elided."""
     from mechdesign.objectives.registry import objective_rules
+    from mechdesign.spec.notation import output_labels
 
     K = result.kernel
     labels = [str(v) for v in result.spec.labels]
     n, m = K.shape
-    out_labels = labels if (m == n and objective_rules(result.spec).outputs_estimate_x) else [str(y) for y in range(m)]
+    out_labels = list(output_labels(labels, m, objective_rules(result.spec).outputs_estimate_x))
     cell = max(len(_cell(float(v))) for v in K.ravel()[:10000]) if K.size else 1
     label_w = min(max(len(v) for v in labels), 16)
     per_col = max(cell, max(len(v) for v in out_labels[:MAX_SHOWN]), 1) + 3
@@ -67,21 +69,29 @@ def _kernel_table(result: DesignResult, width: int) -> tuple[Table, bool]:
 def design_accuracy(result: DesignResult, n_reports: int = 10_000) -> dict | None:
     """Exact accuracy of the inversion estimator of P_X from n reports through the designed kernel
     (:func:`mechdesign.theory.accuracy.accuracy_summary`), under the spec's point prior, else the
-    objective's prior when it lists masses, else uniform. None without a kernel."""
-    from mechdesign.privacy.registry import rules
+    objective's prior when it lists masses, else uniform (:func:`mechdesign.theory.estimation.accuracy_prior`).
+    None without a kernel."""
     from mechdesign.theory.accuracy import accuracy_summary
+    from mechdesign.theory.estimation import accuracy_prior
 
     if result.kernel is None:
         return None
-    spec = result.spec
-    prior = rules(spec.prior_set, spec.n).point_prior()
-    if prior is None:
-        listed = getattr(spec.objective, "prior", None)
-        prior = listed if isinstance(listed, list) else [1] * spec.n
-    return accuracy_summary(result.kernel, [float(v) for v in prior], n_reports)
+    return accuracy_summary(result.kernel, accuracy_prior(result.spec), n_reports)
 
 
-def render_result(result: DesignResult, width: int | None = None, accuracy: dict | None = None) -> str:
+def design_mle_accuracy(result: DesignResult, n_reports: int = 10_000) -> dict | None:
+    """The MLE's asymptotic accuracy (what ``estimate`` runs) at the same prior as :func:`design_accuracy`
+    (:func:`mechdesign.theory.estimation.mle_accuracy_summary`); None without a kernel."""
+    from mechdesign.theory.estimation import accuracy_prior, mle_accuracy_summary
+
+    if result.kernel is None:
+        return None
+    return mle_accuracy_summary(result.kernel, accuracy_prior(result.spec), n_reports)
+
+
+def render_result(
+    result: DesignResult, width: int | None = None, accuracy: dict | None = None, mle_accuracy: dict | None = None
+) -> str:
     """The text report; ``width`` defaults to the terminal's (``COLUMNS``), at least 60."""
     import shutil
 
@@ -100,12 +110,16 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         if spec.epsilon.text.strip() == eps_value
         else f"eps = {spec.epsilon.text} ({relation} {eps_value} nats)"
     )
+    # M of the emitted kernel (unused outputs are dropped), with the spec's when it differs
+    m_text = f"M = {spec.m}"
+    if result.kernel is not None and result.kernel.shape[1] != spec.m:
+        m_text = f"M = {result.kernel.shape[1]} (spec: {spec.output_size})"
     console.print(
         f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
-        f"N = {spec.n}, M = {spec.m}, {eps_words}"
+        f"N = {spec.n}, {m_text}, {eps_words}"
     )
     req = getattr(result, "epsilon_requirement", None)
-    if req is not None:  # epsilon: {protect: ...} (issue 17)
+    if req is not None:  # epsilon: {protect: ...}
         asked = ", ".join(f"{k} {v}" if v is not True else k for k, v in req.requirement.items())
         console.print(f"eps chosen from the requirement protect {asked}: {req.theorem}; {req.explanation}")
     console.print(f"status: {result.status.value}" + ("  (certified)" if result.is_ok else ""))
@@ -127,19 +141,31 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
     summary.add_column(justify="left")
     summary.add_row("objective", _fmt(result.objective, 12))
     if cert is not None:
-        summary.add_row("exact privacy check", "passed" if cert.feasible else "FAILED")
-        if result.spec.privacy is not None:  # several constraints (issue 16): one row each
+        summary.add_row("exact privacy check", "passed" if cert.private else "FAILED")
+        if result.spec.privacy is not None:  # several constraints: one row each
             for i, g in enumerate(cert.guarantees):
                 summary.add_row(
                     f"  privacy[{i}]: {g.constraint}",
                     f"eps = {g.epsilon_text}: leakage {_fmt(g.leakage, 12)} nats, "
                     f"{'holds' if g.feasible else 'FAILS'}{', binds' if g.binding else ''}",
                 )
+        for c in cert.side_constraints:  # every other stated constraint: its exact verdict
+            summary.add_row(
+                f"{c.field} (exact check)",
+                f"{c.constraint}: {_fmt(float_or_inf(c.value), 12)} <= {_fmt(float_or_inf(c.limit), 12)} "
+                + ("holds" if c.feasible else "FAILS")
+                + (", binds" if c.binding else "")
+                + (f" ({c.repair})" if c.repair else ""),
+            )
         summary.add_row(
             "leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})"
         )
         summary.add_row("dual bound", _fmt(cert.dual_bound, 12))
-        summary.add_row("optimality gap", _fmt(cert.gap, 3))
+        summary.add_row(
+            "optimality gap",
+            _fmt(cert.gap, 3)
+            + ("" if cert.grid_floor is None else f" (within the 2^-52 grid's floor {_fmt(cert.grid_floor, 3)})"),
+        )
         if cert.repair_weight:
             summary.add_row("repair (constant-kernel weight)", _fmt(cert.repair_weight, 3))
         if spec.solver.denominator_bits < 52 or (cert.rounding_cost or 0) > 1e-12:
@@ -151,6 +177,9 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
             cf = cert.closed_form
             summary.add_row("closed form", f"{cf.name} = {cf.value:.12g} (difference {cf.difference:.2e})")
     s = result.solve
+    if s.engine:
+        before = [f"{a.engine} ({a.status.value})" for a in s.attempts[:-1]]
+        summary.add_row("engine", s.engine + (f", after {', '.join(before)}" if before else ""))
     summary.add_row(
         "solver",
         f"{s.solver} ({s.backend}, {s.method}), {s.lps} LP(s), {s.rows} rows x {s.columns} columns, "
@@ -168,10 +197,15 @@ def render_result(result: DesignResult, width: int | None = None, accuracy: dict
         )
         + ")",
     )
+    if mle_accuracy is not None:
+        from mechdesign.theory.estimation import describe_mle_accuracy
+
+        for i, line in enumerate(describe_mle_accuracy(mle_accuracy)):
+            summary.add_row("MLE accuracy (asymptotic)" if i == 0 else "", line)
     if accuracy is not None:
         from mechdesign.theory.accuracy import describe_accuracy
 
-        summary.add_row("inversion accuracy", describe_accuracy(accuracy))
+        summary.add_row("inversion accuracy (exact)", describe_accuracy(accuracy))
     console.print(summary)
     if cert is not None and getattr(cert, "bounds", None):
         table = Table(title="bounds of the papers that apply to this kernel")

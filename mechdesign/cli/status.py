@@ -1,4 +1,4 @@
-"""Live status of ``mechdesign solve`` on a terminal (issue 12, item 9).
+"""Live status of ``mechdesign solve`` on a terminal.
 
 On a TTY (and without ``--quiet``), a rich status line shows the phase, the column/output-generation
 round, the current certified gap (restricted value − bound) and the elapsed time, fed by

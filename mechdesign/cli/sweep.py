@@ -22,9 +22,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
-
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import read_yaml_file
 
 __all__ = ["register", "read_sweep_file"]
 
@@ -33,12 +32,7 @@ EXIT_INTERRUPTED = 130
 
 def read_sweep_file(path: Path) -> tuple[dict, dict, list]:
     """(base, axes, zip groups) from a spec or sweep YAML."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"SPEC: cannot read {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError:
-        raise InputError(f"SPEC: malformed YAML in {path}") from None
+    data = read_yaml_file(path, f"SPEC {path}")  # the spec file's YAML rules and limits (no aliases)
     if not isinstance(data, dict):
         raise InputError(f"SPEC: {path} must hold a mapping, found {type(data).__name__}")
     if "axes" not in data and "base" not in data:
@@ -49,10 +43,7 @@ def read_sweep_file(path: Path) -> tuple[dict, dict, list]:
     base = data.get("base")
     if isinstance(base, str):
         base_path = path.parent / base
-        try:
-            base = yaml.safe_load(base_path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise InputError(f"base: cannot read the spec {base_path}: {exc}") from None
+        base = read_yaml_file(base_path, f"base {base_path}")
     if not isinstance(base, dict):
         raise InputError(f"base: must be a spec mapping or a path to a spec YAML, found {type(base).__name__}")
     axes = data.get("axes") or {}
@@ -82,6 +73,10 @@ def _cmd_sweep(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers: must be >= 1, found {args.workers}")
     plan = plan_sweep(base, axes, groups)
+    if args.plot:  # matplotlib (the bench extra) is checked before any design runs, not after the sweep
+        from mechdesign.sweeps.plot import _pyplot
+
+        _pyplot()
     out = Path(args.out) if args.out else Path(f"{spec_path.stem}-sweep")
     store = Path(args.store) if args.store else out / "store"
     try:
@@ -162,7 +157,11 @@ def register(subparsers) -> None:
     p.add_argument("--out", metavar="DIR", help="output folder (default: <spec name>-sweep)")
     p.add_argument("--store", metavar="DIR", help="results store (default: <out>/store)")
     p.add_argument("--retry-failed", action="store_true", help="design again the stored points that are not optimal")
-    p.add_argument("--plot", action="store_true", help="also draw utility_vs_epsilon and time_vs_size (PNG, SVG)")
+    p.add_argument(
+        "--plot",
+        action="store_true",
+        help="also draw utility_vs_epsilon, error_vs_epsilon (when the designs identify P) and time_vs_size (PNG, SVG)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
 

@@ -22,6 +22,8 @@ and the exact ratio that break it are printed); 2 bad input or invalid kernel; 3
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import math
 import sys
@@ -29,9 +31,11 @@ from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
-from mechdesign.certify.exact import ExactKernel, Verification, verify_kernel
 from mechdesign.spec.errors import InputError
-from mechdesign.spec.input_rules import shown_number
+
+if TYPE_CHECKING:
+    from mechdesign.certify.exact import ExactKernel, Verification
+
 
 __all__ = ["register", "run_verify", "format_verification"]
 
@@ -81,6 +85,7 @@ def _problem(kernel: ExactKernel, spec, prior_set, epsilon):
 
 def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_json: bool = False, out=None) -> int:
     """Read, check and report; returns the exit status (0 private, 1 not)."""
+    from mechdesign.certify.exact import verify_kernel
     from mechdesign.release.kernel_io import read_kernel_normalised
 
     out = out or sys.stdout
@@ -109,7 +114,7 @@ def run_verify(kernel_path: str, spec=None, prior_set=None, epsilon=None, as_jso
 
 
 def _extra_guarantees(kernel: ExactKernel, spec) -> list:
-    """With a spec whose ``privacy`` lists several constraints: the exact check of each (issue 16). A metric
+    """With a spec whose ``privacy`` lists several constraints: the exact check of each. A metric
     constraint is checked against rational lower bounds of e^{eps d}, so a kernel within ~2^-150 relative of
     its boundary may be reported as failing."""
     if spec is None:
@@ -164,15 +169,33 @@ def _mass_text(mass: str) -> str:
     return "~" + _approx(Fraction(mass))
 
 
-def _ratio_str(r) -> str:
+def _ratio_str(r, digits: int | None = None) -> str:
+    """The ratio exactly (or, when long, approximately); with ``digits``, its approximation is rounded toward 0 to
+    that many significant digits (see :func:`apart_digits`), else to 17 digits."""
     if r is None:
         return "none"
     if r == math.inf:
         return "inf"
     exact = str(Fraction(r))
+    approx = _approx(r) if digits is None else _decimal_down(Fraction(r), digits)
     if len(exact) > LONG_FRACTION:  # 600 digits from a prior mass of 5e-324: the approximation, --json has it all
-        return f"~{_approx(r)} (a fraction of {len(exact)} characters; --json gives it exactly)"
-    return f"{exact} (~{_approx(r)})"
+        return f"~{approx} (a fraction of {len(exact)} characters; --json gives it exactly)"
+    return f"{exact} (~{approx})"
+
+
+APART_DIGITS_LIMIT = 60
+"""Most significant digits shown to tell a violating ratio from the bound it exceeds."""
+
+
+def apart_digits(above, below) -> int:
+    """The fewest significant digits d >= 17 at which ``above`` rounded toward 0 is still larger than ``below``
+    rounded away from 0: shown that way, a ratio that breaks e^ε reads as larger than the bound it is compared
+    with ("(~2.0000000000000004) > e^eps = 2", never "(~2) > 2"). At most :data:`APART_DIGITS_LIMIT`."""
+    above, below = Fraction(above), Fraction(below)
+    for d in range(17, APART_DIGITS_LIMIT + 1):
+        if Fraction(_decimal_down(above, d)) > Fraction(_decimal_up(below, d)):
+            return d
+    return APART_DIGITS_LIMIT
 
 
 LONG_FRACTION = 80
@@ -181,6 +204,8 @@ LONG_FRACTION = 80
 
 def _approx(r, digits: int = 17) -> str:
     """A ratio to ``digits`` significant digits (1/5e-324 = 2e323 is beyond the doubles: from the exact value)."""
+    from mechdesign.spec.input_rules import shown_number
+
     try:
         return f"{float(r):.{digits}g}"
     except OverflowError:
@@ -266,12 +291,15 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
         )
     else:
         bound_text = f"E = {_decimal_down(bound)} (a rational E <= e^eps)"
+    # the value a violating ratio is shown against: e^eps itself when it is rational, else its upper bound U
+    against = bound if result.upper_bound is None else result.upper_bound
     if c.worst_output is not None:
         y = c.worst_output
         rel = "<=" if c.worst_ratio != math.inf and c.worst_ratio <= bound else ">"
-        above = "e^eps" if result.upper_bound is None else "e^eps <= " + _decimal_up(result.upper_bound)
+        digits = apart_digits(c.worst_ratio, against) if rel == ">" and c.worst_ratio != math.inf else None
+        above = "e^eps" if result.upper_bound is None else "e^eps <= " + _decimal_up(result.upper_bound, digits or 17)
         lines.append(
-            f"  worst output y = {y}: max_x K_x(y) / min_P P.K(:,y) = {_ratio_str(c.worst_ratio)} "
+            f"  worst output y = {y}: max_x K_x(y) / min_P P.K(:,y) = {_ratio_str(c.worst_ratio, digits)} "
             f"{rel} {bound_text if rel == '<=' or bound == result.upper_bound else above}"
         )
         if c.worst_prior is not None:
@@ -285,5 +313,11 @@ def format_verification(result: Verification, eps, name: str = "kernel") -> str:
         )
     bad = _violations(result)
     if len(bad) > 1:
-        lines.append("  violating outputs: " + ", ".join(f"y = {y} (ratio ~{_approx(r, 12)})" for y, r in bad[:20]))
+        lines.append(
+            "  violating outputs: "
+            + ", ".join(
+                f"y = {y} (ratio {'inf' if r == math.inf else '~' + _decimal_down(Fraction(r), apart_digits(r, against))})"
+                for y, r in bad[:20]
+            )
+        )
     return "\n".join(lines) + "\n"

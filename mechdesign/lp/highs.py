@@ -6,7 +6,7 @@ first construction therefore runs with file descriptor 1 pointed at /dev/null (C
 it is restored); later constructions print nothing, and every model starts with ``output_flag`` off
 (``solver.verbose`` turns it back on where the caller wants HiGHS's log).
 
-HiGHS's log goes to standard *error*, never to standard output (issue 12, item 6): standard output
+HiGHS's log goes to standard *error*, never to standard output: standard output
 carries the report (``solve --json`` must stay one JSON object). Every model has ``log_to_console``
 off and a logging callback (highspy's ``cbLogging``) that writes each message to ``sys.stderr``, so
 turning ``output_flag`` on anywhere sends the log there. Solvers whose models are not made here (cvxpy's
@@ -21,7 +21,87 @@ import sys
 import threading
 from contextlib import contextmanager
 
-__all__ = ["new_highs", "set_seconds_left", "stdout_to_stderr"]
+__all__ = [
+    "new_highs",
+    "configured_highs",
+    "highs_options",
+    "HIGHS_PROFILES",
+    "set_seconds_left",
+    "silence_highs_banner",
+    "stdout_to_stderr",
+]
+
+FEASIBILITY_TOLERANCE = 1e-9
+"""HiGHS's primal and dual feasibility tolerance in mechdesign's LPs (its default is 1e−7): the exact certificate
+repairs what the solver's tolerance leaves, so the tighter the smaller the repair."""
+
+HIGHS_PROFILES: dict[str, dict[str, object]] = {
+    # the compiled LP (lp/solve.py): method, presolve, crossover and the time limit are set per solve
+    "lp": {
+        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+        "dual_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+        # HiGHS drops |a| ≤ small_matrix_value (default 1e−9): a prior mass of 1e−9 is such an entry; with
+        # row scaling (lp/solve.py row_scales) the smallest value HiGHS accepts keeps it
+        "small_matrix_value": 1e-12,
+    },
+    # the compiled MIP (fixed outputs): gaps well inside the design's optimality tolerance (HiGHS's default relative
+    # gap is 1e−4), and a feasibility tolerance below the 1e−7 scale of some f-divergence optima
+    "mip": {
+        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+        "dual_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+        "small_matrix_value": 1e-12,
+        "mip_rel_gap": 1e-9,
+        "mip_abs_gap": 1e-12,
+        "mip_feasibility_tolerance": 1e-9,
+    },
+    # the same LP through cvxpy's HiGHS interface (options passed as a dict)
+    "cvxpy": {
+        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+        "dual_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+    },
+    # a restricted LP that grows between solves (output generation, the interval-partition master, the Dobrushin
+    # pairs' one model): primal simplex without presolve, so the basis survives added columns and rows
+    "warm_simplex": {
+        "solver": "simplex",
+        "presolve": "off",
+        "simplex_strategy": 4,
+        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+        "dual_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+    },
+    # the ray LP's pool of active rays (engines/ray_pool.py): primal simplex without presolve, HiGHS's choice of
+    # solver
+    "ray_pool": {
+        "presolve": "off",
+        "simplex_strategy": 4,
+        "primal_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+        "dual_feasibility_tolerance": FEASIBILITY_TOLERANCE,
+    },
+    # the ray probe's master (engines/kernel_lp.py): 1e−10, so that its duals give a Lagrangian bound within the
+    # uncompiled engine's 1e−9 stopping tolerance without a round of output generation
+    "ray_probe": {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    # cutting planes of mutual information's dual start (objectives/mi_dual_start.py)
+    "dual_start": {"presolve": "off"},
+}
+"""Every HiGHS option mechdesign sets, by named profile (besides ``output_flag``, ``threads`` and time limits)."""
+
+
+def highs_options(profile: str, **overrides) -> dict[str, object]:
+    """The options of ``profile`` (:data:`HIGHS_PROFILES`) with ``overrides``."""
+    return {**HIGHS_PROFILES[profile], **overrides}
+
+
+def configured_highs(profile: str, *, verbose: bool = False, threads: int | None = None, **overrides):
+    """A quiet model (:func:`new_highs`) with the options of ``profile``, HiGHS's log when ``verbose`` and
+    HiGHS's threads as in :mod:`mechdesign.lp.threads` (its scheduler is global: one count per process)."""
+    from mechdesign.lp.threads import highs_threads
+
+    h = new_highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("threads", threads or highs_threads())
+    for name, value in highs_options(profile, **overrides).items():
+        h.setOptionValue(name, value)
+    return h
+
 
 _lock = threading.Lock()
 _banner_silenced = False
@@ -50,8 +130,9 @@ def _first_construction_silently(highspy) -> None:
         os.close(saved)
 
 
-def new_highs():
-    """A ``highspy.Highs`` with ``output_flag`` off; the process's first one is built silently."""
+def silence_highs_banner() -> None:
+    """Build the process's first ``highspy.Highs`` with standard output pointed at /dev/null (once), so that
+    no later construction, ours or a library's (cvxpy's HiGHS interface), prints HiGHS's banner."""
     global _banner_silenced
     import highspy
 
@@ -60,6 +141,13 @@ def new_highs():
             if not _banner_silenced:
                 _first_construction_silently(highspy)
                 _banner_silenced = True
+
+
+def new_highs():
+    """A ``highspy.Highs`` with ``output_flag`` off; the process's first one is built silently."""
+    import highspy
+
+    silence_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
@@ -115,14 +203,10 @@ def new_warm_simplex(verbose: bool, threads: int | None, tolerance: float):
     without presolve, so the basis survives added columns and rows (new columns at 0 and new rows with
     their slacks basic keep it primal feasible), primal and dual feasibility ``tolerance``, HiGHS's threads
     as in :mod:`mechdesign.lp.threads` (its scheduler is global: one count per process)."""
-    from mechdesign.lp.threads import highs_threads
-
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("presolve", "off")
-    h.setOptionValue("simplex_strategy", 4)
-    h.setOptionValue("threads", threads or highs_threads())
-    h.setOptionValue("primal_feasibility_tolerance", tolerance)
-    h.setOptionValue("dual_feasibility_tolerance", tolerance)
-    return h
+    return configured_highs(
+        "warm_simplex",
+        verbose=verbose,
+        threads=threads,
+        primal_feasibility_tolerance=tolerance,
+        dual_feasibility_tolerance=tolerance,
+    )

@@ -1,4 +1,4 @@
-"""The best kernel and the best bound a running design holds, for Ctrl-C (issue 12, item 4).
+"""The best kernel and the best bound a running design holds, for Ctrl-C.
 
 When the user interrupts a design, :func:`mechdesign.design.design` reports the best *feasible* kernel
 found so far, certified exactly like any other, with the gap to the best *valid* bound found so far.

@@ -1,4 +1,4 @@
-"""Ctrl-C while HiGHS runs (issue 12, item 4).
+"""Ctrl-C while HiGHS runs.
 
 ``Highs.run()`` is one C++ call: a SIGINT only sets Python's flag, which is not looked at until
 HiGHS returns (a minute or more on large problems). :func:`run_interruptible` runs the solve in
@@ -24,7 +24,7 @@ WAIT_SLICE_SECONDS = 0.05
 def _sigint_deferred():
     """SIGINT held back (not lost) for the duration: highspy's ``wait`` takes and releases a lock in Python
     code, and a KeyboardInterrupt raised between the two left it held (the next wait then failed with
-    "release unlocked lock" and the process aborted at exit: −6 instead of 130, seen in CI). The pending
+    "release unlocked lock" and the process aborted at exit: −6 instead of 130). The pending
     signal is delivered when the block ends, so Ctrl-C still stops a solve within one wait slice."""
     block = getattr(signal, "pthread_sigmask", None)
     if block is None:  # no POSIX signal masks (Windows): as before

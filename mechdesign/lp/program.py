@@ -38,9 +38,6 @@ class LinearProgram:
     sense: int = 1
     blocks: dict[str, np.ndarray] = field(default_factory=dict)
     """Named variable blocks: name -> array of variable indices (with the block's shape)."""
-    structure: object | None = None
-    """Optional description of a known structure a solver may exploit (e.g. a
-    :class:`mechdesign.lp.colgen.KernelLayout`); the LP above is always complete without it."""
     integrality: np.ndarray | None = None
     """Optional 0/1 array over the columns: 1 marks an integer variable (a MIP; no row duals then)."""
 
@@ -71,7 +68,6 @@ class LPBuilder:
         self._rup: list[np.ndarray] = []
         self._nrows = 0
         self.blocks: dict[str, np.ndarray] = {}
-        self.structure: object | None = None
         self._integer: list[np.ndarray] = []
 
     def variables(self, name: str, shape, lower=0.0, upper=np.inf, integer: bool = False) -> np.ndarray:
@@ -137,7 +133,6 @@ class LPBuilder:
             offset=sense * offset,
             sense=sense,
             blocks=dict(self.blocks),
-            structure=self.structure,
             integrality=self._integrality(),
         )
 
@@ -166,7 +161,7 @@ def dual_bound(lp: LinearProgram, row_dual: np.ndarray) -> float:
 
     Up to :data:`EXACT_BOUND_MAX_NONZEROS` nonzeros the whole computation is exact (every float is a
     rational; :func:`_exact_dual_bound`) and the result is rounded outwards: no slack is needed, and
-    a bound on an optimum of 1e−9 (ε = 1e−9) keeps its relative accuracy (issue 10, items 3 and 4).
+    a bound on an optimum of 1e−9 (ε = 1e−9) keeps its relative accuracy.
     """
     if isinstance(row_dual, np.ndarray) and row_dual.dtype == object:  # exact multipliers (Fractions)
         y = row_dual.copy()

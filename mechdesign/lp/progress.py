@@ -1,4 +1,4 @@
-"""Progress of long work, reported to whoever listens (issue 12, item 9).
+"""Progress of long work, reported to whoever listens.
 
 Solvers and design stages call :func:`report` with what they know (the phase, a column- or
 output-generation round, the current certified gap); nothing happens unless a listener is set. The

@@ -7,36 +7,20 @@ cvxpy and solves it with cvxpy's HiGHS interface. Both return primal values
 and row multipliers in one sign convention (c = Aᵀy + z), from which
 :func:`mechdesign.lp.program.dual_bound` computes a bound of its own.
 
-Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals);
-for large ones, interior point with crossover; but at any size the plain kernel LP
-(the PML rows of Q_X(c) or LDP and an objective on K alone, recognised by its
-:class:`~mechdesign.lp.colgen.KernelLayout`), which is solved by *output
-generation* (:func:`mechdesign.lp.colgen.solve_output_generation`): a restricted
-LP over the few outputs an optimum uses, every other output priced exactly,
-and multipliers for the whole lifted LP so that the certificate's dual bound
-is recomputed from the full LP. Measured on 2 cores, expected loss, uniform
-prior, |x − y|, ε = 1, M = N, end to end (``design``):
-
-    N       Q_X(0.5/N)  IPM+crossover → output generation     LDP
-    100     7.5 s → 0.37 s                                     7.1 s → 0.33 s
-    200     91 s  → 1.6 s                                      26 s  → 2.3 s
-    1000    (IPM: out of reach) → 42 s, 0.7 GB                 14 s, 0.6 GB
-
-If output generation stops short of a certified optimum, the whole LP is
-solved as usual. For the whole LP by IPM, crossover stays on: without it the
-interior kernel spreads ~1e−9 mass over unused outputs; :func:`polish_kernel`
-removes that noise when the exact repair would stay tiny, else crossover runs.
-
-Column generation over rays was tried too: exact, but it tails off (100–200
-rounds at N = 100), so it was dropped.
+Method ``auto``: dual simplex for small LPs (exact vertices, tiny residuals); for large ones, interior point
+with crossover. For the plain kernel LP of Q_X(c) or LDP (the caller passes its
+:class:`~mechdesign.cone.layout.KernelLayout`), interior point runs without crossover and
+:func:`polish_kernel` removes the ~1e−9 mass the interior point spreads over unused outputs when the exact
+repair would stay tiny, else crossover runs. Which program solves a design (output generation, the
+uncompiled kernel LP, ...) is chosen by :mod:`mechdesign.engines.routing`, not here.
 """
 
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import cache, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,10 +29,26 @@ from mechdesign.lp.program import LinearProgram
 from mechdesign.lp.threads import highs_threads
 from mechdesign.spec.models import SolverOptions
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.highs import new_highs, stdout_to_stderr
+from mechdesign.lp.highs import (
+    HIGHS_PROFILES,
+    configured_highs,
+    highs_options,
+    new_highs,
+    silence_highs_banner,
+    stdout_to_stderr,
+)
 from mechdesign.lp.incumbent import offer_lp
 
-__all__ = ["Status", "LPSolution", "solve_lp", "IPM_THRESHOLD_NONZEROS"]
+__all__ = [
+    "Status",
+    "LPSolution",
+    "solve_lp",
+    "plain_kernel_layout",
+    "highs_model",
+    "highs_status",
+    "stopped_status",
+    "IPM_THRESHOLD_NONZEROS",
+]
 
 IPM_THRESHOLD_NONZEROS = 20_000
 """Above this many nonzeros ``auto`` picks interior point + crossover."""
@@ -73,7 +73,9 @@ class Status(str, Enum):
         return self is Status.OPTIMAL
 
 
+@cache
 def _highs_status_map() -> dict:
+    """Every HiGHS model status → :class:`Status` (the one mapping of HiGHS's vocabulary)."""
     import highspy
 
     S = highspy.HighsModelStatus
@@ -100,6 +102,17 @@ def _highs_status_map() -> dict:
         "kUnknown": Status.UNKNOWN,
     }
     return {getattr(S, name): status for name, status in table.items() if hasattr(S, name)}
+
+
+def highs_status(h) -> Status:
+    """The :class:`Status` of the model ``h`` (a ``highspy.Highs``) after a run."""
+    return _highs_status_map().get(h.getModelStatus(), Status.UNKNOWN)
+
+
+def stopped_status(h) -> str:
+    """Why a generation loop's restricted LP stopped short of optimal, in the loops' own words (values of
+    :class:`Status`): ``time_limit`` when HiGHS ran out of time, else ``solver_error``."""
+    return Status.TIME_LIMIT.value if highs_status(h) is Status.TIME_LIMIT else Status.SOLVER_ERROR.value
 
 
 @dataclass(frozen=True)
@@ -134,12 +147,10 @@ POLISH_WEIGHT = 1e-7
 objective then moves by about weight × (loss of the constant kernel), far inside design.GAP_TOLERANCE."""
 
 
-def _kernel_layout(lp: LinearProgram):
-    """The :class:`~mechdesign.lp.colgen.KernelLayout` of ``lp`` when the LP is exactly that kernel LP."""
-    from mechdesign.lp.colgen import KernelLayout
-
-    layout = lp.structure
-    if not isinstance(layout, KernelLayout) or layout.num_rows != lp.num_rows:
+def plain_kernel_layout(lp: LinearProgram, layout):
+    """``layout`` (a :class:`~mechdesign.cone.layout.KernelLayout`) when ``lp`` is exactly that kernel LP: its rows
+    are the layout's rows and its objective is on K alone; else None."""
+    if layout is None or layout.num_rows != lp.num_rows:
         return None
     c = lp.c.copy()
     c[layout.K] = 0.0
@@ -163,12 +174,13 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
         return None
     K /= sums
     n = K.shape[0]
-    E = 1.0 / layout.scale
     low = layout.c * K.sum(axis=0) + (1.0 - n * layout.c) * K.min(axis=0)
-    v = np.maximum(K.max(axis=0) - E * low, 0.0)
+    # w = v / (v + q (E − 1)) with v = max − E·low, E = 1/scale, written with both sides divided by E: the
+    # scale e^−ε is 0 past ε ≈ 745 (no PML row binds then, and w = 0), where 1/scale divided by zero
+    v = np.maximum(layout.scale * K.max(axis=0) - low, 0.0)
     q = K.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.where(v > 0, v / (v + q * (E - 1.0)), 0.0)
+        w = np.where(v > 0, v / (v + q * (1.0 - layout.scale)), 0.0)
     if not np.all(np.isfinite(w)) or w.max(initial=0.0) > POLISH_WEIGHT:
         return None
     out = x.copy()
@@ -179,14 +191,14 @@ def polish_kernel(lp: LinearProgram, layout, x: np.ndarray) -> np.ndarray | None
     return out
 
 
-MIP_FEASIBILITY_TOLERANCE = 1e-9
+MIP_FEASIBILITY_TOLERANCE = HIGHS_PROFILES["mip"]["mip_feasibility_tolerance"]
 """HiGHS's mip_feasibility_tolerance (default 1e−6, far above the 1e−7 scale of some f-divergence optima:
-with it the secant MIP's bound fell 6× below a value achieved, issue 10 item 3). The slack it implies is
+with it the secant MIP's bound can fall 6× below a value achieved). The slack it implies is
 added to the MIP bound (:func:`mip_bound_slack`)."""
 
 
 def mip_bound_slack(lp: LinearProgram) -> float:
-    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances (issue 10, item 3).
+    """How far HiGHS's MIP dual bound may sit on the wrong side because of its tolerances.
 
     HiGHS works with points feasible within τ_p (mip_feasibility_tolerance); such a point can be worth up to
     τ_p·Σ_j |c_j|(u_j − l_j) more than the feasible points near it, so that much is added (outwards),
@@ -213,7 +225,7 @@ def primal_violation(lp: LinearProgram, x: np.ndarray) -> float:
 
 def _suspicious(lp: LinearProgram, solution: "LPSolution") -> bool:
     # INFEASIBLE / UNBOUNDED too: every LP mechdesign builds has a feasible point (the constant kernel)
-    # and bounded variables, so such a claim is a numerical failure (issue 10, item 2) and is re-solved.
+    # and bounded variables, so such a claim is a numerical failure and is re-solved.
     if solution.status in (Status.UNKNOWN, Status.SOLVER_ERROR, Status.INFEASIBLE, Status.UNBOUNDED):
         return True
     return (
@@ -233,14 +245,16 @@ def _fallbacks(options: SolverOptions) -> list[SolverOptions]:
     return [t for t in tries if t != options]
 
 
-def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None) -> LPSolution:
+def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None, layout=None) -> LPSolution:
     """Solve ``lp`` with the back end and method of ``options``.
 
-    ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget).
+    ``time_limit`` overrides ``options.time_limit`` (used when several LPs share one budget). ``layout``: the
+    :class:`~mechdesign.cone.layout.KernelLayout` of the PML rows when ``lp`` may be the plain kernel LP
+    (:func:`plain_kernel_layout`; interior point then polishes instead of running crossover).
     The solution is offered to the running design (:func:`mechdesign.lp.incumbent.offer_lp`): its
     kernel block, and its bound when the caller declared ``lp`` the design problem.
     """
-    solution = _solve_lp(lp, options, time_limit)
+    solution = _solve_lp(lp, options, time_limit, plain_kernel_layout(lp, layout))
     if solution.x is not None:
         optimal = solution.status is Status.OPTIMAL and solution.row_dual is not None
         offer_lp(
@@ -254,25 +268,26 @@ def solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None
     return solution
 
 
-def _solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None) -> LPSolution:
+def _solve_lp(lp: LinearProgram, options: SolverOptions, time_limit: float | None = None, layout=None) -> LPSolution:
     limit = options.time_limit if time_limit is None else time_limit
     if lp.integrality is not None:  # MIP: HiGHS directly, no fallback ladder (cvxpy would drop integrality)
         return _solve_highs(
             lp, options.model_copy(update={"method": "auto"}) if options.method == "exact" else options, limit
         )
+    backends = {"highs": partial(_solve_highs, layout=layout), "cvxpy": _solve_cvxpy}
     if options.method == "exact":
         exact = _solve_exact(lp, limit)
         if exact is not None and exact.status is Status.OPTIMAL:
             return exact
         options = options.model_copy(update={"method": "auto"})
-    solution = _BACKENDS[options.backend](lp, options, limit)
+    solution = backends[options.backend](lp, options, limit)
     # HiGHS can end in "Unknown", or in an "Optimal" whose point breaks a row by 1e-7, on badly
     # scaled LPs (seen for ε ~ 1e-7, where every PML coefficient is 1 − O(ε) and all rows of the
     # optimum agree to 1e-7). Then retry: without presolve, with interior point, through cvxpy.
     for fallback in _fallbacks(options):
         if not _suspicious(lp, solution):
             break
-        retry = _BACKENDS[fallback.backend](lp, fallback, limit)
+        retry = backends[fallback.backend](lp, fallback, limit)
         solution = replace(
             retry,
             seconds=solution.seconds + retry.seconds,
@@ -323,33 +338,9 @@ def _solve_exact(lp: LinearProgram, limit: float | None) -> LPSolution | None:
     )
 
 
-def _solve_output_generation(
-    lp: LinearProgram, layout, limit: float | None, verbose: bool = False
-) -> LPSolution | None:
-    """The kernel LP by output generation (:func:`mechdesign.lp.colgen.solve_output_generation`),
-    or None when it does not reach a certified optimum (the caller then solves the whole LP)."""
-    from mechdesign.lp.colgen import solve_output_generation
-
-    res = solve_output_generation(lp, layout, time_limit=limit, verbose=verbose)
-    if res.status != "optimal":
-        return None
-    return LPSolution(
-        status=Status.OPTIMAL,
-        x=res.x,
-        row_dual=res.row_dual,
-        objective=lp.user_objective(res.x),
-        seconds=res.seconds,
-        iterations=res.iterations,
-        method="output-generation",
-        backend="highs",
-        message=f"optimal: {res.rounds} rounds, {res.columns} of {layout.K.shape[1]} outputs",
-    )
-
-
-SMALL_MATRIX_VALUE = 1e-12
+SMALL_MATRIX_VALUE = HIGHS_PROFILES["lp"]["small_matrix_value"]
 """HiGHS drops matrix entries with |a| ≤ its ``small_matrix_value`` (default 1e−9). A prior mass of 1e−9
-is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  made the LP infeasible at ε = 0 (issue 10,
-item 2). mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
+is such an entry: dropping it from  t_y − Σ_x P(x) K_xy ≤ 0  makes the LP infeasible at ε = 0. mechdesign sets the smallest value HiGHS accepts, and scales rows (:func:`row_scales`)."""
 ROW_SCALE_TARGET = 1e-6
 """Rows whose smallest nonzero |a| is below this are multiplied by a power of two that lifts it to at
 least this (keeping the largest entry ≤ :data:`ROW_SCALE_MAX`)."""
@@ -363,7 +354,7 @@ def row_scales(lp: LinearProgram) -> np.ndarray:
     Scaling a row by s (and its bounds by s) leaves the feasible set unchanged; powers of two keep it
     exact in floating point. It changes what HiGHS's absolute tolerances mean for the row: a row made of
     a mass 1e−9 and entries ~1 is then solved to a tolerance relative to its small entries, which is
-    what the exact certificate needs (issue 10, items 2 and 4). The multipliers of the scaled LP are
+    what the exact certificate needs. The multipliers of the scaled LP are
     mapped back by y_r = s_r·y'_r (the Lagrangian term y'_r (s_r a_r·x) is (s_r y'_r)(a_r·x)).
     """
     A = abs(lp.A.tocsr())
@@ -385,7 +376,7 @@ def row_scales(lp: LinearProgram) -> np.ndarray:
     return scales
 
 
-def _highs_model(lp: LinearProgram, scales: np.ndarray | None = None):
+def highs_model(lp: LinearProgram, scales: np.ndarray | None = None):
     """The LP as a highspy ``HighsLp`` (column-wise matrix, infinite bounds as kHighsInf); with
     ``scales``, row r multiplied by scales[r] (:func:`row_scales`)."""
     import highspy
@@ -422,45 +413,27 @@ def write_lp(lp: LinearProgram, path: str) -> None:
         raise InputError(f"--write-lp: the file name must end in .lp or .mps, found {path}")
     h = new_highs()
     h.setOptionValue("output_flag", False)
-    h.passModel(_highs_model(lp))
+    h.passModel(highs_model(lp))
     if h.writeModel(str(path)) == highspy.HighsStatus.kError:  # kWarning: written, e.g. without names
         raise InputError(f"--write-lp: HiGHS could not write {path}")
 
 
-def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None) -> LPSolution:
-
+def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None, layout=None) -> LPSolution:
+    """``lp`` by HiGHS; ``layout``: the plain kernel LP's (:func:`plain_kernel_layout`), for interior point's
+    polish (:func:`polish_kernel`)."""
     mip = lp.integrality is not None
     method = "mip" if mip else _method(lp, options)
-    layout = None if mip else _kernel_layout(lp)
-    generation_seconds = 0.0  # time spent in output generation before falling back (counted in `seconds`)
-    if layout is not None and options.method == "auto":
-        began = time.perf_counter()
-        solution = _solve_output_generation(lp, layout, limit, verbose=bool(options.verbose))
-        generation_seconds = time.perf_counter() - began
-        if solution is not None:
-            return solution
-        if limit is not None:  # the whole LP gets what is left of the budget
-            limit = max(limit - (time.perf_counter() - began), 1e-3)
-    h = new_highs()
-    h.setOptionValue("output_flag", bool(options.verbose))
-    if mip:  # gaps well inside design.GAP_TOLERANCE (HiGHS's default relative gap is 1e-4)
-        h.setOptionValue("mip_rel_gap", 1e-9)
-        h.setOptionValue("mip_abs_gap", 1e-12)
-    else:
-        h.setOptionValue("solver", method)
+    layout = None if mip else layout
+    per_solve = {"presolve": "on" if options.presolve else "off"}
+    if not mip:
+        per_solve["solver"] = method
     if method == "ipm":
-        h.setOptionValue("run_crossover", "off" if layout is not None else "on")
-    h.setOptionValue("presolve", "on" if options.presolve else "off")
-    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-    h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
-    if mip:
-        h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY_TOLERANCE)
-    h.setOptionValue("threads", highs_threads())
+        per_solve["run_crossover"] = "off" if layout is not None else "on"
+    h = configured_highs("mip" if mip else "lp", verbose=bool(options.verbose), **per_solve)
     if limit is not None:
         h.setOptionValue("time_limit", float(limit))
     scales = row_scales(lp)
-    model = _highs_model(lp, scales)
+    model = highs_model(lp, scales)
     start = time.perf_counter()
     h.passModel(model)
     try:
@@ -479,7 +452,7 @@ def _solve_highs(lp: LinearProgram, options: SolverOptions, limit: float | None)
     except KeyboardInterrupt:
         _offer_interrupted(lp, h, mip)
         raise
-    seconds = time.perf_counter() - start + generation_seconds
+    seconds = time.perf_counter() - start
     status = _highs_status_map().get(raw, Status.UNKNOWN)
     info = h.getInfo()
     iterations = int(
@@ -552,20 +525,24 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         constraints.append(x[np.flatnonzero(fu)] <= lp.col_upper[fu])
     problem = cp.Problem(cp.Minimize(lp.c @ x + lp.offset), constraints)
     method = _method(lp, options)
-    highs_opts = {
-        "threads": highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
-        "solver": method,
-        "primal_feasibility_tolerance": 1e-9,
-        "dual_feasibility_tolerance": 1e-9,
-        "presolve": "on" if options.presolve else "off",
-    }
+    highs_opts = highs_options(
+        "cvxpy",
+        threads=highs_threads(),  # HiGHS's scheduler is global: one thread count per process (see _solve_highs)
+        solver=method,
+        presolve="on" if options.presolve else "off",
+    )
     if method == "ipm":
         highs_opts["run_crossover"] = "on"
     if limit is not None:
         highs_opts["time_limit"] = float(limit)
     start = time.perf_counter()
     try:
-        with stdout_to_stderr() if options.verbose else nullcontext():  # the log never mixes into the report
+        # cvxpy makes its own highspy models: the process's first prints HiGHS's banner on standard output
+        # (before any option can be set), and its verbose log goes there too. Standard output carries the
+        # report (``solve --json`` is one JSON object), so the banner is used up silently first and the
+        # whole solve writes to standard error.
+        silence_highs_banner()
+        with stdout_to_stderr():
             problem.solve(solver=cp.HIGHS, verbose=options.verbose, highs_options=highs_opts)
     except (cp.error.SolverError, ValueError) as exc:
         # cvxpy raises ValueError ("Cannot unpack invalid solution") when HiGHS stops without a point,
@@ -614,6 +591,3 @@ def _solve_cvxpy(lp: LinearProgram, options: SolverOptions, limit: float | None)
         backend="cvxpy",
         message=str(problem.status),
     )
-
-
-_BACKENDS = {"highs": _solve_highs, "cvxpy": _solve_cvxpy}

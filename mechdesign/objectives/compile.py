@@ -1,7 +1,7 @@
 """Compile a spec into linear programs over the kernel K (N × M).
 
 Every LP here shares the (ε,𝒫)-PML feasible set, written in lifted form
-(docs/explanation/mathematics.md, Lemma 4 of the Dobrushin paper generalised to any prior set):
+(docs/explanation/mathematics.md, section 'Linear constraints': Lemma 4 of the Dobrushin paper generalised to any prior set):
 
     K_xy ∈ [0, 1],   Σ_y K_xy = 1                         (row-stochastic)
     t_y ≥ K_xy                      for all x, y           (t_y ≥ column maximum)
@@ -12,35 +12,28 @@ stay ≤ 1 for every ε; for ε ≳ 20 HiGHS drops coefficients below 1e−9, wh
 only relaxes the LP: the exact certificate then catches and repairs it.
 Each objective that is linear in K builds its LP on :func:`add_pml_kernel` in its own module
 (:mod:`~mechdesign.objectives.expected_loss`, :mod:`~mechdesign.objectives.dobrushin`,
-:mod:`~mechdesign.objectives.bayes_vulnerability`); :func:`solve_kernel_lps` runs such LPs.
+:mod:`~mechdesign.objectives.bayes_vulnerability`); the engines of :mod:`mechdesign.engines` solve them.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from fractions import Fraction
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechdesign.lp.colgen import KernelLayout
+from mechdesign.cone.layout import KernelLayout
 from mechdesign.lp.program import LinearProgram, LPBuilder
 from mechdesign.privacy.constraints import add_guarantee_rows
 from mechdesign.privacy.priors import constrain_min_expectation, rules
-from mechdesign.lp.program import dual_bound
-from mechdesign.lp.incumbent import design_problem
-from mechdesign.lp.kernel_engine import solve_kernel_lp
-from mechdesign.lp.worst_case_engine import solve_worst_case_kernel_lp
-from mechdesign.lp.solve import LPSolution, Status, solve_lp
-from mechdesign.objectives.plan import PlanOutcome
 from mechdesign.spec.models import Spec
 
 __all__ = [
     "CompiledProblem",
     "add_pml_kernel",
-    "solve_kernel_lps",
+    "add_pml_kernel_with_layout",
+    "exp_minus_epsilon_down",
     "loss_matrix",
     "loss_rows",
     "objective_prior",
@@ -64,9 +57,17 @@ class CompiledProblem:
     """The LPs of the problem as the user stated it, when ``lps`` tightens a right-hand side to leave
     room for the solver's tolerance: the dual bound is computed on these (the same multipliers stay
     dual feasible, only the right-hand sides differ), so it bounds the stated problem."""
+    layout: KernelLayout | None = None
+    """Where the (ε,Q_X(c))-PML rows of ``lps`` sit (:func:`add_pml_kernel_with_layout`), for the engines that
+    solve the kernel LP without its whole matrix; None for other prior sets."""
 
 
 def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
+    """:func:`add_pml_kernel_with_layout` without the layout: K's indices."""
+    return add_pml_kernel_with_layout(b, spec, m)[0]
+
+
+def add_pml_kernel_with_layout(b: LPBuilder, spec: Spec, m: int) -> tuple[np.ndarray, KernelLayout | None]:
     """Add the kernel K (N × M) and its (ε,𝒫)-PML constraints; return K's indices.
 
         Σ_y K_xy = 1,  0 ≤ K_xy ≤ 1,
@@ -79,9 +80,9 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
     With a ``privacy`` list, the rows of every other constraint follow (privacy/constraints.py): another
     prior set's rows on the same t, or metric rows along the metric's graph (privacy/metric.py).
 
-    For min_mass and simplex, ``b.structure`` records the layout of these rows
-    (:class:`~mechdesign.lp.colgen.KernelLayout`) so that the solver can run
-    column generation when nothing else is added to the LP.
+    Returns K's indices and, for min_mass and simplex, the layout of these rows
+    (:class:`~mechdesign.cone.layout.KernelLayout`), with which output generation solves the LP when nothing
+    else is added to it (:mod:`mechdesign.engines.output_generation`); None for other prior sets.
     """
     n = spec.n
     K = b.variables("K", (n, m), lower=0.0, upper=1.0)
@@ -95,9 +96,10 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
         if spec.primary_is_implied
         else constrain_min_expectation(b, spec.prior_set, n, K, 1.0, [(t, scale)], tag="pml", k_range=(0.0, 1.0))
     )
+    layout = None
     if "low" in where:  # simplex or Q_X(c): output generation knows their rows
         c = float(rules(spec.prior_set, n).equivalent_c())
-        b.structure = KernelLayout(
+        layout = KernelLayout(
             K=K,
             t=t,
             rows_sum=rows_sum,
@@ -108,11 +110,11 @@ def add_pml_kernel(b: LPBuilder, spec: Spec, m: int) -> np.ndarray:
             u=where.get("u"),
             rows_pml=where.get("column"),
         )
-    # the other constraints of privacy (issue 16); added after the layout, whose row count then no longer
+    # the other constraints of privacy; added after the layout, whose row count then no longer
     # matches the LP, so output generation (which prices only the layout's rows) is not used
     for i, guarantee in enumerate(spec.extra_guarantees):
         add_guarantee_rows(b, guarantee, K, t, tag=f"privacy{i}")
-    return K
+    return K, layout
 
 
 # ----------------------------------------------------------------- losses
@@ -160,7 +162,7 @@ def exp_minus_epsilon_down(spec: Spec) -> float:
     """A float ≤ e^−ε for the ε as written: 1/U rounded down, U ≥ e^ε a rigorous rational bound.
 
     With it the PML rows e^−ε t_y ≤ min_P P·K(:,y) are a relaxation of the true ones, so the LP's
-    bound bounds the problem as written (issue 10, item 3): math.exp(−1e−9) can exceed e^−ε by an ulp,
+    bound bounds the problem as written: math.exp(−1e−9) can exceed e^−ε by an ulp,
     which at ε = 1e−9 is 1e−7 of the privacy budget 1 − e^−ε, and the bound fell below Ξ(ε,c).
     The exact certificate repairs the tiny excess this allows. Past ε = 50 the float is used as is
     (rounded down by an ulp): there the budget is the whole of [0, 1].
@@ -171,138 +173,6 @@ def exp_minus_epsilon_down(spec: Spec) -> float:
     from mechdesign.spec import expr
 
     eps = spec.epsilon.value
-    if eps <= 50:
-        try:
-            return float_down(1 / Fraction(expr.exp_upper_bound(spec.epsilon.text)))
-        except Exception:  # noqa: BLE001 - an ε text the bound cannot parse: the float, an ulp down
-            pass
+    if eps <= 50:  # the text was validated and its e^ε is finite here: the bound exists
+        return float_down(1 / Fraction(expr.exp_upper_bound(spec.epsilon.text)))
     return math.nextafter(math.exp(-eps), 0.0)
-
-
-# ----------------------------------------------------------------- kernel LPs solved uncompiled
-def uncompiled_kernel_c(spec: Spec):
-    """c of Q_X(c) (0 for the simplex) when :mod:`mechdesign.lp.kernel_engine` can solve the spec's kernel LP
-    without compiling it: the prior set is some Q_X(c), ``privacy`` adds no other guarantee, and the solver is
-    HiGHS with its automatic method. None otherwise (the compiled LP's path applies)."""
-    options = spec.solver
-    if spec.privacy is not None or options.method != "auto" or options.backend != "highs":
-        return None
-    return rules(spec.prior_set, spec.n).equivalent_c()
-
-
-def solve_uncompiled(
-    spec: Spec, C: np.ndarray, c, sense: int, compile_seconds: float = 0.0, *, worst_case: bool = False
-) -> PlanOutcome | None:
-    """The kernel LP  min Σ C_xy K_xy  over (ε,Q_X(c))-PML kernels by
-    :func:`mechdesign.lp.kernel_engine.solve_kernel_lp`, as the design's outcome in its own ``sense`` (−1: the
-    design maximises −Σ C K, whose value and bound are negated). ``worst_case``: C is a loss L and the LP
-    minimises the worst expected loss over Q_X(c) (:func:`mechdesign.lp.worst_case_engine.solve_worst_case_kernel_lp`).
-    A ``time_limit`` outcome when the spec's time limit ran out; None when the program stopped short of its
-    bound otherwise."""
-    options = spec.solver
-    if worst_case:
-        res = solve_worst_case_kernel_lp(
-            C, c, exp_minus_epsilon_down(spec), time_limit=options.time_limit, verbose=bool(options.verbose)
-        )
-    else:
-        res = solve_kernel_lp(
-            C,
-            c,
-            exp_minus_epsilon_down(spec),
-            time_limit=options.time_limit,
-            verbose=bool(options.verbose),
-            user_sense=sense,
-        )
-    if res.status not in ("optimal", "time_limit"):
-        return None
-    optimal = res.status == "optimal"
-    return PlanOutcome(
-        status=Status.OPTIMAL if optimal else Status.TIME_LIMIT,
-        kernel=res.kernel,
-        value=sense * res.value,
-        # a rigorous bound whatever the status: at a time limit it is the certified gap the user gets
-        bound=sense * res.bound if math.isfinite(res.bound) else None,
-        sense=sense,
-        method=res.method,
-        seconds=res.seconds,
-        compile_seconds=compile_seconds,
-        iterations=res.iterations,
-        lps=res.rounds,
-        rows=res.rows,
-        columns=res.cols,
-        nonzeros=res.nonzeros,
-        message=f"{res.status}: {res.method}, {res.rounds} rounds",
-    )
-
-
-# ----------------------------------------------------------------- running kernel LPs
-def _pick(compiled: CompiledProblem, solutions: list[LPSolution]) -> int:
-    best, best_val = 0, None
-    sense = compiled.lps[0].sense
-    for i, s in enumerate(solutions):
-        if s.objective is None:
-            continue
-        if best_val is None or sense * s.objective < sense * best_val:
-            best, best_val = i, s.objective
-    return best
-
-
-def _emit_kernel(spec: Spec, compiled: CompiledProblem, x: np.ndarray) -> np.ndarray:
-    K = x[compiled.kernel]
-    if K.shape[1] < spec.m:  # dobrushin with M > 2: the binary extremal kernel, other outputs unused
-        K = np.hstack([K, np.zeros((K.shape[0], spec.m - K.shape[1]))])
-    return K
-
-
-def solve_kernel_lps(spec: Spec, compiled: CompiledProblem, compile_seconds: float = 0.0) -> PlanOutcome:
-    """The program for objectives that are linear in K (expected loss, Dobrushin pairs, Bayes
-    vulnerability with M ≥ N): solve each compiled kernel LP, keep the best; the bound is
-    recomputed from the solver's row multipliers by weak duality (:func:`mechdesign.lp.program.dual_bound`)."""
-    solutions = []
-    budget = spec.solver.time_limit
-    options = spec.solver
-    if spec.extra_guarantees and options.method == "auto":
-        # metric rows make kernels whose entries span e^{-eps max d}: interior point's multipliers then give
-        # loose dual bounds (gap ~1e-5 at N = 60, eps = 0.5) or fail; dual simplex certifies them
-        options = options.model_copy(update={"method": "simplex"})
-    t1 = time.perf_counter()
-    for i, lp in enumerate(compiled.lps):
-        remaining = None if budget is None else max(budget - (time.perf_counter() - t1), 1e-3)
-        # one LP is the design problem: its multipliers (output generation's rounds too) bound the design,
-        # which Ctrl-C reports (lp/incumbent.py); one of several (Dobrushin pairs) bounds only its pair
-        single = len(compiled.lps) == 1
-        with design_problem(lp, (compiled.bound_lps or compiled.lps)[i]) if single else nullcontext():
-            solutions.append(solve_lp(lp, options, time_limit=remaining))
-        if solutions[-1].status in (Status.TIME_LIMIT, Status.SOLVER_ERROR, Status.INTERRUPTED):
-            break
-    statuses = [s.status for s in solutions]
-    status = (
-        Status.OPTIMAL
-        if len(solutions) == len(compiled.lps) and all(s.is_ok for s in statuses)
-        else next(s for s in statuses if not s.is_ok)
-        if any(not s.is_ok for s in statuses)
-        else Status.UNKNOWN
-    )
-    i = _pick(compiled, solutions)
-    chosen, lp = solutions[i], compiled.lps[i]
-    dual = None
-    if status is Status.OPTIMAL and all(s.row_dual is not None for s in solutions):
-        duals = [dual_bound(l, s.row_dual) for l, s in zip(compiled.bound_lps or compiled.lps, solutions)]
-        dual = max(duals) if lp.sense < 0 else duals[0]
-    return PlanOutcome(
-        status=status,
-        kernel=None if chosen.x is None else _emit_kernel(spec, compiled, chosen.x),
-        value=chosen.objective,
-        bound=dual,
-        sense=lp.sense,
-        method=chosen.method,
-        backend=chosen.backend,
-        seconds=sum(s.seconds for s in solutions),
-        iterations=sum(s.iterations for s in solutions),
-        lps=len(solutions),
-        rows=lp.num_rows,
-        columns=lp.num_cols,
-        nonzeros=int(lp.A.nnz),
-        message=chosen.message,
-        compile_seconds=compile_seconds,
-    )

@@ -5,7 +5,6 @@ LDP limit (Kairouz et al., eq. 4)."""
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -13,9 +12,8 @@ import numpy as np
 from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.rounding import log_of_rational
 from mechdesign.objectives.base import ObjectiveRules
-from mechdesign.objectives.compile import CompiledProblem, add_pml_kernel, solve_kernel_lps
-from mechdesign.objectives.dobrushin_pairs import solve_dobrushin_pairs
-from mechdesign.objectives.plan import ClosedForm, PlanOutcome
+from mechdesign.objectives.compile import CompiledProblem, add_pml_kernel_with_layout
+from mechdesign.objectives.plan import ClosedForm
 from mechdesign.privacy.priors import is_permutation_invariant, rules
 from mechdesign.spec.models import Spec
 from mechdesign.theory import bounds, measures
@@ -39,7 +37,7 @@ def compile_dobrushin(spec: Spec) -> CompiledProblem:
     """
     n = spec.n
     b = LPBuilder()
-    K = add_pml_kernel(b, spec, 2)
+    K, layout = add_pml_kernel_with_layout(b, spec, 2)
     if is_permutation_invariant(spec.prior_set, n) and not spec.extra_guarantees:
         pairs = [(0, 1)]
         note = "prior set invariant under permutations: one LP (pair 0, 1)"
@@ -47,7 +45,7 @@ def compile_dobrushin(spec: Spec) -> CompiledProblem:
         pairs = [(a, c) for a in range(n) for c in range(a + 1, n)]
         note = f"{len(pairs)} pair LPs"
     lps = [b.build((np.array([K[a, 0], K[c, 0]]), np.array([1.0, -1.0])), sense=-1) for a, c in pairs]
-    return CompiledProblem(lps=lps, kernel=K, labels=[f"{a},{c}" for a, c in pairs], note=note)
+    return CompiledProblem(lps=lps, kernel=K, labels=[f"{a},{c}" for a, c in pairs], note=note, layout=layout)
 
 
 class Dobrushin(ObjectiveRules):
@@ -57,22 +55,18 @@ class Dobrushin(ObjectiveRules):
     def compile(self) -> CompiledProblem:
         return compile_dobrushin(self.spec)
 
-    def solve(self) -> PlanOutcome:
-        spec = self.spec
-        # lazy pair LPs in one warm-started model (issue 13); the exact method (design()'s fallback for
-        # small problems not certified in floating point) solves the compiled pair LPs one by one
-        if (
-            spec.solver.backend == "highs"
-            and spec.solver.method != "exact"
-            and not is_permutation_invariant(spec.prior_set, spec.n)
-        ):
-            return solve_dobrushin_pairs(spec)
-        t0 = time.perf_counter()
-        compiled = self.compile()
-        return solve_kernel_lps(self.spec, compiled, time.perf_counter() - t0)
+    def kernel_lp_reason(self):
+        return None
+
+    def plain_kernel_lp_reason(self):
+        return None  # each pair LP max p_a − p_b is on K alone
 
     def value(self, K):
         return measures.dobrushin(K)
+
+    def entry_sensitivity(self) -> float:
+        """M: TV(K_x, K_x') = ½ Σ_y |K_x(y) − K_x'(y)| moves by at most ½ · M · 2 steps."""
+        return float(self.spec.m)
 
     def closed_form(self, value):
         spec = self.spec

@@ -1,4 +1,4 @@
-"""Objective values of an exact kernel, correctly rounded, without a pass over its N × M entries (issue 13).
+"""Objective values of an exact kernel, correctly rounded, without a pass over its N × M entries.
 
 The certify stage reports the value of the kernel it emits. For two structured objectives that value is a function
 of O(N + M) exact integers the stage already holds, so it is computed exactly (Python integers) and rounded once

@@ -3,7 +3,6 @@ worst prior of 𝒫 (an epigraph variable). A kernel LP (:func:`compile_expected
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -13,18 +12,14 @@ from mechdesign.lp.rounding import float_down
 from mechdesign.objectives.base import ObjectiveRules
 from mechdesign.objectives.compile import (
     CompiledProblem,
-    add_pml_kernel,
+    add_pml_kernel_with_layout,
     exact_objective_prior,
     loss_matrix,
     loss_rows,
     objective_prior,
-    solve_kernel_lps,
-    solve_uncompiled,
-    uncompiled_kernel_c,
 )
-from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior
-from mechdesign.objectives.worst_case_outputs import solve_worst_case_outputs
-from mechdesign.objectives.plan import PlanOutcome
+from mechdesign.certify.guarantees import SideConstraintReport
+from mechdesign.objectives.vulnerability import add_vulnerability, enforce_cap, gain_and_prior, posterior_vulnerability
 from mechdesign.objectives.exact_values import exact_hamming_loss, exact_hamming_no_privacy_bound
 from mechdesign.privacy.priors import constrain_min_expectation, min_expectation
 from mechdesign.spec.models import Spec
@@ -52,7 +47,7 @@ def compile_expected_loss(spec: Spec) -> CompiledProblem:
     n, m = spec.n, spec.m
     L = loss_matrix(spec)
     b = LPBuilder()
-    K = add_pml_kernel(b, spec, m)
+    K, layout = add_pml_kernel_with_layout(b, spec, m)
     prior = objective_prior(spec)
     cap = spec.objective.max_vulnerability
     if cap is not None:  # V_g(K) ≤ b: v_y ≥ Σ_x G(w,x)P(x)K_xy, Σ_y v_y ≤ b (objectives.vulnerability)
@@ -71,7 +66,7 @@ def compile_expected_loss(spec: Spec) -> CompiledProblem:
             b, spec.prior_set, n, r[:, None], -1.0, [(tau, -1.0)], tag="risk", k_range=(-lmax, -lmin)
         )
         lp = b.build((tau, np.ones(1)), sense=1)
-    return CompiledProblem(lps=[lp], kernel=K)
+    return CompiledProblem(lps=[lp], kernel=K, layout=layout)
 
 
 class ExpectedLoss(ObjectiveRules):
@@ -82,40 +77,53 @@ class ExpectedLoss(ObjectiveRules):
     def compile(self) -> CompiledProblem:
         return compile_expected_loss(self.spec)
 
-    def solve(self) -> PlanOutcome:
-        t0 = time.perf_counter()
-        direct = self._solve_uncompiled()
-        if direct is not None:
-            return direct
-        compiled = self.compile()
-        if objective_prior(self.spec) is None:  # worst case over Q_X(c): outputs generated with the epigraph rows
-            outcome = solve_worst_case_outputs(self.spec, compiled, time.perf_counter() - t0)
-            if outcome is not None:
-                return outcome
-        return solve_kernel_lps(self.spec, compiled, time.perf_counter() - t0)
+    def kernel_lp_reason(self):
+        return None
 
-    def _solve_uncompiled(self) -> PlanOutcome | None:
-        """Under a given prior over Q_X(c) or the simplex with nothing else in the LP: the kernel LP
-        min Σ P(x) L(x,y) K_xy by :func:`mechdesign.lp.kernel_engine.solve_kernel_lp`, never compiled whole.
-        None when another path applies (a vulnerability cap, further guarantees, a worst-case prior, a
-        back end or method asked for, or a program that stopped short of its bound, which the compiled LP
-        then solves)."""
-        spec = self.spec
-        prior = objective_prior(spec)
-        c = uncompiled_kernel_c(spec)
-        if c is None or spec.objective.max_vulnerability is not None:
-            return None
-        if prior is None:  # the worst prior of Q_X(c): lp/worst_case_engine.py
-            return solve_uncompiled(spec, loss_matrix(spec), c, +1, worst_case=True)
-        t0 = time.perf_counter()
-        C = prior[:, None] * loss_matrix(spec)
-        return solve_uncompiled(spec, C, c, +1, compile_seconds=time.perf_counter() - t0)
+    def kernel_cost_reason(self):
+        if self.spec.objective.max_vulnerability is not None:
+            return "objective.max_vulnerability adds the vulnerability rows"
+        if objective_prior(self.spec) is None:
+            return "objective.prior is worst_case (the epigraph over the prior set's vertices)"
+        return None
 
-    def enforce(self, kernel):
+    plain_kernel_lp_reason = kernel_cost_reason
+
+    def kernel_cost(self):
+        """C = P(x) L(x,y) under the objective's prior."""
+        return objective_prior(self.spec)[:, None] * loss_matrix(self.spec)
+
+    def worst_case_loss_reason(self):
+        if self.spec.objective.max_vulnerability is not None:
+            return "objective.max_vulnerability adds the vulnerability rows"
+        if objective_prior(self.spec) is not None:
+            return "objective.prior is a given prior, not worst_case"
+        return None
+
+    def enforce(self, kernel, private):
         cap = self.spec.objective.max_vulnerability
         if cap is None:
             return kernel, Fraction(0)
-        return enforce_cap(kernel, self.spec, cap, Fraction(cap.at_most), self.spec.solver.denominator_bits)
+        return enforce_cap(
+            kernel, self.spec, cap, Fraction(cap.at_most), self.spec.solver.denominator_bits, private=private
+        )
+
+    def side_constraints(self, kernel) -> list[SideConstraintReport]:
+        """The vulnerability cap V_g(K) ≤ at_most, exactly, when the spec states one."""
+        cap = self.spec.objective.max_vulnerability
+        if cap is None:
+            return []
+        gain, prior = gain_and_prior(self.spec, cap)
+        value, limit = posterior_vulnerability(kernel, gain, prior), Fraction(cap.at_most)
+        return [
+            SideConstraintReport(
+                field="objective.max_vulnerability",
+                constraint=f"posterior {'Bayes' if cap.gain == 'bayes' else 'g-'}vulnerability <= at_most",
+                value=value,
+                limit=limit,
+                feasible=value <= limit,
+            )
+        ]
 
     def loss(self) -> np.ndarray:
         """The N × M loss matrix, built once per objective (read-only)."""
@@ -148,6 +156,12 @@ class ExpectedLoss(ObjectiveRules):
 
     def value(self, K):
         return self._value_of_row_losses(row_losses(K, self._loss_rows, self.spec.m))
+
+    def entry_sensitivity(self) -> float:
+        """Σ_x P(x) Σ_y |L(x,y)| (the loss is linear in K), or its largest value over 𝒫 for the worst case."""
+        n, block = self.spec.n, 1024
+        sums = np.concatenate([np.abs(self._loss_rows(i, min(i + block, n))).sum(axis=1) for i in range(0, n, block)])
+        return self._value_of_row_losses(sums)
 
     def exact_value(self, kernel):
         """The Hamming loss from the exact kernel's diagonal, correctly rounded, under the spec's exact prior (or

@@ -1,6 +1,6 @@
 """f-divergences D_f(K∘P0 ‖ K∘P1) between the output laws of two priors (hypothesis testing, Dobrushin paper
 Example 3), maximised over (ε,𝒫)-PML kernels: a sublinear utility, so the extreme-ray LP while the rays can be
-listed, and past that tangent/secant LPs (:mod:`mechdesign.objectives.fdiv_lines`). Closed form: Corollary 1
+listed, and past that tangent/secant LPs (:mod:`mechdesign.engines.fdiv_lines`). Closed form: Corollary 1
 of the Dobrushin paper bounds the KL divergence for Q_X(c).
 """
 
@@ -10,11 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from mechdesign.objectives.base import ObjectiveRules
-from mechdesign.objectives.fdiv_lines import design_tangent_secant, design_tangent_secant_fixed
-from mechdesign.objectives.fixed_outputs import FixedDesign, FixedHooks
-from mechdesign.objectives.plan import ClosedForm, PlanOutcome
+from mechdesign.objectives.plan import ClosedForm
 from mechdesign.objectives.rays import kernel_utility
-from mechdesign.objectives.sublinear import solve_sublinear
 from mechdesign.privacy.registry import rules
 from mechdesign.spec.models import Spec
 from mechdesign.theory import bounds
@@ -36,31 +33,9 @@ def corollary1_bound(spec: Spec) -> float | None:
     return bounds.corollary1_kl_bound(eps, c, n, min(delta, 1.0))  # log-space: no overflow at large eps
 
 
-def _fixed_tangent_secant(spec, m, greedy, greedy_val, mu_fn, cap, auto_bound) -> FixedDesign | None:
-    """Fixed M past vertex enumeration: tangent/secant MIPs with at most M outputs (a design and a bound)."""
-    K, v, bound, rounds, sec = design_tangent_secant_fixed(spec, m, time_limit=spec.solver.time_limit or 30.0)
-    if K is not None and v >= greedy_val:
-        bound = cap(bound) if bound is not None else auto_bound
-        return FixedDesign(
-            K,
-            v,
-            bound,
-            f"tangent/secant MIPs with at most {m} outputs ({rounds} rounds, {sec:.2f} s)",
-            bound is not None and bound - v <= 1e-7 * max(1.0, abs(v)),
-        )
-    return None
-
-
 class FDivergence(ObjectiveRules):
     kind = "f_divergence"
     sense = -1
-
-    def solve(self) -> PlanOutcome:
-        return solve_sublinear(
-            self.spec,
-            scalable=("tangent_secant", design_tangent_secant),
-            fixed_hooks=FixedHooks(after_enumeration=_fixed_tangent_secant),
-        )
 
     def value(self, K: np.ndarray) -> float:
         return kernel_utility(self.spec, K)

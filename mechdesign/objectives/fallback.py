@@ -1,6 +1,6 @@
 """What a design falls back on when its program fails: the best constant kernel and a bound without privacy.
 
-Issue 10, item 2: a kernel design is never infeasible. A kernel whose rows are all equal (K = 1qᵀ) has
+A kernel design is never infeasible. A kernel whose rows are all equal (K = 1qᵀ) has
 max_x K_x(y) = q_y = P·K(:,y) for every prior P, so its leakage is 0 and it is (ε,𝒫)-PML for every
 ε ≥ 0 and every prior set 𝒫. The best one over the M "point" rows q = e_y is
 :func:`best_constant_kernel`. The optimum over all kernels, private or not, bounds the private optimum:
@@ -43,7 +43,7 @@ def unconstrained_bound(spec: Spec) -> float | None:
 
 
 def pad_columns(K: np.ndarray, m: int) -> np.ndarray:
-    """K with zero columns appended up to M columns (issue 10, item 5).
+    """K with zero columns appended up to M columns.
 
     A zero column y has max_x K_x(y) = 0, so its PML constraint 0 ≤ e^ε·min_P P·K(:,y) holds, and it adds
     nothing to any utility here (μ(0) = 0, loss 0, no change to total variation): the certificate of the

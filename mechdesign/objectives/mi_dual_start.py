@@ -1,6 +1,6 @@
-"""A starting point for mutual-information column generation: the best dual of the form λ = a·1 + b·P (issue 13, N = 200).
+"""A starting point for mutual-information column generation: the best dual of the form λ = a·1 + b·P (fewer rounds at N = 200).
 
-The column generation of :func:`mechdesign.objectives.sublinear.design_column_generation` minimises, in effect, the
+The column generation of :func:`mechdesign.engines.sublinear.design_column_generation` minimises, in effect, the
 convex function B(λ) = Σ_x λ_x + N·max(g(λ), 0), g(λ) = max over rays r of (μ(r) − λ·r)/(1·r), by cutting planes
 (each round's restricted LP over the rays S found so far gives λ). From the constant-kernel-like start its duals wander
 for a hundred rounds at N = 100 and stay put for ~15 rounds at N = 200 (the restricted LP is degenerate), while the
@@ -28,9 +28,8 @@ import time
 
 import numpy as np
 
-from mechdesign.lp.highs import new_highs, set_seconds_left
+from mechdesign.lp.highs import configured_highs, set_seconds_left
 from mechdesign.lp.interrupt import run_interruptible
-from mechdesign.lp.threads import highs_threads
 
 __all__ = ["affine_dual_start", "AFFINE_START_ROUNDS"]
 
@@ -52,10 +51,7 @@ def affine_dual_start(P: np.ndarray, R: np.ndarray, mu_fn, pricer, tol: float, s
     n = len(P)
     Phi = np.column_stack([np.ones(n), np.asarray(P, float)])
     k = Phi.shape[1]
-    h = new_highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", highs_threads())
-    h.setOptionValue("presolve", "off")
+    h = configured_highs("dual_start")
     rhs = Phi.sum(axis=0)
     h.addRows(k, rhs, rhs, 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
 

@@ -1,10 +1,9 @@
 """What every objective's program hands back to :func:`mechdesign.design.design`.
 
-An objective compiles to a program of its own kind (one kernel LP, N(N−1) pair LPs, the extreme-ray LP,
-column generation, tangent/secant LPs, a MIP); whatever it is, running it yields a :class:`PlanOutcome`:
+Every engine (:mod:`mechdesign.engines`) runs a program of its own kind (one kernel LP, N(N−1) pair LPs, the
+extreme-ray LP, column generation, tangent/secant LPs, a MIP); whatever it is, running it yields a :class:`PlanOutcome`:
 a float kernel, the program's value, a bound on the optimum and the solver's statistics. The single
-certify stage in ``design`` turns that into the exact kernel and its certificate. No objective module
-imports ``design``.
+certify stage in ``design`` turns that into the exact kernel and its certificate.
 """
 
 from __future__ import annotations
@@ -43,6 +42,8 @@ class PlanOutcome:
     message: str = ""
     rays: np.ndarray | None = None
     """Sublinear objectives: the extreme rays used (max entry 1), one per output."""
+    engine: str = ""
+    """The engine that produced this outcome (:mod:`mechdesign.engines.routing`; set by the route)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Exact pricing for mutual information column generation (see :mod:`mechdesign.objectives.sublinear`).
+"""Exact pricing for mutual information column generation (see :mod:`mechdesign.engines.sublinear`).
 
 On a ray family of the min_mass/simplex cone (two-level rays r = m + (1 − m)1_A, or
 r = 1_A + w e_j) the reduced value (μ(r) − λ·r)/(1·r) of mutual information is

@@ -1,4 +1,4 @@
-"""The root pass of mutual-information pricing, vectorised over slopes and ray families (issue 13, N = 100).
+"""The root pass of mutual-information pricing, vectorised over slopes and ray families (what makes N = 100 tractable).
 
 Every family of :class:`~mechdesign.objectives.pricing_mi.MIFamily` asks for
 

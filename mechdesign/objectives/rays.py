@@ -77,7 +77,7 @@ def _perspective(f, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if alpha == 1:
             return _perspective("kl", a, b)
         # a^α b^(1−α) in log space: for α = 100 and entries ~1e−5 the factors under- and overflow
-        # separately (0·inf) although the product is finite (issue 10, item 7)
+        # separately (0·inf) although the product is finite
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
             power = ap**alpha * bp ** (1 - alpha)
             bad = ~np.isfinite(power) | ((power == 0) & (ap > 0))

@@ -86,7 +86,7 @@ class PriorSetRules(ABC):
     # ------------------------------------------------------------------ Dobrushin pair bounds
     def pair_mass_shifts(self) -> tuple[list[Fraction], dict[tuple[int, int], Fraction]]:
         """Mass κ_ab that 𝒫 can move from symbol b to symbol a, with witnesses P, Q ∈ 𝒫, Q − P = κ_ab(e_a − e_b)
-        (the Dobrushin pair bounds of :mod:`mechdesign.objectives.dobrushin_shift`, which prove each kind's
+        (the Dobrushin pair bounds of :mod:`mechdesign.engines.dobrushin_shift`, which prove each kind's
         formula): per-symbol values k with κ_ab = min(k_a, k_b), and the pairs (a < b) where κ_ab is smaller.
         The default κ = 0 (P = Q) holds for every prior set."""
         return [Fraction(0)] * self.n, {}
@@ -154,7 +154,7 @@ def masses_up(values) -> np.ndarray:
     """Prior masses (Fractions) as floats rounded *up*.
 
     The LP row  w_j ≤ Σ_x v̂_x k_xj  then is a relaxation of the true row (v̂ ≥ v, k ≥ 0), so the LP's
-    bound is a bound for the problem as written (issue 10, item 3), and Σ_x v̂_x ≥ 1 keeps the constant
+    bound is a bound for the problem as written, and Σ_x v̂_x ≥ 1 keeps the constant
     column k = q·1, w_j = e^−ε q, exactly feasible. Rounded to nearest, Σ v̂ could be 1 − 1e−16, and at
     ε = 0 the row t ≤ (Σ v̂) t forced t = 0: the LP was infeasible in exact arithmetic (item 2, seen for
     masses of 1e−9). The exact certificate is against the true masses either way.

@@ -1,4 +1,4 @@
-"""𝒫 = {P : lower ≤ P ≤ upper, Σ_x P(x) = 1}, by LP duality (docs/explanation/mathematics.md, "dualise"):
+"""𝒫 = {P : lower ≤ P ≤ upper, Σ_x P(x) = 1}, by LP duality (docs/explanation/mathematics.md, section 'Linear constraints'):
 
     min P·k = max μ + l·α − u·β   over α, β ≥ 0 with μ + α_x − β_x ≤ k_x,
 
@@ -31,7 +31,7 @@ class BoxRules(PriorSetRules):
         # the box widened outwards to floats (lower rounded down, upper up): it contains the true box, so
         # min over it is ≤ the true min and the rows stay safe; rounded to nearest instead, a degenerate box
         # (lower = upper, e.g. masses of 1e−9) can have Σ lower > 1 or Σ upper < 1 in floats, an empty
-        # box whose dual is unbounded: the PML rows went slack and the repair needed w ≈ 0.7 (issue 10, item 2)
+        # box whose dual is unbounded: the PML rows went slack and the repair needed w ≈ 0.7
         lo = np.array([float_down(Fraction(v)) for v in self.model.lower])[:, None]
         up = np.array([float_up(Fraction(v)) for v in self.upper])[:, None]
         column_rows(b, w, k_idx.shape[1], [(mu[None, :], -1.0), (alpha, -lo), (beta, up)])
@@ -64,7 +64,7 @@ class BoxRules(PriorSetRules):
         return all(lo <= u <= hi for lo, hi in zip(self.model.lower, self.upper))
 
     def pair_mass_shifts(self):
-        """κ_ab = min(upper_a − lower_a, upper_b − lower_b, 1 − Σ lower, Σ upper − 1) (witness: objectives/dobrushin_shift.py)."""
+        """κ_ab = min(upper_a − lower_a, upper_b − lower_b, 1 − Σ lower, Σ upper − 1) (witness: engines/dobrushin_shift.py)."""
         lower, upper = list(self.model.lower), list(self.upper)
         common = min(1 - sum(lower, Fraction(0)), sum(upper, Fraction(0)) - 1)
         return [max(Fraction(0), min(hi - lo, common)) for lo, hi in zip(lower, upper)], {}

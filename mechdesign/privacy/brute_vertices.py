@@ -1,6 +1,6 @@
 """Vertex enumeration by trying every set of tight constraints: the fallback when cdd's floating-point
 double description gives up ("Numerical inconsistency is found. Use the GMP exact arithmetic", seen for
-an ℓ1-ball of radius 1e−6; issue 10, item 7; the GMP build of pycddlib is not installed).
+an ℓ1-ball of radius 1e−6; the GMP build of pycddlib is not installed).
 
 A vertex of {x : E x = e, A x + b ≥ 0} in R^n is the solution of E x = e together with n − rank(E)
 linearly independent tight rows A_S x + b_S = 0, and is feasible. So every subset S of that size is

@@ -4,7 +4,7 @@ A kernel is (ε,𝒫)-PML iff every column k = K(:,y) lies in the polyhedral con
 
     C(ε,𝒫) = {k ∈ R^N : k ≥ 0,  k_x ≤ e^ε v·k  for every x and every vertex v of 𝒫}
 
-(docs/explanation/mathematics.md). A sublinear utility is maximised by splitting columns into
+(docs/explanation/mathematics.md, section 'Objectives'). A sublinear utility is maximised by splitting columns into
 extreme rays of C, so this module lists them, normalised to max_x r_x = 1.
 
 Known structure (derived by counting tight constraints: an extreme ray of a
@@ -67,7 +67,7 @@ TOL = 1e-12
 TINY_EPSILON = 1e-4
 """Below this ε, :func:`cdd_rays` lists the rays by trying every tight subset of the cone's rows (when
 affordable) instead of cdd, whose floating-point tolerances merged the rays of C(1e−9, 𝒫), which differ
-by O(ε), into the single ray 1: the ray LP then had one column (issue 10, item 7)."""
+by O(ε), into the single ray 1: the ray LP then had one column."""
 
 
 def _require_cdd():
@@ -153,6 +153,10 @@ def cone_inequalities(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray
     return np.vstack(rows)
 
 
+NEAR_ROW_DIGITS = 6
+"""Rows of the cone's inequalities that agree to this many decimals but not to 14 make it near-degenerate."""
+
+
 def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
     """The extreme rays of C(ε,𝒫) by cdd's double description (floating point), max entry 1."""
     if n > CDD_MAX_N:
@@ -165,17 +169,43 @@ def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
         if math.comb(len(G), n - 1) <= MAX_SUBSETS:
             R = brute_force_vertices(G, np.zeros(len(G)), np.ones((1, n)), np.ones(1), tol=1e-15)
             return _normalise(np.clip(R, 0.0, None)) if len(R) else np.zeros((0, n))
+    from mechdesign.privacy.brute_vertices import MAX_SUBSETS
+
+    distinct = unique_rows(G, 14)
+    if len(unique_rows(G, NEAR_ROW_DIGITS)) < len(distinct) and math.comb(len(distinct), n - 1) <= MAX_SUBSETS:
+        # rows that agree to 1e-6 but differ (an ℓ1-ball of radius 1e-6): cdd's floating-point double
+        # description can drop rays there without raising; every tight subset is tried instead
+        R = _brute_force(distinct, np.zeros(len(distinct)), np.ones((1, n)), np.ones(1))
+        return _normalise(np.clip(R, 0.0, None)) if len(R) else np.zeros((0, n))
     cdd = _require_cdd()
     mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
     try:
         gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-        R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12])
+        R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12]).reshape(-1, n)
+        if not _rays_hold_the_constant_column(G, R):
+            raise RuntimeError("cdd's rays leave the cone or do not generate it")
     except RuntimeError:  # cdd's "Numerical inconsistency": the rays are the vertices of C ∩ {Σk = 1}
         G = unique_rows(G, 14)
         R = _brute_force(G, np.zeros(len(G)), np.ones((1, n)), np.ones(1))
     if len(R) == 0:
         return np.zeros((0, n))
     return _normalise(np.clip(R, 0.0, None))
+
+
+def _rays_hold_the_constant_column(G: np.ndarray, R: np.ndarray, tol: float = 1e-9) -> bool:
+    """A check of cdd's floating-point output: every ray lies in the cone {k : G k ≥ 0} (to ``tol``
+    relative) and the cone of the rays holds the all-ones column (the constant kernel's column, which is
+    in every C(ε,𝒫)), so Σ_y θ_y r_y = 1 is solvable over them. Near-degenerate cones (the rows of an
+    ℓ1-ball of radius 1e-6 agree to 1e-6) can make the double description drop rays without raising."""
+    from scipy.optimize import nnls
+
+    if len(R) == 0:
+        return False
+    Rn = R / np.abs(R).max(axis=1, keepdims=True)
+    if (Rn @ G.T).min() < -tol * max(1.0, float(np.abs(G).max())):
+        return False
+    _, residual = nnls(Rn.T, np.ones(R.shape[1]))
+    return residual <= tol * math.sqrt(R.shape[1])
 
 
 def extreme_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""𝒫 = {P in the simplex : ‖P − center‖₁ ≤ r}, by LP duality (docs/explanation/mathematics.md, "dualise"): with s ≥ |P − c|,
+"""𝒫 = {P in the simplex : ‖P − center‖₁ ≤ r}, by LP duality (docs/explanation/mathematics.md, section 'Linear constraints'): with s ≥ |P − c|,
 
     min P·k = max μ + c·(α − β) − rρ   over α, β, ρ ≥ 0 with μ + α_x − β_x ≤ k_x (P_x ≥ 0), α_x + β_x ≤ ρ.
 
@@ -32,7 +32,7 @@ class L1BallRules(PriorSetRules):
         mu, alpha, beta, span = dual_multipliers(b, n, k_idx, k_coef, tag, k_range)
         center = np.array([float(v) for v in self.model.center])[:, None]
         # a ball around the float centre with the radius rounded up by the centre's rounding contains the
-        # true ball: the LP's min is ≤ the true min, so the rows stay safe (issue 10, item 2)
+        # true ball: the LP's min is ≤ the true min, so the rows stay safe
         drift = sum((abs(Fraction(v) - Fraction(float(v))) for v in self.model.center), Fraction(0))
         radius = float_up(self.radius + drift)
         rho = b.variables(f"rho_{tag}", (J,), lower=0.0, upper=4 * span)
@@ -71,7 +71,7 @@ class L1BallRules(PriorSetRules):
 
     def pair_mass_shifts(self):
         """With m_x = min(c_x, r/2), μ = min(m_a, m_b): κ_ab = r/2 + μ when 1 − c_a − c_b ≥ r/2 − μ, else
-        m_a + m_b (witnesses: objectives/dobrushin_shift.py)."""
+        m_a + m_b (witnesses: engines/dobrushin_shift.py)."""
         center, half = list(self.model.center), self.radius / 2
         m = [min(c, half) for c in center]
         cf = np.array([float(c) for c in center])

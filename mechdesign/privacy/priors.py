@@ -60,7 +60,7 @@ def constrain_min_expectation(
     * box, l1_ball:   LP duality (modules :mod:`~mechdesign.privacy.box`, :mod:`~mechdesign.privacy.l1_ball`).
 
     Returns where the rows went, for solvers that exploit the structure
-    (:mod:`mechdesign.lp.colgen`): for simplex ``{"low": (N, J) row ids}``, for
+    (:mod:`mechdesign.engines.output_generation`): for simplex ``{"low": (N, J) row ids}``, for
     min_mass ``{"u": u's indices, "low": (N, J) ids of u_j − k_xj ≤ 0,
     "column": (J,) ids}``; ``{}`` for the other kinds.
     """

@@ -1,4 +1,4 @@
-"""Vertices of a small polytope {x ∈ R^d : G x ≥ h} without pycddlib (issue 12, item 8).
+"""Vertices of a small polytope {x ∈ R^d : G x ≥ h} without pycddlib.
 
 The base install has no C extension for vertex enumeration (pycddlib-standalone compiles from
 source where no wheel exists), yet ``mechdesign extremes`` on a small spec is a documented

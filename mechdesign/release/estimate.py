@@ -23,11 +23,26 @@ Uncertainty for ``mle`` and ``projected`` is a parametric bootstrap: B count vec
 Multinomial(n, Kᵀ p̂) with a seeded generator, the estimator is rerun on each (batched), and the
 standard error is the bootstrap standard deviation; intervals are the bootstrap percentiles. A
 simultaneous band (every symbol at once, at the stated level) uses Bonferroni: level 1 − α/N per symbol.
+
+Identifiability (rank K < N). The outputs determine only q = KᵀP, so the mass P_x is identified exactly when
+e_x lies in the column space of K (then P_x = wᵀq for K w = e_x); otherwise the maximisers of L form the
+face {P ∈ Δ : KᵀP = Kᵀp̂} and every value of P_x in [lo(q̂*), hi(q̂*)], q̂* = Kᵀp̂, fits the reports
+equally well, where lo(q) = min{P_x : P ≥ 0, KᵀP = q} and hi(q) = max{…} (two small LPs per mass, one
+HiGHS model re-solved with new costs; Σ P = 1 follows from Σ_y (KᵀP)_y = Σ_x P_x). The interval is this range
+widened by the sampling uncertainty of q̂ (a partial-identification interval in the sense of Imbens and
+Manski, Econometrica 2004): a dual solution λ of the lo-LP (K λ ≤ e_x) gives, for the true P,
+λᵀq = λᵀKᵀP = (Kλ)ᵀP ≤ e_xᵀP = P_x, and λᵀq̂ (q̂ = c/n) is an unbiased estimate of λᵀq with variance
+(Σ_y λ_y² q_y − (λᵀq)²)/n, so the lower end min(lo(q̂*), λᵀq̂) − z·sd is a lower confidence bound for P_x
+at level 1 − α/2 whatever the true P in the face (likewise the upper end from the hi-LP's dual), up to
+the normal approximation and λ's dependence on the data (both vanish as n grows). So the interval covers
+P_x with probability at least about 1 − α (tests/test_estimate.py checks it by simulation on
+rank-deficient designs). When rank K < N every mass gets its interval this way (for an identified mass
+lo = hi, and the construction stays valid at masses near 0, where bootstrap percentiles undercover);
+a mass that is not identified has no standard error and is marked "not identified".
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import warnings
 from collections.abc import Mapping
@@ -38,6 +53,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mechdesign.release.blas_threads import single_threaded_blas
+from mechdesign.release.input_files import CSV_FIELD_LIMIT, check_label, csv_rows
 from mechdesign.spec.errors import InputError
 from mechdesign.theory.accuracy import inversion_matrix, inversion_variances, kernel_rank
 
@@ -81,9 +97,29 @@ class EstimateResult:
     """How the standard errors were obtained: 'asymptotic', 'parametric bootstrap (B = …)' or 'none'."""
     diagnostics: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    identified: np.ndarray | None = None
+    """Per symbol: True when the reports determine P_x (always, when rank K = N); a mass that is not
+    identified has the range of the maximisers widened by sampling uncertainty as its interval, and no
+    standard error (None: all identified)."""
+
+    def __repr__(self) -> str:
+        from mechdesign.display import estimate_repr
+
+        return estimate_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import estimate_html
+
+        return estimate_html(self)
+
+    def is_identified(self) -> np.ndarray:
+        """Boolean per symbol (all True when rank K = N)."""
+        if self.identified is None:
+            return np.ones(len(self.labels), dtype=bool)
+        return np.asarray(self.identified, dtype=bool)
 
     def to_frame(self):
-        """A pandas DataFrame with columns label, estimate, standard_error, lower, upper."""
+        """A pandas DataFrame with columns label, estimate, standard_error, lower, upper, identified."""
         import pandas as pd
 
         nan = np.full(len(self.labels), np.nan)
@@ -94,12 +130,13 @@ class EstimateResult:
                 "standard_error": nan if self.standard_error is None else self.standard_error,
                 "lower": nan if self.lower is None else self.lower,
                 "upper": nan if self.upper is None else self.upper,
+                "identified": self.is_identified(),
             }
         )
 
     def to_json(self) -> dict[str, Any]:
         def arr(v):
-            return None if v is None else [float(x) for x in v]
+            return None if v is None else [float(x) if math.isfinite(x) else None for x in v]
 
         return {
             "method": self.method,
@@ -112,6 +149,7 @@ class EstimateResult:
             "standard_error": arr(self.standard_error),
             "lower": arr(self.lower),
             "upper": arr(self.upper),
+            "identified": [bool(v) for v in self.is_identified()],
             "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
             "warnings": list(self.warnings),
         }
@@ -134,8 +172,9 @@ def counts_from_labels(values, output_labels: Sequence[str]) -> np.ndarray:
     index = {lab: j for j, lab in enumerate(output_labels)}
     codes = np.empty(len(values), dtype=np.int64)
     for pos, v in enumerate(values):
-        j = index.get(str(v).strip())
+        j = index.get(str(v))
         if j is None:
+            check_label(str(v), f"row {pos}")
             raise InputError(
                 f"row {pos}: unknown output label {str(v)!r}: the mechanism's outputs are {_preview(output_labels)}"
             )
@@ -182,11 +221,19 @@ def count_csv_column(
             if len(col) == 0:
                 continue
             enc = col.dictionary_encode()
-            words = [str(w).strip() for w in enc.dictionary.to_pylist()]
+            words = [str(w) for w in enc.dictionary.to_pylist()]
+            longest = max(words, key=len)
+            if len(longest) > CSV_FIELD_LIMIT:  # the rule of every CSV read (the csv module's limit)
+                row = rows_before + 1 + int(np.argmax(np.asarray(enc.indices) == words.index(longest)))
+                raise InputError(
+                    f"{path}: malformed CSV at row {row}: a field is longer than {CSV_FIELD_LIMIT} characters "
+                    "(the csv module's limit)"
+                )
             mapping = np.array([index.get(w, -1) for w in words], dtype=np.int64)
             codes = enc.indices.to_numpy(zero_copy_only=False)
             if (mapping < 0).any():
                 bad = np.flatnonzero(mapping[codes] < 0)[0]
+                check_label(words[codes[bad]], f"{path}: row {rows_before + bad + 1}, column {column!r}")
                 raise InputError(
                     f"{path}: row {rows_before + bad + 1}: unknown output label {words[codes[bad]]!r} "
                     f"in column {column!r}: the mechanism's outputs are {_preview(output_labels)}"
@@ -210,7 +257,7 @@ def _read_header(path: Path, delimiter: str) -> list[str]:
         raise InputError(f"--input: cannot read {path}: {exc}") from None
     if not first.strip():
         raise InputError(f"{path}: empty input: no header row and no records")
-    return next(csv.reader([first], delimiter=delimiter))
+    return csv_rows([first], str(path), delimiter)[0]
 
 
 def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarray:
@@ -226,7 +273,7 @@ def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarra
         raise InputError(f"--counts: cannot read {path}: {exc}") from None
     rows = [
         r
-        for r in csv.reader(text.splitlines(), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+        for r in csv_rows(text.splitlines(), str(path), "\t" if path.suffix.lower() == ".tsv" else ",")
         if r and any(v.strip() for v in r)
     ]
     if rows and len(rows[0]) >= 2 and not _is_number(rows[0][1]):
@@ -236,11 +283,15 @@ def read_counts_csv(path: str | Path, output_labels: Sequence[str]) -> np.ndarra
     index = {lab: j for j, lab in enumerate(output_labels)}
     counts = np.zeros(len(output_labels), dtype=np.int64)
     for r, row in enumerate(rows, start=1):
-        if len(row) < 2:
-            raise InputError(f"{path}: row {r}: expected two fields (label, count), found {len(row)}")
-        label, raw = row[0].strip(), row[1].strip()
+        if len(row) != 2:
+            raise InputError(
+                f"{path}: row {r}: expected exactly two fields (label, count), found {len(row)}"
+                + (" (extra columns are not read: remove them)" if len(row) > 2 else "")
+            )
+        label, raw = row[0], row[1].strip()
         j = index.get(label)
         if j is None:
+            check_label(label, f"{path}: row {r}")
             raise InputError(
                 f"{path}: row {r}: unknown output label {label!r}: the mechanism's outputs are "
                 f"{_preview(output_labels)}"
@@ -447,7 +498,15 @@ def _newton_active_set(K, c, p, tol, max_iter=60):
         try:
             factor = cho_factor(H, lower=False, check_finite=False)
         except np.linalg.LinAlgError:
-            return None
+            # rank K_S < |S| (a kernel that does not identify P): L is flat along the null space of
+            # K_Sᵀ, and ∇ and 1 (= K_S 1) lie in the column space of K_S, so a ridge δI (δ = 1e-10 of the
+            # mean diagonal) gives the minimum-norm Newton step up to O(δ); the arc search keeps L from
+            # decreasing and the stopping rule is the same certified gap
+            delta = 1e-10 * max(float(np.trace(H)) / idx.size, np.finfo(float).tiny)
+            try:
+                factor = cho_factor(H + delta * np.eye(idx.size), lower=False, check_finite=False)
+            except np.linalg.LinAlgError:
+                return None
         u = cho_solve(factor, n * g[idx], check_finite=False)
         w = cho_solve(factor, np.ones(idx.size), check_finite=False)
         d = u - (u.sum() / w.sum()) * w
@@ -547,6 +606,94 @@ def _plain_em(K, KT, C, nrep, P, tol, max_iter, iters, gap):
         iters[active] += 1
 
 
+IDENTIFIED_TOLERANCE = 1e-9
+"""P_x counts as identified when e_x is this close (squared distance) to the column space of K."""
+
+
+def identified_masses(K) -> np.ndarray:
+    """Per symbol x, whether P_x is a function of q = KᵀP: e_x in the column space of K, i.e.
+    1 − ‖U_r[x]‖² ≤ tol for an orthonormal basis U_r of that space (SVD, numpy's rank tolerance)."""
+    K = np.asarray(K, dtype=float)
+    U, sv, _ = np.linalg.svd(K, full_matrices=False)
+    tol = sv.max(initial=0.0) * max(K.shape) * np.finfo(float).eps
+    U = U[:, sv > tol]
+    return 1.0 - np.einsum("ij,ij->i", U, U) <= IDENTIFIED_TOLERANCE
+
+
+class _MassRange:
+    """min / max of P_x over {P ≥ 0 : KᵀP = q} for each x, by one HiGHS model re-solved with a new cost
+    (the simplex warm-started from the last basis). :meth:`extreme` returns (value, λ) with λ from the
+    LP's dual: Kλ ≤ e_x for the min, Kλ ≥ e_x for the max, so λᵀq' ≤ min (resp. ≥ max) at every q'
+    (weak duality; module docstring)."""
+
+    def __init__(self, K: np.ndarray, q: np.ndarray):
+        import highspy
+
+        from mechdesign.lp.highs import new_highs
+        from mechdesign.lp.threads import highs_threads
+
+        n, m = K.shape
+        h = new_highs()
+        h.setOptionValue("threads", highs_threads())
+        h.setOptionValue("presolve", "off")  # one model, many costs: keep the basis between solves
+        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = n, m
+        lp.col_cost_ = np.zeros(n)
+        lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, highspy.kHighsInf)
+        lp.row_lower_ = lp.row_upper_ = np.asarray(q, dtype=float)
+        A = np.ascontiguousarray(K)  # column x of the LP (P_x) is row x of K: row-wise storage of Kᵀ's columns
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        nz = A != 0
+        lp.a_matrix_.start_ = np.r_[0, np.cumsum(nz.sum(axis=1))].astype(np.int32)
+        lp.a_matrix_.index_ = np.nonzero(nz)[1].astype(np.int32)
+        lp.a_matrix_.value_ = A[nz]
+        h.passModel(lp)
+        self.h, self.n, self.highspy = h, n, highspy
+
+    def extreme(self, x: int, sign: float):
+        h = self.h
+        cost = np.zeros(self.n)
+        cost[x] = sign
+        h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), cost)
+        h.run()
+        if h.getModelStatus() != self.highspy.HighsModelStatus.kOptimal:
+            return None
+        sol = h.getSolution()
+        if not sol.dual_valid:
+            return None
+        return sign * float(h.getInfo().objective_function_value), sign * np.asarray(sol.row_dual, dtype=float)
+
+
+def identification_intervals(K, p, counts, z: float, masses) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For each x in ``masses``: the range [lo, hi] of P_x over the maximisers {P ∈ Δ : KᵀP = Kᵀp} and that
+    range widened by z sampling standard deviations of the dual functionals λᵀq̂ (module docstring).
+    Returns (lo, hi, lower, upper) for those masses, clipped to [0, 1]."""
+    K = np.asarray(K, dtype=float)
+    c = np.asarray(counts, dtype=float)
+    n = c.sum()
+    qhat = c / n
+    qfit = K.T @ p
+    ranges = _MassRange(K, qfit)
+    lo, hi, lower, upper = (np.zeros(len(masses)) for _ in range(4))
+    for k, x in enumerate(masses):
+        ends = []
+        for sign in (1.0, -1.0):
+            out = ranges.extreme(int(x), sign)
+            if out is None:  # no dual: the widest honest answer
+                ends.append((0.0, 0.0) if sign > 0 else (1.0, 1.0))
+                continue
+            value, lam = out
+            centre = float(lam @ qhat)
+            sd = math.sqrt(max(float((lam * lam) @ qfit) - float(lam @ qfit) ** 2, 0.0) / n)
+            widened = min(value, centre) - z * sd if sign > 0 else max(value, centre) + z * sd
+            ends.append((value, widened))
+        (lo[k], lower[k]), (hi[k], upper[k]) = ends
+    clip = lambda v: np.clip(v, 0.0, 1.0)  # noqa: E731
+    return clip(lo), clip(hi), clip(lower), clip(upper)
+
+
 def _point_estimates(K, C, method: str, projection: str, B=None, tol=1e-10, max_iter=100_000, p0=None):
     """Estimates for a batch of count rows C (B × M); returns (P, EMResult or None)."""
     if method == "mle":
@@ -578,7 +725,8 @@ def estimate_distribution(
 
     ``method``: ``mle`` (EM, bootstrap intervals), ``inversion`` (asymptotic intervals) or ``projected``
     (``projection`` = ``euclidean`` or ``clip``; bootstrap intervals). ``bootstrap`` = B resamples (0: no
-    standard errors or intervals for mle/projected); ``seed`` seeds the bootstrap. ``simultaneous``: a
+    standard errors or intervals for mle/projected, except that mle on a kernel of rank < N gives its
+    intervals without a bootstrap, see the module docstring); ``seed`` seeds the bootstrap. ``simultaneous``: a
     Bonferroni band covering all N masses at once with probability ≥ ``confidence``. BLAS runs on one
     thread (:mod:`mechdesign.release.blas_threads`)."""
     from scipy.stats import norm
@@ -620,13 +768,19 @@ def estimate_distribution(
                 f"--method {method}: the kernel has rank {rank} < N = {n_sym}, so K^T p = q has no "
                 "unique solution (P_X is not identifiable from the outputs); use --method mle"
             ) from None
-    elif rank < n_sym:
+    identified = None
+    if method == "mle" and rank < n_sym:
+        identified = identified_masses(K)
+        missing = [labels[x] for x in np.flatnonzero(~identified)]
         msg = (
-            f"the kernel has rank {rank} < N = {n_sym}: the likelihood is flat along the null space of K^T, "
-            "so the MLE is one of many maximisers (P_X is not identifiable from the outputs)"
+            f"the kernel has rank {rank} < N = {n_sym}, so P_X is not identifiable from the outputs: the "
+            f"likelihood is flat along the null space of K^T and the reports do not identify the masses of "
+            f"{_preview(missing)}; their intervals hold every value compatible with the maximisers, widened "
+            "by sampling uncertainty"
         )
         warnings.warn(msg, NotIdentifiableWarning, stacklevel=3)
         notes.append(msg)
+        diagnostics["not_identified"] = missing
     C = c[None, :].astype(float)
     P, em = _point_estimates(K, C, method, projection, B, tol, max_iter)
     p = P[0]
@@ -657,7 +811,7 @@ def estimate_distribution(
         z = norm.ppf(1 - a / 2)
         lower, upper = p - z * se, p + z * se
         uncertainty = "asymptotic (plug-in covariance of the linear estimator)"
-    elif bootstrap > 0:
+    elif bootstrap > 0 and (identified is None or identified.any()):  # no standard error to bootstrap else
         rng = np.random.default_rng(seed)
         q = np.clip(K.T @ p, 0, None)
         q /= q.sum()
@@ -682,6 +836,20 @@ def estimate_distribution(
             )
     else:
         uncertainty = "none (bootstrap = 0)"
+    if identified is not None:
+        # rank K < N: every interval from the identified-set LPs (module docstring), which need no
+        # bootstrap and stay valid on the simplex's boundary; standard errors only where P_x is identified
+        masses = np.arange(n_sym)
+        z = norm.ppf(1 - a / 2)
+        lo, hi, lower, upper = identification_intervals(K, p, c, z, masses)
+        if se is not None:
+            se = np.where(identified, se, np.nan)
+        diagnostics["identified_range"] = {labels[x]: [float(lo[x]), float(hi[x])] for x in np.flatnonzero(~identified)}
+        uncertainty = (
+            ("" if se is None else uncertainty.replace("percentile intervals", "standard errors") + "; ")
+            + "rank K < N: intervals from the range of P_x over the maximisers (an LP per end) widened by "
+            + f"z = {z:.3g} sampling sds of its dual bound"
+        )
     return EstimateResult(
         method=method if method != "projected" else f"projected ({projection})",
         labels=labels,
@@ -695,6 +863,7 @@ def estimate_distribution(
         uncertainty=uncertainty,
         diagnostics=diagnostics,
         warnings=tuple(notes),
+        identified=identified,
     )
 
 
@@ -706,8 +875,9 @@ def counts_for(outputs_or_counts, output_labels: Sequence[str]) -> np.ndarray:
         index = {lab: j for j, lab in enumerate(output_labels)}
         c = np.zeros(len(output_labels), dtype=np.int64)
         for label, value in outputs_or_counts.items():
-            j = index.get(str(label).strip())
+            j = index.get(str(label))
             if j is None:
+                check_label(str(label), "counts")
                 raise InputError(
                     f"counts: unknown output label {str(label)!r}: the mechanism's outputs are "
                     f"{_preview(output_labels)}"

@@ -35,6 +35,7 @@ import numpy as np
 
 from mechdesign.certify.exact import GridKernel
 from mechdesign.certify.grid_arith import INT64_ENTRY_LIMIT, exact_sums
+from mechdesign.release.input_files import check_kernel_shape
 from mechdesign.spec.errors import InputError
 from mechdesign.spec.input_rules import shown_number
 
@@ -237,6 +238,7 @@ def read_normalised_fast(path: Path) -> tuple[GridKernel, list[int]] | None:
         return None
     if ints is None:
         return None
+    check_kernel_shape(*ints[0].shape, str(path))
     return _checked(ints[0], ints[1], str(path))
 
 
@@ -306,8 +308,8 @@ def _json_numerators(path: Path) -> tuple[np.ndarray, int] | None:
     pieces.append(raw[last:])
     try:
         data = json.loads(b"".join(pieces))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None  # the Fraction path words the error
     if not isinstance(data, dict) or any(data.get(name) != ph for name, ph in placeholders.items()):
         return None
     if "kernel" in spans and not _valid_json_rows(raw, *spans["kernel"]):
@@ -369,7 +371,7 @@ def _valid_json_rows(raw: bytes, lo: int, hi: int) -> bool:
         if valid is None:
             try:
                 json.loads(b"[" + raw[a + 1 : b - 1] + b"]")
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 return False
         elif not valid:
             return False

@@ -131,7 +131,8 @@ class Mechanism:
     @classmethod
     def from_kernel(cls, kernel, labels: Sequence | None = None, output_labels: Sequence | None = None) -> "Mechanism":
         """From an :class:`ExactKernel` or rows of numbers/fractions (floats are taken as the exact
-        rationals they are). Labels default to 0..N−1 and outputs to 0..M−1."""
+        rationals they are). Labels default to 0..N−1 and outputs to y0..y(M−1), names that no input
+        label takes (:func:`mechdesign.spec.notation.output_labels`)."""
         if not isinstance(kernel, ExactKernel):
             from mechdesign.release.kernel_io import _from_rows
 
@@ -139,25 +140,43 @@ class Mechanism:
             kernel = _from_rows(rows, "kernel", stochastic=True)
         n, m = kernel.shape
         labels = tuple(str(v) for v in (range(n) if labels is None else labels))
-        outputs = tuple(str(v) for v in (range(m) if output_labels is None else output_labels))
+        if output_labels is None:
+            from mechdesign.spec.notation import output_labels as default_output_labels
+
+            outputs = default_output_labels(labels, m)
+        else:
+            outputs = tuple(str(v) for v in output_labels)
         return cls(kernel, labels, outputs)
 
     @classmethod
     def from_result(cls, result, output_labels: Sequence | None = None) -> "Mechanism":
         """From a :class:`~mechdesign.design.DesignResult` (its exactly certified kernel).
 
-        Inputs are labelled by the spec's alphabet. Outputs are 0..M−1, except for an
-        expected-loss design with M = N, where output y estimates symbol y and carries its label.
+        Inputs are labelled by the spec's alphabet. Outputs are y0..y(M−1), except for an
+        expected-loss design with M = N, where output y estimates symbol y and carries its label
+        (:func:`mechdesign.spec.notation.output_labels`).
         """
         if result.exact_kernel is None:
             raise InputError(f"mechanism: the design produced no kernel (status {result.status.value})")
         if result.certificate is None or not result.certificate.feasible:
-            raise InputError("mechanism: the design's kernel did not pass the exact privacy check")
+            failing = [c.field for c in getattr(result.certificate, "side_constraints", []) if not c.feasible]
+            what = "the exact privacy check" if not failing else "the exact check of " + ", ".join(failing)
+            raise InputError(f"mechanism: the design's kernel did not pass {what}")
         spec = result.spec
         n, m = result.exact_kernel.shape
         if output_labels is None and objective_rules(spec).outputs_estimate_x and m == n:
             output_labels = spec.labels
         return cls.from_kernel(result.exact_kernel, spec.labels, output_labels)
+
+    def __repr__(self) -> str:
+        from mechdesign.display import mechanism_repr
+
+        return mechanism_repr(self)
+
+    def _repr_html_(self) -> str:
+        from mechdesign.display import mechanism_html
+
+        return mechanism_html(self)
 
     # --------------------------------------------------------------- sampling
     @property

@@ -19,15 +19,20 @@ is an error naming the row (exit 2) and no output file is created.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import csv
 import io
-import json
 import sys
 from pathlib import Path
 
+from mechdesign.release.input_files import check_label, csv_rows, json_loads_bounded
 from mechdesign.spec.errors import InputError
 from mechdesign.release.atomic_write import write_text_atomically
-from mechdesign.release.mechanism import Mechanism
+
+if TYPE_CHECKING:
+    from mechdesign.release.mechanism import Mechanism
+
 
 __all__ = ["register", "run_privatize", "load_mechanism"]
 
@@ -66,6 +71,8 @@ def _cmd_privatize(args) -> int:
 
 def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=None) -> Mechanism:
     """The mechanism of a spec (designed and certified) or of a kernel file."""
+    from mechdesign.release.mechanism import Mechanism
+
     if spec is not None:
         from mechdesign.design import design
 
@@ -80,11 +87,13 @@ def load_mechanism(spec: str | None = None, kernel: str | None = None, labels=No
     outputs = None
     if labels is None and Path(kernel).suffix.lower() == ".json":
         try:
-            data = json.loads(Path(kernel).read_text(encoding="utf-8"))
+            data = json_loads_bounded(Path(kernel).read_text(encoding="utf-8"), kernel)
         except (OSError, ValueError):
             data = None
         if isinstance(data, dict) and isinstance(data.get("labels"), list) and len(data["labels"]) == n:
             labels = [str(v) for v in data["labels"]]
+            for i, label in enumerate(labels):
+                check_label(label, f"{kernel}: labels[{i}]")
             if data.get("objective_kind") == "expected_loss" and m == n:
                 outputs = labels
     if labels is not None and len(labels) != n:
@@ -121,7 +130,7 @@ def _read_csv(path: str, column: str) -> tuple[list[str], list[list[str]], int, 
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"--input: cannot read {path}: {exc}") from None
     delimiter = "\t" if p.suffix.lower() == ".tsv" else ","
-    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    rows = csv_rows(io.StringIO(text, newline=""), path, delimiter)  # a field over the csv limit: one line
     if not rows:
         raise InputError(f"--input: {path} is empty (a header row is required)")
     header, body = rows[0], rows[1:]
@@ -146,8 +155,9 @@ def run_privatize(
             continue
         if col >= len(row):
             raise InputError(f"{input_path}: row {r} (line {r + 1}) has no value in column {column!r}")
-        value = row[col].strip()
-        if str(value) not in mech._index:
+        value = row[col]
+        if value not in mech._index:
+            check_label(value, f"{input_path}: row {r} (line {r + 1}), column {column!r}")
             raise InputError(
                 f"{input_path}: row {r} (line {r + 1}): unknown label {value!r} in column "
                 f"{column!r} (labels: {', '.join(mech.labels[:10])}{', ...' if len(mech.labels) > 10 else ''})"

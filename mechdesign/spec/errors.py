@@ -1,6 +1,6 @@
 """Exceptions that the command line turns into messages and exit statuses.
 
-Exit statuses (docs/reference/exit-statuses.md): 0 optimal and certified; 1 no certified optimum
+Exit statuses (docs/explanation/mathematics.md, section 'Contract'): 0 optimal and certified; 1 no certified optimum
 (:class:`SolveFailure` and non-optimal results); 2 bad input (:class:`InputError`);
 3 internal error (any other exception: a bug); 130 interrupted (Ctrl-C). The command line
 (:func:`mechdesign.cli.main.main`) maps them.

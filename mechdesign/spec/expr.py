@@ -112,7 +112,7 @@ refused): the literal is turned into an exact integer ratio, whose size grows wi
 def _literal(segment: str | None, value) -> Fraction:
     """The exact rational a literal denotes: its source text, never its binary double.
 
-    ``2.30258509299404568401799145468436420760`` is that decimal exactly (issue 10, item 1): the
+    ``2.30258509299404568401799145468436420760`` is that decimal exactly: the
     double Python's parser made of it lies above ln 10, the decimal below.
     """
     if isinstance(value, int):

@@ -1,4 +1,4 @@
-"""Reading a spec as exactly what it says, within stated size limits (issue 10 items 1 and 8, issue 12 item 3).
+"""Reading a spec as exactly what it says, within stated size limits.
 
 **Numbers mean their text.** PyYAML turns an unquoted ``2.30258509299404568401799145468436420760``
 into the nearest double, which can lie *above* the decimal written (here above ln 10). The loader
@@ -27,7 +27,7 @@ aliases are refused, and so is a key that appears twice in one mapping (named, w
   priors → list), so 32 is generous; it is counted on the parser's event stream, before a node
   tree is built, so a 5,000-deep document gives a message, never a RecursionError.
 * N ≤ :data:`MAX_N`, M ≤ :data:`MAX_M`, N·M ≤ :data:`MAX_NM` (see ``Spec``): 10^7 admits the
-  documented target N = M = 3000 (9·10^6 kernel entries, docs/reference/limits.md) with a margin, and bounds
+  project's scale target N = M = 3000 (9·10^6 kernel entries) with a margin, and bounds
   the LP (one variable per kernel entry) at about 10^7 columns, a few GB at most.
 """
 
@@ -42,6 +42,8 @@ from typing import Any
 
 import yaml
 
+from mechdesign.spec.errors import InputError
+
 __all__ = [
     "DecimalText",
     "MAX_SPEC_BYTES",
@@ -51,6 +53,8 @@ __all__ = [
     "MAX_NM",
     "SpecInputError",
     "load_yaml_text",
+    "read_yaml_input",
+    "read_yaml_file",
     "read_spec_file",
     "plain_python",
     "exact_number_text",
@@ -86,6 +90,9 @@ class DecimalText(float):
         obj = super().__new__(cls, value)
         obj.text = text
         return obj
+
+    def __reduce__(self):  # copy, deepcopy and pickle keep the text (``--set`` copies the spec it edits)
+        return (DecimalText, (self.text, float(self)))
 
     def exact(self) -> Fraction:
         """The exact rational the text denotes (raises ValueError for .inf / .nan)."""
@@ -163,7 +170,7 @@ def plain_python(value: Any, where: str = "spec", depth: int = 0) -> Any:
     """Turn NumPy scalars and arrays (and tuples) into plain ints, floats and lists, checking depth.
 
     ``epsilon=np.float64(1.0)``, priors as ``np.array`` and ``np.int64`` sizes then validate like
-    the Python values they hold (issue 12 item 3).
+    the Python values they hold.
     """
     if depth > MAX_DEPTH:
         raise SpecInputError(where, f"nested deeper than {MAX_DEPTH} levels (limit {MAX_DEPTH})")
@@ -327,3 +334,32 @@ def read_spec_file(path: Path) -> str:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecInputError("spec", f"cannot read {path}: {exc}") from None
+
+
+def read_yaml_input(text: str, where: str) -> Any:
+    """Every YAML text the program reads besides a spec file (a sweep file, ``--set`` and ``--vary`` values,
+    ``--prior-set`` mappings, a sweep's base given as text) goes through :func:`load_yaml_text`, with the same
+    rules and limits as a spec file: no anchors or aliases (a 329-character alias bomb would otherwise expand
+    to gigabytes), no explicit tags, no duplicate keys, depth at most :data:`MAX_DEPTH`, at most
+    :data:`MAX_SPEC_BYTES`. A breach is an :class:`~mechdesign.spec.errors.InputError` whose one line starts
+    with ``where`` (the option or file) and states the rule."""
+    try:
+        return load_yaml_text(text)
+    except SpecInputError as exc:
+        rule = exc.rule if exc.field == "spec" else f"{exc.field}: {exc.rule}"
+        raise InputError(f"{where}: {rule}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{where}: malformed YAML{at}: {problem}") from None
+
+
+def read_yaml_file(path: Path, where: str) -> Any:
+    """:func:`read_yaml_input` of a file's text, the file refused by size (``stat``) before it is read;
+    ``where`` names the file in every message (``"SPEC sweep.yaml"``)."""
+    try:
+        text = read_spec_file(Path(path))
+    except SpecInputError as exc:
+        raise InputError(f"{where}: {exc.rule}") from None
+    return read_yaml_input(text, where)

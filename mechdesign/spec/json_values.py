@@ -1,4 +1,4 @@
-"""JSON without the strings "inf" / "-inf" (issue 12, item 10).
+"""JSON without the strings "inf" / "-inf".
 
 JSON has no infinity. Every command's JSON writes an infinite number as ``null`` and lists where it
 did so in one explicit field, ``"infinite": ["path.to.field", ...]`` (+∞; −∞ and NaN, which do not

@@ -4,7 +4,7 @@ A spec names the secret alphabet X (N symbols), the privacy level ε (nats),
 the set of priors 𝒫 the guarantee must hold for, the utility to optimise, the
 output size M and solver options. Every rule is checked when the spec is
 built (``extra="forbid"`` rejects unknown keys); later stages may assume a
-valid spec. docs/reference/spec.md lists every field (generated from these models).
+valid spec. See docs/explanation/mathematics.md, section 'Contract'.
 
 Probabilities (priors, c, box bounds, radii) are stored as exact fractions:
 a number written ``0.05`` means 1/20, not its binary neighbour, and strings
@@ -213,10 +213,66 @@ EpsilonField = Annotated[
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    """The spec's models: unknown keys are errors, values are frozen. A field's description is the docstring
+    written under it; they are attached when a JSON schema is asked for (:func:`_attach_field_docstrings`),
+    not when the models are defined (pydantic's ``use_attribute_docstrings`` reads the source of every class at
+    import: a third of the time to import this module, paid by every command)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def model_json_schema(cls, *args, **kwargs):
+        _attach_field_docstrings()
+        return super().model_json_schema(*args, **kwargs)
+
+
+_FIELD_DOCSTRINGS_ATTACHED = False
+
+
+def _attach_field_docstrings() -> None:
+    """Give every field of this module's models the docstring written under it as its description (what
+    pydantic's ``use_attribute_docstrings`` does), once: one parse of this file, then each model rebuilt in
+    the order of definition, so that models that hold others see their descriptions."""
+    global _FIELD_DOCSTRINGS_ATTACHED
+    if _FIELD_DOCSTRINGS_ATTACHED:
+        return
+    import ast
+    import inspect
+    import sys
+
+    module = sys.modules[__name__]
+    tree = ast.parse(inspect.getsource(module))
+    rebuilt = []
+    for node in tree.body:
+        cls = getattr(module, node.name, None) if isinstance(node, ast.ClassDef) else None
+        if not (isinstance(cls, type) and issubclass(cls, _Model) and cls is not _Model):
+            continue
+        for stmt, after in zip(node.body, node.body[1:]):
+            doc = getattr(after, "value", None)
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(doc, ast.Constant)
+                and isinstance(doc.value, str)
+            ):
+                field = cls.model_fields.get(stmt.target.id)
+                if field is not None and field.description is None:
+                    field.description = inspect.cleandoc(doc.value)
+        rebuilt.append(cls)
+    for cls in rebuilt:
+        cls.model_rebuild(force=True)
+    _FIELD_DOCSTRINGS_ATTACHED = True
 
 
 def _distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    return checked_distribution(values, what)
+
+
+def checked_distribution(values: list[Fraction], what: str) -> tuple[Fraction, ...]:
+    """The one rule for a prior written as masses, wherever it is given (a spec, ``analyze --prior``): every
+    mass >= 0 and the exact sum within :data:`SUM_TOLERANCE` (1e-9) of 1, which is float round-off; the masses
+    are then divided by their exact sum. A ValueError states the rule otherwise."""
     if any(v < 0 for v in values):
         raise ValueError(f"{what} has a negative entry (all masses must be >= 0)")
     total = sum(values, Fraction(0))
@@ -423,7 +479,7 @@ class MutualInformation(_Model):
     """Maximise I(X;Y) = Σ_y μ(K(:,y)), μ(k) = Σ_x P(x) k_x log(k_x / P·k), under a prior P (nats).
 
     Convex and sublinear in each column: designed over the extreme rays of the PML cone
-    (docs/explanation/mathematics.md, "Objectives"; Grosse et al.; envelopes paper, Theorem 4)."""
+    (docs/explanation/mathematics.md, section 'Objectives'; Grosse et al.; envelopes paper, Theorem 4)."""
 
     kind: Literal["mutual_information"]
     prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_prior_choice)] = "uniform"
@@ -476,7 +532,7 @@ class BayesVulnerability(_Model):
 
 
 SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
-"""Objectives maximised over the extreme rays of the PML cone (mechdesign.objectives.sublinear)."""
+"""Objectives maximised over the extreme rays of the PML cone (mechdesign.engines.sublinear)."""
 
 Objective = Annotated[
     Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability, MinVulnerability],
@@ -497,6 +553,9 @@ class SolverOptions(_Model):
     """highs calls HiGHS directly on the compiled sparse LP; cvxpy builds the same LP in cvxpy and solves it with cvxpy's HiGHS interface."""
     presolve: bool = True
     verbose: bool = False
+    engine: str | None = None
+    """Force one engine of the design's route (``mechdesign solve SPEC --plan`` lists the route; the engines are
+    described in docs/explanation/engines.md). A design whose forced engine does not apply is refused (exit 2)."""
     denominator_bits: int = Field(default=52, ge=1, le=52)
     """Emit the kernel on the grid 2^-k (every entry p/2^k, rows summing to exactly 1): k = 52 (default)
     is the finest grid of exact doubles; a small k gives a rational kernel with small denominators.
@@ -544,8 +603,8 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
     return errors
 
 
-# ----------------------------------------------------- privacy constraints (issue 16)
-# The privacy guarantee as a list of constraints (issue 16, items 1 and 2).
+# ----------------------------------------------------- privacy constraints
+# The privacy guarantee as a list of constraints.
 #
 # A spec may state its guarantee as ``privacy:``, a list of constraints that must all hold::
 #
@@ -677,7 +736,7 @@ def rational_expression_text(q: Fraction) -> str:
     return digits(q.numerator) if q.denominator == 1 else f"{digits(q.numerator)}/{digits(q.denominator)}"
 
 
-# ------------------------------------------------- ε chosen from a requirement (issue 17)
+# ------------------------------------------------- ε chosen from a requirement
 # ``epsilon: {protect: {...}}`` instead of a number: the largest ε for which the disclosure paper's theorems
 # guarantee the requirement for every prior of the prior set (the same three requirements as
 # ``mechdesign epsilon``'s flags, one meaning each). The spec only checks the form; the value needs the
@@ -736,7 +795,7 @@ EpsilonOrRequirement = Annotated[
 
 # ------------------------------------------------------------------------ spec
 class Spec(_Model):
-    """A mechanism-design problem: the alphabet, the privacy guarantee, the objective, the output size and the solver."""
+    """A mechanism-design problem (docs/explanation/mathematics.md, section 'Contract')."""
 
     alphabet: Union[Annotated[int, Field(ge=2)], list[Union[str, int]]]
     """N >= 2 secret symbols, or a list of N >= 2 distinct labels."""
@@ -775,6 +834,12 @@ class Spec(_Model):
         if isinstance(alphabet, list):
             if len(alphabet) < 2:
                 raise ValueError(f"needs at least 2 labels, found {len(alphabet)}")
+            spaced = next((a for a in alphabet if isinstance(a, str) and a != a.strip()), None)
+            if spaced is not None:
+                raise ValueError(
+                    f"label {spaced!r} has white space at an end; labels are matched exactly as written "
+                    "(in data and counts files too), so remove the spaces"
+                )
             if len(set(map(str, alphabet))) != len(alphabet):
                 raise ValueError("labels must be distinct")
             if len(alphabet) > MAX_N:

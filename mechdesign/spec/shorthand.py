@@ -1,4 +1,4 @@
-"""The prior-set shorthand of the command line, accepted everywhere a prior set is (issue 12, item 11).
+"""The prior-set shorthand of the command line, accepted everywhere a prior set is.
 
 ``"simplex"``, ``"min_mass:0.05"`` and ``"point:0.2,0.3,0.5"`` expand to the mappings
 ``{kind: simplex}``, ``{kind: min_mass, c: "0.05"}`` and ``{kind: point, prior: ["0.2", "0.3", "0.5"]}``

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from mechdesign.spec.errors import InputError, SpecError
+from mechdesign.spec.input_rules import SpecInputError
 from mechdesign.spec.models import Spec, load_spec
 from mechdesign.sweeps.axes import Axis, Point, expand_points, make_axes
 from mechdesign.sweeps.store import open_store, spec_key
@@ -54,7 +55,7 @@ class SweepPlan:
 
 def _base_dict(base: Any) -> dict:
     """The base spec as plain data (it may be incomplete: the axes can supply missing keys)."""
-    import yaml
+    from mechdesign.spec.input_rules import read_spec_file, read_yaml_input
 
     if isinstance(base, Spec):
         return base.to_dict()
@@ -64,13 +65,10 @@ def _base_dict(base: Any) -> dict:
         text = str(base)
         if isinstance(base, Path) or ("\n" not in text and text.endswith((".yaml", ".yml"))):
             try:
-                text = Path(base).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise InputError(f"spec: cannot read {base}: {exc.strerror or exc}") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise InputError(f"spec: malformed YAML in {base}") from None
+                text = read_spec_file(Path(base))  # refused by size before it is read
+            except SpecInputError as exc:
+                raise InputError(f"spec: {exc.rule}") from None
+        data = read_yaml_input(text, f"spec {base}" if text is not base else "spec")  # no aliases, depth limit
         if not isinstance(data, dict):
             raise InputError(f"spec: must be a mapping of keys to values, found {type(data).__name__}")
         return data
@@ -111,7 +109,29 @@ def _descriptors(spec: dict) -> dict:
         c = float(Fraction(str(ps.get("c"))))
     alphabet = spec.get("alphabet")
     n = alphabet if isinstance(alphabet, int) else len(alphabet or [])
-    return {"prior_set_kind": kind, "c": c, "N": n, "objective_kind": (spec.get("objective") or {}).get("kind")}
+    objective = spec.get("objective") or {}
+    return {
+        "prior_set_kind": kind,
+        "c": c,
+        "N": n,
+        "objective_kind": objective.get("kind"),
+        "objective_detail": _objective_detail(objective),
+    }
+
+
+def _objective_detail(objective: dict) -> str | None:
+    """What an objective is measured with, as short text (``loss=absolute, prior=uniform``): the
+    objective's settings other than its kind, lists and matrices named by their shape only."""
+    parts = []
+    for k, v in objective.items():
+        if k == "kind" or v is None:
+            continue
+        if isinstance(v, list):
+            v = "given" if k in ("prior", "priors") else "matrix" if k == "loss" else f"[{len(v)} values]"
+        elif isinstance(v, dict):
+            v = ",".join(f"{a}={b}" for a, b in v.items())
+        parts.append(f"{k}={v}")
+    return ", ".join(parts) or None
 
 
 def _row(point: Point, spec: dict, key: str, record: dict, cached: bool) -> dict:

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import yaml
 
 from mechdesign.spec.errors import InputError
+from mechdesign.spec.input_rules import read_yaml_input
 
 __all__ = ["Axis", "Point", "parse_values", "parse_vary", "expand_points", "apply_path"]
 
@@ -56,8 +57,20 @@ class Point:
 
 
 def _short(v: Any) -> str:
-    text = yaml.safe_dump(v, default_flow_style=True, width=10_000).strip() if isinstance(v, (dict, list)) else str(v)
+    if isinstance(v, (dict, list)):
+        text = yaml.safe_dump(_dumpable(v), default_flow_style=True, width=10_000).strip()
+    else:
+        text = str(v)
     return text.removesuffix("\n...").strip()
+
+
+def _dumpable(v: Any) -> Any:
+    """``v`` with each decimal read from YAML (a ``float`` subclass that keeps its text) as a plain float."""
+    if isinstance(v, dict):
+        return {k: _dumpable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_dumpable(x) for x in v]
+    return float(v) if isinstance(v, float) else v
 
 
 MAX_POINTS = 100_000
@@ -100,10 +113,7 @@ def parse_values(text: str, what: str = "--vary") -> list:
     if not text:
         raise InputError(f"{what}: no values given")
     if text.startswith("["):
-        try:
-            values = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise InputError(f"{what}: malformed YAML list {text!r}") from None
+        values = read_yaml_input(text, what)  # the spec file's YAML rules and limits (no aliases)
         if not isinstance(values, list) or not values:
             raise InputError(f"{what}: expected a non-empty YAML list, found {text!r}")
         return values
@@ -136,14 +146,11 @@ def parse_values(text: str, what: str = "--vary") -> list:
         item = item.strip()
         if not item:
             raise InputError(f"{what}: empty item in the list {text!r}")
-        try:
-            values.append(_scalar(item))
-        except yaml.YAMLError:
-            raise InputError(f"{what}: cannot read the item {item!r}") from None
+        values.append(_scalar(item, what))
     return values
 
 
-def _scalar(item: str) -> Any:
+def _scalar(item: str, what: str) -> Any:
     """A list item: an integer, a float (``1e-3`` too, which YAML 1.1 reads as text), or YAML."""
     if re.fullmatch(r"[-+]?\d+", item):
         return int(item)
@@ -153,7 +160,7 @@ def _scalar(item: str) -> Any:
             return v
     except ValueError:
         pass
-    return yaml.safe_load(item)
+    return read_yaml_input(item, what)
 
 
 def parse_vary(text: str) -> Axis:

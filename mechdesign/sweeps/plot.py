@@ -7,7 +7,12 @@
   limit), which every (ε,c)-PML curve lies on or above. Lines are grouped by the sweep's axes
   (from the table's metadata), never by a result column; curves that coincide are drawn once
   and named together in the legend.
-* ``time_vs_size``: seconds per design against N, log–log, one series per objective and prior set.
+* ``error_vs_epsilon``: the estimation error per report against ε, log scale, when the table has it:
+  U = n·E‖p̂ − P‖² of the MLE (records i.i.d. from P, solid; the collected population's frequencies,
+  dashed), the curves grouped as in ``utility_vs_epsilon``; designs whose kernel does not identify P
+  (U infinite) are left out and counted in the title.
+* ``time_vs_size``: seconds per design against N, log–log, one series per objective and prior set; the
+  medians are joined by a line only from three sizes on.
 """
 
 from __future__ import annotations
@@ -19,16 +24,36 @@ import numpy as np
 
 from mechdesign.spec.errors import InputError
 
-__all__ = ["utility_vs_epsilon", "time_vs_size", "plot_all", "coinciding_curves"]
+__all__ = ["utility_vs_epsilon", "error_vs_epsilon", "time_vs_size", "plot_all", "coinciding_curves"]
 
 Y_LABELS = {
     "dobrushin": "Dobrushin coefficient η_TV(K) (higher: more utility)",
-    "expected_loss": "expected loss (lower: more utility)",
+    "expected_loss": "expected loss E[L(X, Y)] (lower: more utility)",
     "mutual_information": "mutual information I(X;Y) (nats)",
     "bayes_vulnerability": "Bayes vulnerability",
     "f_divergence": "f-divergence between output laws",
 }
 MAX_LEGEND = 14
+MIN_SIZES_FOR_LINE = 3
+"""The time plot joins the medians by a line only from this many sizes on."""
+
+LOSS_TEXT = {"hamming": "L = 1[x ≠ y]", "absolute": "L = |x − y|", "squared": "L = (x − y)²", "matrix": "L given"}
+PRIOR_TEXT = {"uniform": "uniform prior", "worst_case": "worst prior of the prior set", "given": "given prior"}
+
+
+def _y_label(kind: str, part) -> str:
+    """The panel's y label: the objective, and for an expected loss the loss and prior it is taken under
+    (from the ``objective_detail`` column when one detail holds for the whole panel)."""
+    label = Y_LABELS.get(kind, kind)
+    if kind != "expected_loss" or "objective_detail" not in part:
+        return label
+    details = part["objective_detail"].dropna().unique()
+    if len(details) != 1:
+        return label.replace("E[L(X, Y)]", "E[L(X, Y)], L and prior in the legend")
+    settings = dict(item.split("=", 1) for item in str(details[0]).split(", ") if "=" in item)
+    words = [LOSS_TEXT.get(settings.get("loss", ""), f"L = {settings['loss']}" if "loss" in settings else "")]
+    words.append(PRIOR_TEXT.get(settings.get("prior", "uniform"), "given prior"))
+    return "expected loss E[L(X, Y)], " + ", ".join(w for w in words if w) + "\n(lower: more utility)"
 
 
 def _pyplot():
@@ -62,9 +87,22 @@ def _label(values: dict) -> str:
 
 
 def _fmt(v) -> str:
+    from mechdesign.sweeps.table import prior_set_label
+
     if isinstance(v, float):
         return f"{v:.4g}"
+    if isinstance(v, str) and v.startswith("{"):
+        return prior_set_label(v)
     return str(v)
+
+
+def _colour_keys(data, axis_cols: list[str]) -> dict:
+    """One colour per combination of the axes other than ε and the objective, the same in every panel."""
+    keyed = [a for a in axis_cols if a not in ("epsilon", "objective (axis)") and data[a].nunique(dropna=False) > 1]
+    if not keyed:
+        return {}
+    combos = data[keyed].astype(str).drop_duplicates().itertuples(index=False, name=None)
+    return {"axes": keyed, "colour": {combo: f"C{i % 10}" for i, combo in enumerate(combos)}}
 
 
 def _curves(part, others: list[str], kind: str, eps_all):
@@ -130,6 +168,7 @@ def utility_vs_epsilon(
     if data.empty:
         raise InputError("plot: no point has an objective to plot")
     kinds = [k for k in data["objective_kind"].dropna().unique()]
+    colours = _colour_keys(data, axis_cols)
     fig, panels = plt.subplots(1, len(kinds), figsize=(8.6 * len(kinds), 4.6), squeeze=False)
     for ax, kind in zip(panels[0], kinds):
         part = data[data["objective_kind"] == kind]
@@ -143,6 +182,9 @@ def utility_vs_epsilon(
             label = " = ".join(curves[j][0] for j in cls)
             _, g, closed = curves[cls[0]]
             color = f"C{i % 10}"
+            if colours:
+                first = curves[cls[0]][1].iloc[0]
+                color = colours["colour"].get(tuple(str(first[a]) for a in colours["axes"]), color)
             if closed is not None:  # the certified LP optimum as dots, Theorem 1 as a line of the same colour
                 ax.plot(eps_all, closed, "-", lw=1.0, color=color, alpha=0.9)
                 ax.plot(g["epsilon_value"], g["objective"], "o", ms=3.5, color=color, label=label, gid="curve")
@@ -167,7 +209,7 @@ def utility_vs_epsilon(
             )
             ax.set_ylim(0, 1.05)
         ax.set_xlabel("ε (nats)")
-        ax.set_ylabel(Y_LABELS.get(kind, kind))
+        ax.set_ylabel(_y_label(kind, part))
         ax.set_title(f"{kind}: utility against privacy")
         ax.grid(alpha=0.3)
         handles, labels = ax.get_legend_handles_labels()
@@ -193,24 +235,88 @@ def utility_vs_epsilon(
 
 
 def time_vs_size(df, out: str | Path, stem: str = "time_vs_size") -> list[Path]:
-    """Seconds per design (the task's wall clock) against N, log–log, with the median per N."""
+    """Seconds per design (the task's wall clock) against N, log–log: every design as a faint dot and the median
+    per N as a large marker, joined by a line only when there are at least :data:`MIN_SIZES_FOR_LINE` sizes (a
+    line through two medians would suggest a trend that two sizes cannot show). Ticks are the sizes run and
+    plain seconds."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     plt = _pyplot()
     data = df[df["seconds"].notna() & df["N"].notna() & (df["seconds"] > 0)]
     if data.empty:
         raise InputError("plot: no point has a time to plot")
+    sizes = sorted(int(n) for n in data["N"].unique())
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
-    for i, ((kind, ps), g) in enumerate(data.groupby(["objective_kind", "prior_set_kind"], dropna=False)):
+    groups = data.groupby(["objective_kind", "prior_set_kind"], dropna=False)
+    for i, ((kind, ps), g) in enumerate(groups):
         color = f"C{i % 10}"
-        ax.scatter(g["N"].astype(float), g["seconds"], s=8, alpha=0.5, color=color)
+        shift = 1.0 + 0.03 * (i - (len(groups) - 1) / 2)  # side by side at each N, not on top of each other
+        ax.scatter(g["N"].astype(float) * shift, g["seconds"], s=8, alpha=0.35, color=color, linewidths=0)
         med = g.groupby("N")["seconds"].median()
-        ax.plot(med.index.astype(float), med.values, "-", color=color, lw=1.5, label=f"{kind}, {ps} (median)")
+        style = "o-" if len(med) >= MIN_SIZES_FOR_LINE else "o"
+        ax.plot(
+            med.index.astype(float) * shift,
+            med.values,
+            style,
+            ms=8,
+            mec="black",
+            mew=0.8,
+            color=color,
+            lw=1.5,
+            label=f"{kind}, {ps}: median",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks([float(n) for n in sizes])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(sizes[0] / 1.25, sizes[-1] * 1.25)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("N (secret alphabet size)")
     ax.set_ylabel("time per design (s)")
-    ax.set_title("time against problem size")
+    ax.set_title("time per design against problem size")
+    ax.grid(alpha=0.3, which="major")
+    ax.legend(fontsize=7, title="dots: one design each", title_fontsize=7)
+    fig.tight_layout()
+    paths = _save(fig, Path(out), stem)
+    plt.close(fig)
+    return paths
+
+
+def error_vs_epsilon(df, out: str | Path, stem: str = "error_vs_epsilon", axes: list[str] | None = None) -> list[Path]:
+    """The MLE's error per report (``mle_error``, ``mle_error_population``) against ε; returns the PNG and SVG
+    paths. One line per combination of the sweep's other axes (as :func:`utility_vs_epsilon`)."""
+    from mechdesign.sweeps.table import axis_columns
+
+    axis_cols = axis_columns(df, axes)
+    plt = _pyplot()
+    data = df[df["epsilon_value"].notna() & df["mle_error"].notna()] if "mle_error" in df.columns else df.iloc[:0]
+    if data.empty:
+        raise InputError("plot: no point has an estimation error to plot")
+    left_out = int((df["epsilon_value"].notna() & df["M"].notna()).sum() - len(data)) if "M" in df.columns else 0
+    others = [a for a in axis_cols if a != "epsilon" and data[a].nunique(dropna=False) > 1]
+    fig, ax = plt.subplots(figsize=(8.6, 4.6))
+    groups = data.groupby(others, sort=True, dropna=False) if others else [((), data)]
+    for i, (values, g) in enumerate(groups):
+        values = values if isinstance(values, tuple) else (values,)
+        g = g.sort_values("epsilon_value")
+        color = f"C{i % 10}"
+        label = _label(dict(zip(others, values)))
+        ax.plot(g["epsilon_value"], g["mle_error"], "o-", ms=3, lw=1.2, color=color, label=label, gid="curve")
+        ax.plot(g["epsilon_value"], g["mle_error_population"], "--", lw=1.0, color=color, label="_population")
+    ax.plot([], [], "-", color="gray", label="solid: records i.i.d. from P")
+    ax.plot([], [], "--", color="gray", label="dashed: the collected population's frequencies")
+    ax.set_yscale("log")
+    ax.set_xlabel("ε (nats)")
+    ax.set_ylabel("U = n · E‖p̂ − P‖² of the MLE (lower is better)")
+    title = "estimation error per report against privacy"
+    if left_out > 0:
+        title += f" ({left_out} design{'s' if left_out > 1 else ''} not identifying P left out)"
+    ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     paths = _save(fig, Path(out), stem)
     plt.close(fig)
@@ -218,8 +324,11 @@ def time_vs_size(df, out: str | Path, stem: str = "time_vs_size") -> list[Path]:
 
 
 def plot_all(df, out: str | Path) -> list[Path]:
-    """Both figures; the time plot only when the table has more than one N (else it says little)."""
+    """The figures: utility against ε, the estimation error against ε when the table has it, and the
+    time plot only when the table has more than one N (else it says little)."""
     paths = utility_vs_epsilon(df, out)
+    if "mle_error" in df.columns and df["mle_error"].notna().any():
+        paths += error_vs_epsilon(df, out)
     sizes = df["N"].dropna().unique()
     if len(sizes) > 1 and not math.isnan(float(df["seconds"].max())):
         paths += time_vs_size(df, out)

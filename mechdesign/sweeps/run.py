@@ -20,10 +20,12 @@ Per-task time limits are the spec's own (``solver.time_limit``, the LP solver's 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import time
 import uuid
+from contextlib import contextmanager
 from typing import Callable, Iterable
 
 from mechdesign.lp.threads import HIGHS_THREADS_ENV, highs_threads
@@ -110,6 +112,22 @@ def row_fields(result: dict) -> dict:
     }
 
 
+def estimation_fields(result) -> dict:
+    """The sweep table's error columns of a designed kernel at the reports' prior
+    (:func:`mechdesign.theory.estimation.estimation_columns`): per-report errors, None without a kernel.
+    ``inf`` (the MLE's error on a kernel of rank < N) is written as None too (Parquet and JSON have no inf)."""
+    from mechdesign.theory.estimation import accuracy_prior, estimation_columns
+
+    empty = {"mle_error": None, "mle_error_population": None, "inversion_error": None}
+    if result.kernel is None:
+        return empty
+    try:
+        cols = estimation_columns(result.kernel, accuracy_prior(result.spec))
+    except (ValueError, FloatingPointError):
+        return empty
+    return {k: (v if v is not None and math.isfinite(v) else None) for k, v in cols.items()}
+
+
 def error_record(key: str, status: str, message: str, seconds: float | None = None) -> dict:
     return {
         "key": key,
@@ -148,6 +166,7 @@ def design_point(key: str, spec: dict, threads: int | None = None) -> tuple[dict
     data = result.to_json()
     kernel = None if result.kernel is None else np.asarray(result.kernel, dtype=np.float64)
     row = row_fields(data)
+    row.update(estimation_fields(result))
     data.pop("kernel", None)
     data.pop("kernel_exact", None)  # the float64 kernel in the .npy holds the same exact grid values
     record = {
@@ -215,6 +234,34 @@ def local_cluster(workers: int | None):
             silence_logs=logging.ERROR,
             preload=["mechdesign.sweeps.preload"],
         )
+
+
+@contextmanager
+def main_module_not_reimported():
+    """While the body runs, ``__main__`` offers spawned processes neither a file nor a module name to re-import.
+
+    A local cluster's workers are started by ``multiprocessing``'s *spawn* method, which re-imports the parent's
+    ``__main__`` in each child (from ``__main__.__file__``, or by name for ``python -m``): a script read on
+    standard input (``python - <<EOF``) has no file to import, so every worker fails to start, and a script
+    without an ``if __name__ == "__main__":`` guard would run its own ``sweep(...)`` again in every worker. The
+    workers need nothing from ``__main__`` (they run :func:`design_batch`, from this module), so the parent hides
+    ``__file__`` and ``__spec__`` of ``__main__`` for the cluster's whole life (a worker restarted after a crash
+    is spawned the same way) and restores them after. ``python -c`` and notebook kernels have neither already."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    saved = {
+        name: main.__dict__[name] for name in ("__file__", "__spec__") if main is not None and name in main.__dict__
+    }
+    try:
+        if main is not None:
+            main.__dict__.pop("__file__", None)
+            if "__spec__" in saved:
+                main.__spec__ = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.update(saved)
 
 
 def design_batch(
@@ -285,6 +332,7 @@ def run_dask(
             except (OSError, TimeoutError, ValueError) as exc:
                 raise InputError(f"--scheduler: cannot connect to {scheduler}: {exc}") from None
         else:
+            stack.enter_context(main_module_not_reimported())  # entered first: exited after the cluster closes
             cluster = stack.enter_context(local_cluster(workers))
             client = stack.enter_context(Client(cluster))
         run_token = uuid.uuid4().hex[:8]

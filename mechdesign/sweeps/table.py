@@ -1,15 +1,20 @@
 """Tidy output: one row per point of the sweep, as a pandas DataFrame, CSV and Parquet.
 
-Columns, in order: the axis paths (one column each, the value at the point; mappings and lists
-written as compact JSON text; an axis named like a result column, such as ``objective``, is
+Columns, in order: the axis paths (one column each, the value at the point; a mapping with a ``kind``
+written as short text such as ``min_mass(c=0.05)``, other mappings and lists as compact JSON text; an axis named like a result column, such as ``objective``, is
 called ``objective (axis)``), ``point`` (index in the sweep), ``key`` (the store key), then
 ``status``, ``certified`` (optimal and the exact check passed), ``objective``, ``objective_kind``,
+``objective_detail`` (what the objective is measured with, e.g. ``loss=absolute, prior=uniform``),
 ``epsilon_value`` (ε in nats), ``N``, ``M``, ``prior_set_kind``, ``c`` (Q_X(c)'s c; 0 for all
 priors, empty otherwise), the certificate (``feasible``, ``leakage``, ``dual_bound``, ``gap``,
 ``lp_objective``, ``repair_weight``, ``closed_form``, ``closed_form_value``,
-``closed_form_difference``), the timings (``seconds``: the task's wall clock; ``design_seconds``,
+``closed_form_difference``), the estimation errors per report at the reports' prior (the point prior,
+else the objective's prior, else uniform): ``mle_error`` (U = n times the MLE's asymptotic E‖p̂ − P‖² for
+records i.i.d. from P; empty when rank K < N, where it is infinite), ``mle_error_population`` (the same
+for the frequencies of the collected population), ``inversion_error`` (n times the inversion estimator's
+exact error; empty unless rank K = N), the timings (``seconds``: the task's wall clock; ``design_seconds``,
 ``solve_seconds``), ``iterations``, ``lps``, ``rounds``, ``method``, ``peak_mib`` (peak RSS of the
-process during the design), ``worker``, ``message``, ``finished_at`` (Unix time) and ``cached``
+process during the design), ``worker``, ``message``, ``finished_at`` (a UTC datetime) and ``cached``
 (True when the row was read from the store rather than computed by this run).
 """
 
@@ -19,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["to_frame", "write_table", "read_table", "axis_columns", "RESULT_COLUMNS"]
+__all__ = ["to_frame", "write_table", "read_table", "axis_columns", "prior_set_label", "short_text", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = [
     "point",
@@ -28,6 +33,7 @@ RESULT_COLUMNS = [
     "certified",
     "objective",
     "objective_kind",
+    "objective_detail",
     "epsilon_value",
     "N",
     "M",
@@ -42,6 +48,9 @@ RESULT_COLUMNS = [
     "closed_form",
     "closed_form_value",
     "closed_form_difference",
+    "mle_error",
+    "mle_error_population",
+    "inversion_error",
     "seconds",
     "design_seconds",
     "solve_seconds",
@@ -63,9 +72,61 @@ def axis_column(path: str) -> str:
     return f"{path} (axis)" if path in RESULT_COLUMNS else path
 
 
+SHORT_LIST = 4
+"""Lists longer than this are shown by their first entries and their length in :func:`prior_set_label`."""
+
+
+def _short_value(v, cut: bool = True) -> str:
+    if isinstance(v, list):
+        if not cut:
+            return "[" + ", ".join(_short_value(x, cut) for x in v) + "]"
+        shown = [_short_value(x) for x in v[: SHORT_LIST - 1]] if len(v) > SHORT_LIST else [_short_value(x) for x in v]
+        more = f", … ({len(v)} values)" if len(v) > SHORT_LIST else ""
+        return "[" + ", ".join(shown) + more + "]"
+    if isinstance(v, dict):
+        return prior_set_label(v, cut) if isinstance(v.get("kind"), str) else json.dumps(v, separators=(",", ":"))
+    if isinstance(v, float):
+        return f"{v:.4g}" if cut else repr(v)
+    return str(v)
+
+
+def prior_set_label(prior_set, cut: bool = True) -> str:
+    """A prior set as short text for tables and legends: ``min_mass(c=0.05)``, ``simplex``,
+    ``point(prior=[0.2, 0.3, 0.5])``, ``box(lower=[…], upper=[…])`` (lists longer than
+    :data:`SHORT_LIST` cut to their first entries and their length, unless ``cut`` is false).
+
+    Accepts the spec's mapping, its JSON text (as a sweep table's axis column holds it), or a
+    prior-set model (anything with ``model_dump``). Text that is not a prior set is returned as it is."""
+    if hasattr(prior_set, "model_dump"):
+        prior_set = prior_set.model_dump(mode="json")
+    if isinstance(prior_set, str):
+        text = prior_set.strip()
+        if not text.startswith("{"):
+            return prior_set
+        try:
+            prior_set = json.loads(text)
+        except ValueError:
+            return prior_set
+    if not isinstance(prior_set, dict) or "kind" not in prior_set:
+        return str(prior_set)
+    rest = {k: v for k, v in prior_set.items() if k != "kind" and v is not None}
+    if not rest:
+        return str(prior_set["kind"])
+    return f"{prior_set['kind']}(" + ", ".join(f"{k}={_short_value(v, cut)}" for k, v in rest.items()) + ")"
+
+
+def short_text(v) -> str:
+    """An axis value as a sweep table's cell: a mapping with a ``kind`` (a prior set, an objective) as
+    :func:`prior_set_label` writes it with every list entry kept (``min_mass(c=0.05)``,
+    ``expected_loss(loss=hamming)``), other mappings and lists as compact JSON."""
+    if isinstance(v, dict) and isinstance(v.get("kind"), str):
+        return prior_set_label(v, cut=False)
+    return json.dumps(v, separators=(",", ":"))
+
+
 def _cell(v):
     if isinstance(v, (dict, list)):
-        return json.dumps(v, separators=(",", ":"))
+        return short_text(v)
     return v
 
 
@@ -92,23 +153,48 @@ def to_frame(rows: list[dict], axis_paths: Sequence[str]):
         "repair_weight",
         "closed_form_value",
         "closed_form_difference",
+        "mle_error",
+        "mle_error_population",
+        "inversion_error",
         "seconds",
         "design_seconds",
         "solve_seconds",
         "peak_mib",
-        "finished_at",
     ):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    df["finished_at"] = finished_at_times(df["finished_at"])
     for c in ("N", "M", "iterations", "lps", "rounds"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
     for c in ("certified", "cached"):
         df[c] = df[c].astype(bool)
     df["feasible"] = df["feasible"].astype("boolean")
-    for c in ("status", "objective_kind", "prior_set_kind", "closed_form", "method", "worker", "message", "key"):
+    for c in (
+        "status",
+        "objective_kind",
+        "objective_detail",
+        "prior_set_kind",
+        "closed_form",
+        "method",
+        "worker",
+        "message",
+        "key",
+    ):
         df[c] = df[c].astype("string")
     df.attrs["axes"] = axis_cols
     df.attrs["axis_paths"] = list(axis_paths)
     return df
+
+
+def finished_at_times(column):
+    """``finished_at`` as UTC datetimes (stored as Unix seconds; a CSV holds them as ISO text)."""
+    import pandas as pd
+
+    if pd.api.types.is_datetime64_any_dtype(column):  # read back from Parquet
+        return column if getattr(column.dtype, "tz", None) is not None else column.dt.tz_localize("UTC")
+    numeric = pd.to_numeric(column, errors="coerce")
+    if numeric.notna().sum() >= column.notna().sum():
+        return pd.to_datetime(numeric, unit="s", utc=True)
+    return pd.to_datetime(column, utc=True, errors="coerce", format="ISO8601")
 
 
 def axis_columns(df, axis_paths: Sequence[str] | None = None) -> list[str]:
@@ -171,6 +257,8 @@ def read_table(path: str | Path):
         raise InputError(f"RESULTS: cannot read {path}: {exc}") from None
     if "point" not in df.columns or "objective" not in df.columns:
         raise InputError(f"RESULTS: {path} is not a sweep table (no 'point' and 'objective' columns)")
+    if "finished_at" in df.columns:
+        df["finished_at"] = finished_at_times(df["finished_at"])
     meta = path.parent / "sweep.json"
     axes = paths = None
     if meta.exists():

@@ -13,6 +13,7 @@ with its derivation, the docstring says which form is implemented and why.
 from __future__ import annotations
 
 import math
+import mpmath
 from fractions import Fraction
 from typing import Callable, Sequence
 
@@ -80,7 +81,7 @@ def xi(epsilon: float, c: float, n: int) -> float:
     """
     _check_eps_c_n(epsilon, c, n)
     inv = math.exp(-epsilon)  # divide through by e^ε: no overflow for any ε
-    den = max(0.0, 1.0 - n * c) + inv
+    den = max(0.0, _one_minus_nc(c, n)) + inv
     if den == 0.0:  # c = 1/N and e^-ε underflows: (e^ε − 1)/1 ≥ 1 (Remark 1), never 0/0
         return 1.0
     return min(-math.expm1(-epsilon) / den, 1.0)
@@ -219,9 +220,14 @@ def binette_bound(
     return eta_tv * coef * tv
 
 
+def _one_minus_nc(c: float, n: int) -> float:
+    """1 − Nc from the double c taken exactly, rounded once (1 − N·c in doubles loses 1e-10 of 1e-6)."""
+    return float(1 - n * Fraction(c))
+
+
 def _log_g(epsilon: float, c: float, n: int) -> float:
     """log((1 − Nc)e^ε + 1) without overflow."""
-    a = 1 - n * c
+    a = _one_minus_nc(c, n)
     return float(np.logaddexp(math.log(a) + epsilon, 0.0)) if a > 0 else 0.0
 
 
@@ -248,8 +254,10 @@ def corollary2_hellinger_bound(epsilon: float, c: float, n: int, tv: float) -> f
     if not 0 <= tv <= 1:
         raise ValueError(f"tv must lie in [0, 1], found {tv!r}")
     half_log_g = 0.5 * _log_g(epsilon, c, n)
-    root_g = math.exp(half_log_g) if half_log_g < 709.0 else math.inf  # 4/(inf + 1) = 0: the factor is 2
-    return xi(epsilon, c, n) * (2 - 4 / (root_g + 1)) * tv
+    if half_log_g >= 709.0:  # 4/(inf + 1) = 0: the factor is 2
+        return xi(epsilon, c, n) * 2.0 * tv
+    # 2 − 4/(√g + 1) = 2(√g − 1)/(√g + 1), with √g − 1 = expm1(½ log g): no cancellation as g → 1
+    return xi(epsilon, c, n) * (2 * math.expm1(half_log_g) / (math.exp(half_log_g) + 1)) * tv
 
 
 def duchi_kl_bound(epsilon: float, tv: float) -> float:
@@ -336,11 +344,14 @@ def r_alpha(u: float, v: float, alpha: float) -> float:
     a, b = u - 1.0, 1.0 - v  # exact in floats (Sterbenz) where the series is used
     if a <= 0.05 and b <= 0.05 and alpha <= 200:
         return _r_alpha_series(a, b, alpha)
+    # h(x) − 1 = x·expm1((α − 1) log x)/(x − 1) (h(1) − 1 = α − 1, h(0) − 1 = 0): the two 1's of h(u) − h(v)
+    # cancel exactly, which matters as α → 1 (R_α → 0; 2e-5 relative lost at α = 1 + 1e-12 otherwise)
+    beta = alpha - 1.0
     try:
-        up = alpha if u == 1 else math.expm1(alpha * math.log(u)) / a
+        up = beta if u == 1 else u * math.expm1(beta * math.log(u)) / a
     except OverflowError:
         return math.inf
-    low = alpha if v == 1 else (-math.expm1(alpha * math.log(v)) / b if v > 0 else 1.0 / b)
+    low = beta if v == 1 else (v * math.expm1(beta * math.log(v)) / (-b) if v > 0 else 0.0)
     return up - low
 
 
@@ -477,7 +488,11 @@ def pml_extremal_kernel(prior: Sequence[float], epsilon: float) -> np.ndarray:
         raise ValueError(f"Theorem 4 needs 0 <= eps < -log(1 - min P) = {-math.log1p(-p.min()):g}, found {epsilon!r}")
     ee = math.exp(epsilon)
     K = np.tile(ee * p, (p.size, 1))
-    np.fill_diagonal(K, 1 - ee * (1 - p))
+    # 1 − e^ε(1 − P(i)) cancels near the threshold (5e-3 relative at ε = (1 − 1e-12)·threshold in doubles):
+    # evaluated at 320 bits from the doubles ε and P(i) taken exactly, then rounded once
+    with mpmath.workprec(320):
+        e = mpmath.exp(mpmath.mpf(epsilon))
+        np.fill_diagonal(K, [float(1 - e * (1 - mpmath.mpf(float(v)))) for v in p])
     return K
 
 
@@ -505,6 +520,12 @@ def _krr_ab(k: int, eps_r: float) -> tuple[float, float]:
     return ee / (ee + k - 1), 1 / (ee + k - 1)
 
 
+def _log_alpha_over_q(eps_r: float, p: float) -> float:
+    """log(α/q) for k-RR with q = β + (α − β)p: α/q = e^{ε_r}/(1 + p(e^{ε_r} − 1)), so
+    log(α/q) = ε_r − log1p(p·expm1(ε_r)), without the cancellation of log(α/q) at small ε_r."""
+    return eps_r - math.log1p(p * math.expm1(eps_r))
+
+
 def _krr_setup(prior, eps_r: float, delta: float):
     p = np.sort(_check_prior(prior))
     _check_delta(delta)
@@ -521,15 +542,16 @@ def krr_envelope_exact(prior: Sequence[float], eps_r: float, delta: float) -> fl
     p, a, b, q = _krr_setup(prior, eps_r, delta)
     if delta > q[0] * (1 + 1e-12):
         raise ValueError(f"Theorem 5(i) needs delta <= q_1 = {q[0]:g}, found {delta!r}")
-    return math.log(a / q[0])
+    return _log_alpha_over_q(eps_r, p[0])
 
 
 def krr_envelope_upper_bound(prior: Sequence[float], eps_r: float, delta: float) -> float:
     """Theorem 5(i)–(ii) (envelopes paper): ε_c(δ) ≤ min{log(kα/δ), log(α/q_1)} for k-RR
     (= log(α/q_1), exact, when δ ≤ q_1). Domain: ε_r > 0, prior with full support, δ ∈ (0, 1)."""
     p, a, b, q = _krr_setup(prior, eps_r, delta)
-    top = math.log(a / q[0])
-    return top if delta <= q[0] else min(math.log(p.size * a / delta), top)
+    top = _log_alpha_over_q(eps_r, p[0])
+    # log(kα/δ) = ε_r − log1p(expm1(ε_r)/k) − log δ (α = e^{ε_r}/(k + expm1(ε_r)))
+    return top if delta <= q[0] else min(eps_r - math.log1p(math.expm1(eps_r) / p.size) - math.log(delta), top)
 
 
 def krr_envelope_lower_bound(prior: Sequence[float], eps_r: float, delta: float) -> float:
@@ -548,7 +570,7 @@ def krr_envelope_lower_bound(prior: Sequence[float], eps_r: float, delta: float)
     """
     p, a, b, q = _krr_setup(prior, eps_r, delta)
     if delta <= q[0]:
-        return math.log(a / q[0])
+        return _log_alpha_over_q(eps_r, p[0])
     cum = np.cumsum(q)
     big_n = int(np.searchsorted(cum, delta, side="left")) + 1  # 1-based: cum[N-2] < delta <= cum[N-1]
     big_n = min(max(big_n, 2), p.size)
@@ -563,10 +585,10 @@ def krr_envelope_lower_bound(prior: Sequence[float], eps_r: float, delta: float)
     theta1 = a * ((big_n - 2) * qn1 - q[: big_n - 2].sum()) / (a * qn - b * qn1)
     theta2 = a * ((big_n - 1) * qn - q[: big_n - 1].sum()) / (qn * (a - b))
     if theta <= theta1:
-        return math.log(a / qn1)
+        return _log_alpha_over_q(eps_r, p[big_n - 2])
     if theta <= theta2:
         return math.log(((big_n - 1) * a + theta * b) / delta)
-    return math.log(a / qn)
+    return _log_alpha_over_q(eps_r, p[big_n - 1])
 
 
 # ------------------------------------------------------------------ certificates

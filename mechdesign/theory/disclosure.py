@@ -211,20 +211,28 @@ def prior_set_mass_range(prior_set, n: int) -> tuple[Fraction, Fraction]:
     return min(lows), max(highs)
 
 
+def minus_log(r: Fraction) -> float:
+    """−log r for a rational 0 < r ≤ 1, to a double's precision also next to 1: log1p of r − 1, which is exact
+    as a rational (−log(1 − 1e-15) is 1e-15, where log(num) − log(den) gives 0)."""
+    if r > Fraction(1, 2):
+        return 0.0 - math.log1p(float(r - 1))
+    return -_log(r)
+
+
 def disclosure_threshold_for_set(prior_set, n: int) -> float:
     """inf_{P∈𝒫} log 1/(1 − p_min(P)) = −log(1 − min_{P∈𝒫} min_x P(x)): an (ε, 𝒫)-PML mechanism with
     ε below this is (ε, P)-PML with ε < log 1/(1 − p_min(P)) for the true P, so its leakage capacity is
     finite (Proposition 7) and it discloses no attribute at all (Theorem 6). Q_X(c): log 1/(1 − c);
     all priors: 0 (no guarantee from this route)."""
     low, _ = prior_set_mass_range(prior_set, n)
-    return -_log(1 - low) if low > 0 else 0.0
+    return minus_log(1 - low) if low > 0 else 0.0
 
 
 def singling_out_threshold_for_set(prior_set, n: int) -> float:
     """inf_{P∈𝒫} H∞(P) = −log max_{P∈𝒫} max_x P(x): below it no P ∈ 𝒫 lets the mechanism single out
     X (Corollary 8 for each P). Q_X(c): −log(1 − (N − 1)c); all priors: 0."""
     _, high = prior_set_mass_range(prior_set, n)
-    return 0.0 - _log(high)  # 0.0, not -0.0, when some prior is a point mass
+    return minus_log(high)  # 0.0, not -0.0, when some prior is a point mass
 
 
 def theorem6_min_entropy_bound_for_set(K, prior_set) -> float:
@@ -339,7 +347,10 @@ def count_query_leakage(n: int, m: int, p: float) -> float:
         raise ValueError(f"need n >= 1, 0 <= m < n, p in (0, 1), found {n!r}, {m!r}, {p!r}")
     from scipy.stats import binom
 
-    return -math.log(float(binom.sf(m, n, p)))
+    tail = float(binom.sf(m, n, p))
+    if tail > 0.5:  # −log(1 − cdf) = −log1p(−cdf): a leakage of 1e-11 keeps its digits
+        return 0.0 - math.log1p(-float(binom.cdf(m, n, p)))
+    return -math.log(tail)
 
 
 def count_query_leakage_bound(n: int, m: int, p: float) -> float:

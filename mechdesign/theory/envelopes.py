@@ -178,9 +178,10 @@ def krr_privacy_profile(k: int, eps_r: float, epsilon: float) -> float:
 def krr_ldp_epsilon(k: int, eps_r: float, delta: float) -> float:
     """The (ε, δ)-LDP curve of k-RR in Figure 2: the smallest ε ≥ 0 with δ*(ε) ≤ δ, i.e.
     log((α − δ)/β) = ε_r + log(1 − δ/α) for δ < α − β, else 0."""
-    ee = math.exp(eps_r)
-    a, b = ee / (ee + k - 1), 1 / (ee + k - 1)
-    return math.log((a - delta) / b) if delta < a - b else 0.0
+    # (α − δ)/β − 1 = expm1(ε_r)(1 − δ) − kδ and α − β = expm1(ε_r)/(k + expm1(ε_r)): log1p of it, without
+    # the cancellation of log((α − δ)/β) at small ε_r (8e-8 relative lost at ε_r = 1e-10 otherwise)
+    g = math.expm1(eps_r)
+    return math.log1p(g * (1 - delta) - k * delta) if delta < g / (k + g) else 0.0
 
 
 def leakage_cdf(K, prior) -> tuple[np.ndarray, np.ndarray]:

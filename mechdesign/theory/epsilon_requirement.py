@@ -1,4 +1,4 @@
-"""ε chosen from a privacy requirement, as a rigorous exact number (issue 17): the spec form
+"""ε chosen from a privacy requirement, as a rigorous exact number: the spec form
 ``epsilon: {protect: {...}}`` and the value ``mechdesign epsilon`` prints.
 
 Disclosure paper (Saeidian, Cervia, Oechtering, Skoglund, *Rethinking Disclosure Prevention with PML*,
@@ -34,7 +34,7 @@ import mpmath
 
 from mechdesign.spec import expr
 from mechdesign.spec.errors import SpecError
-from mechdesign.theory.disclosure import prior_set_mass_range
+from mechdesign.theory.disclosure import minus_log as float_minus_log, prior_set_mass_range
 
 __all__ = ["DIGITS", "EpsilonResolution", "resolve_requirement", "resolve_spec", "decimal_strictly_below"]
 
@@ -74,7 +74,9 @@ class EpsilonResolution:
 
 
 def _fraction(x: mpmath.mpf) -> Fraction:
-    man, exp = mpmath.mpf(x).man_exp
+    """The exact value of ``x`` (read from the number itself: ``mpmath.mpf(x)`` would first round it to the global
+    53-bit context, to nearest, which can move an interval's lower end above the value it bounds)."""
+    man, exp = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x)).man_exp
     return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
@@ -83,10 +85,15 @@ def decimal_strictly_below(threshold_text: str, digits: int = DIGITS) -> str:
     ``threshold_text`` (an expression; its value must be > 0). Rigorous: from the lower end lo of an
     outward-rounded enclosure, d = ⌊lo·10^k⌋/10^k, lowered by one unit when d = lo (so d < lo ≤ t or d < t)."""
     lo, _ = expr.enclose(threshold_text)
+    return _decimal_below(lo, threshold_text, digits)
+
+
+def _decimal_below(lo: mpmath.mpf, what: str, digits: int = DIGITS) -> str:
+    """:func:`decimal_strictly_below` from the lower end ``lo`` of an enclosure of the threshold ``what``."""
     if not lo > 0:
-        raise ValueError(f"threshold {threshold_text} is not provably > 0")
+        raise ValueError(f"threshold {what} is not provably > 0")
     q = _fraction(lo)
-    e10 = math.floor(math.log10(float(lo))) if float(lo) > 0 else -400
+    e10 = math.floor((q.numerator.bit_length() - q.denominator.bit_length()) * math.log10(2))  # ≈ log10 q
     while Fraction(10) ** (e10 + 1) <= q:
         e10 += 1
     while Fraction(10) ** e10 > q:
@@ -98,8 +105,39 @@ def decimal_strictly_below(threshold_text: str, digits: int = DIGITS) -> str:
         n -= 1
     d = n * unit
     if d <= 0:
-        raise ValueError(f"threshold {threshold_text} is too small for {digits} digits")
+        raise ValueError(f"threshold {what} is too small for {digits} digits")
     return _decimal_text(d)
+
+
+def _minus_log_enclosure(r: Fraction) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """A rigorous enclosure (lo, hi) of −log r for a rational 0 < r < 1 (mpmath interval arithmetic, outward
+    rounding), at a working precision that resolves r next to 1: −log(1 − 10^−400) is about 10^−400, which a
+    160-bit interval (and a 200-character expression of 1 − 10^−400) cannot carry."""
+    gap = 1 - r  # −log r ≈ gap when r is near 1: 128 bits beyond the position of gap's leading bit
+    bits = 128 + max(0, gap.denominator.bit_length() - gap.numerator.bit_length())
+    iv = mpmath.iv
+    old = iv.prec
+    iv.prec = bits
+    try:
+        value = -iv.log(iv.mpf(r.numerator) / iv.mpf(r.denominator))
+    finally:
+        iv.prec = old
+    lo, hi = value._mpi_
+    return mpmath.mp.make_mpf(lo), mpmath.mp.make_mpf(hi)
+
+
+def _short_text(q: Fraction) -> str:
+    """q as a short exact text for messages: an integer, a decimal (scientific when long), 1 - (its distance to
+    1) when that is shorter, or p/q."""
+    if q.denominator == 1:
+        return str(q.numerator)
+    if q > Fraction(1, 2) and len(str(q)) > 40:
+        return f"1 - {_short_text(1 - q)}"
+    den = q.denominator
+    for prime in (2, 5):
+        while den % prime == 0:
+            den //= prime
+    return _decimal_text(q) if den == 1 else f"{q.numerator}/{q.denominator}"
 
 
 def _decimal_text(d: Fraction) -> str:
@@ -107,7 +145,10 @@ def _decimal_text(d: Fraction) -> str:
 
     with localcontext() as ctx:
         ctx.prec = 60
-        text = format(Decimal(d.numerator) / Decimal(d.denominator), "f")
+        value = Decimal(d.numerator) / Decimal(d.denominator)
+        text = format(value, "f")
+        if len(text) > 40:  # 10^-400: 0.000…1 would be 400 characters (an expression is at most 200)
+            text = format(value.normalize(), "e").replace("E", "e")
     assert Fraction(text) == d, (text, d)
     return text
 
@@ -118,10 +159,11 @@ def _ratio_text(q: Fraction, bare: bool = False) -> str:
     return f"{q.numerator}/{q.denominator}" if bare else f"({q.numerator}/{q.denominator})"
 
 
-def _provably_greater(a_text: str, b_text: str) -> bool:
-    """value(a) > value(b), decided rigorously (False when the enclosures overlap)."""
-    a_lo, _ = expr.enclose(a_text)
-    _, b_hi = expr.enclose(b_text)
+def _provably_greater(a, b) -> bool:
+    """value(a) > value(b), decided rigorously (False when the enclosures overlap); each is an expression's text
+    or an enclosure (lo, hi) already made (:func:`_minus_log_enclosure`)."""
+    a_lo, _ = expr.enclose(a) if isinstance(a, str) else a
+    _, b_hi = expr.enclose(b) if isinstance(b, str) else b
     return a_lo > b_hi
 
 
@@ -131,17 +173,20 @@ def resolve_requirement(protect, prior_set, n: int) -> EpsilonResolution:
     requirement protects nothing or no ε > 0 meets it."""
     low, high = prior_set_mass_range(prior_set, n)
     written = protect.as_written()
-    disclosure_text = f"-log(1 - {_ratio_text(low)})" if low > 0 else None
-    disclosure_value = -math.log1p(-float(low)) if low > 0 else 0.0
+    # thresholds enclosed from the exact masses (at the precision they need: c = 1e-400 is a valid min mass),
+    # written for the messages only
+    disclosure_text = f"-log(1 - {_short_text(low)})" if low > 0 else None
+    disclosure_value = float_minus_log(1 - low) if low > 0 else 0.0
     choices: list[EpsilonResolution] = []
 
-    def strict_choice(text, value, theorem, what):
-        eps = decimal_strictly_below(text)
+    def strict_choice(text, enclosure, value, theorem, what):
+        eps = _decimal_below(enclosure[0], text)
+        shown = f"{value:.17g}" if value > 0 else mpmath.nstr(enclosure[0], 17)  # below the doubles: 1e-400
         return EpsilonResolution(
             written,
             eps,
             theorem,
-            f"eps < {text} = {value:.17g} guarantees {what}; enforced: the largest {DIGITS}-digit decimal "
+            f"eps < {text} = {shown} guarantees {what}; enforced: the largest {DIGITS}-digit decimal "
             f"provably below it, {eps}",
             value,
         )
@@ -150,14 +195,15 @@ def resolve_requirement(protect, prior_set, n: int) -> EpsilonResolution:
         h = protect.min_entropy.text
         if low > 0:
             vacuous_text = f"-log({_ratio_text(low, bare=True)})"
-            if not _provably_greater(vacuous_text, h):
-                if _provably_greater(h, vacuous_text) or h.strip() == vacuous_text:
+            vacuous = _minus_log_enclosure(low) if low < 1 else (mpmath.mpf(0), mpmath.mpf(0))
+            if not _provably_greater(vacuous, h):
+                if _provably_greater(h, vacuous) or h.strip() == vacuous_text:
                     raise SpecError(
                         [
                             (
                                 f"{FIELD}.min_entropy",
                                 f"must be below -log(min over the prior set of min_x P(x)) = "
-                                f"{-math.log(float(low)):.6g} nats, found {h}: at or above it every "
+                                f"{float_minus_log(low):.6g} nats, found {h}: at or above it every "
                                 "mechanism is (h, P)-PML, so the requirement protects nothing",
                             )
                         ]
@@ -171,9 +217,10 @@ def resolve_requirement(protect, prior_set, n: int) -> EpsilonResolution:
             None,
         )
         choice = theorem4
-        if disclosure_text is not None and disclosure_value > 0:
+        if disclosure_text is not None:
             stronger = strict_choice(
                 disclosure_text,
+                _minus_log_enclosure(1 - low),
                 disclosure_value,
                 "Proposition 7 + Theorem 6 (disclosure paper)",
                 f"finite leakage capacity, so no attribute at all is disclosed (stronger than protecting H_inf > {h})",
@@ -196,6 +243,7 @@ def resolve_requirement(protect, prior_set, n: int) -> EpsilonResolution:
         choices.append(
             strict_choice(
                 disclosure_text,
+                _minus_log_enclosure(1 - low),
                 disclosure_value,
                 "Proposition 7 + Theorem 6 (disclosure paper)",
                 "finite leakage capacity, so no attribute of X is disclosed",
@@ -214,8 +262,9 @@ def resolve_requirement(protect, prior_set, n: int) -> EpsilonResolution:
             )
         choices.append(
             strict_choice(
-                f"-log({_ratio_text(high, bare=True)})",
-                -math.log(float(high)),
+                f"-log({_short_text(high)})",
+                _minus_log_enclosure(high),
+                float_minus_log(high),
                 "Corollary 8 (disclosure paper)",
                 "H_inf(P_X) > eps for every P_X in the prior set, so X is never singled out",
             )

@@ -154,6 +154,28 @@ def tight_pinsker_f_alpha(t: float, alpha: float) -> float:
     return psi_alpha(p, t, alpha)
 
 
+def tight_pinsker_inverse(s: float, alpha: float) -> float:
+    """sup{t ∈ [0, 1] : ψ*_α(t) ≤ s} for the tight Pinsker bound ψ*_α = :func:`tight_pinsker_f_alpha`
+    (Remark 9): if D_{f_α}(P‖Q) = s then TV(P, Q) ≤ this. Since ψ*_α ≥ g_α (Theorem 8) it is ≤
+    :func:`mechdesign.theory.bounds.g_alpha_inverse` (equal at α = 2, where g_α is tight), and unlike
+    g_α⁻¹ it is continuous in α: g_α changes form at α = 2 and jumps at t = 1/α. ψ*_α is increasing in t
+    (the lower boundary of the joint range), so the inverse is (1 − t)^{1−α} − 1's in closed form past
+    t = 1/α (where ψ*_α = g_α, eq. 68) and a root found by Brent's method below it.
+    Domain: α > 1, s ≥ 0 (s = ∞ gives 1)."""
+    if not (alpha > 1 and s >= 0):
+        raise ValueError(f"need alpha > 1 and s >= 0, found {alpha!r}, {s!r}")
+    if s == 0:
+        return 0.0
+    if s == math.inf:
+        return 1.0
+    t0 = 1 / alpha
+    if s >= math.expm1((1 - alpha) * math.log1p(-t0)):  # ψ*_α(t) = (1 − t)^{1−α} − 1 for t ≥ 1/α (eq. 68)
+        return -math.expm1(math.log1p(s) / (1 - alpha))
+    from scipy.optimize import brentq
+
+    return brentq(lambda t: tight_pinsker_f_alpha(t, alpha) - s, 1e-15, t0, xtol=1e-14, rtol=1e-13, maxiter=500)
+
+
 # ------------------------------------------------------------------ Example 12 and Figure 2
 def randomized_response(n: int, epsilon: float) -> np.ndarray:
     """The N × N randomized response P^{(N)}_{X|W} of eq. (58): e^ε/(N + e^ε − 1) on the diagonal."""
@@ -184,7 +206,8 @@ def example12_channel_q(n: int) -> np.ndarray:
 
 def example12_curves(n: int, epsilon: float, channel: str, alphas: Sequence[float]) -> dict[str, np.ndarray]:
     """Figure 2 of the f_α paper, one panel: against α, the bound φ(ε_f, α) of eqs. 53–55 (η_TV = 1, Γ from
-    eqs. 56–57 with the rows of P_{X|W} as priors), the RLDP of the mechanism P_{X|W} (max_{w,w'} D_α of
+    eqs. 56–57 with the rows of P_{X|W} as priors), the same bound with Remark 9's tight Pinsker inverse in
+    place of Theorem 8's g_α⁻¹ (``bound_tight_pinsker``: no step at α = 2), the RLDP of the mechanism P_{X|W} (max_{w,w'} D_α of
     its rows, the best bound known before) and the true RLDP of the composition P_{X|W} ∘ P_{Y|X}.
     ``channel`` is "P" (eq. 59) or "Q" (eq. 60)."""
     W = randomized_response(n, epsilon)
@@ -194,16 +217,19 @@ def example12_curves(n: int, epsilon: float, channel: str, alphas: Sequence[floa
     live = comp.max(axis=0) > 0
     gmax = float(np.max(comp[:, live].max(axis=0) / comp[:, live].min(axis=0)))
     gmin = 1.0 / gmax
-    bound, mech, true = [], [], []
+    bound, tight, mech, true = [], [], [], []
     for a in alphas:
         rldp = _renyi_ldp_positive(W, a)
         eps_f = bounds.renyi_to_f_alpha(rldp, a)
         bound.append(bounds.rldp_amplification_bound(eps_f, a, gmax, gmin, 1.0))
+        # eq. 53 with TV ≤ ψ*⁻¹(ε_f) (Remark 9's tight Pinsker bound) in place of g_α⁻¹(ε_f): also a bound
+        tight.append(math.log1p(bounds.r_alpha(gmax, gmin, a) * tight_pinsker_inverse(eps_f, a)) / (a - 1))
         mech.append(rldp)
         true.append(_renyi_ldp_positive(comp, a))
     return {
         "alpha": np.asarray(alphas, float),
         "bound": np.array(bound),
+        "bound_tight_pinsker": np.array(tight),
         "mechanism": np.array(mech),
         "composition": np.array(true),
         "gamma_max": gmax,
