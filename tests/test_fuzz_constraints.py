@@ -336,12 +336,6 @@ def stated_constraints(spec: dict, K: list[list[Fraction]]) -> list[tuple[str, s
     return out
 
 
-# The loss cap of min_vulnerability is being made exact (repair towards the least-loss kernel, and one verdict
-# per stated constraint) on another branch; until it is merged, a loss above the cap by at most this much is a
-# known defect, counted as an event and not failed. Delete this when the repair is in main.
-KNOWN_LOSS_CAP_EXCESS = Fraction(1, 10**7)
-
-
 def _refused(out: dict) -> bool:
     """design() refused the spec as bad input (SpecError, or an InputError found while designing)."""
     return out["error"] == "spec_error" or (out["error"] == "crash" and out["message"].startswith("InputError:"))
@@ -374,9 +368,6 @@ def design_findings(spec: dict, out: dict) -> list[tuple[str, str]]:
         return [("oracle_undecided", str(exc))]
     failed = [(name, why) for name, why in verdicts if why is not None]
     for name, why in failed:
-        if name == "max_loss" and _loss_excess(spec, K) <= KNOWN_LOSS_CAP_EXCESS:
-            found.append(("known: max_loss above the cap by rounding", why))
-            continue
         found.append((f"violated: {name}", why))
         if out["feasible"]:
             found.append(("certified_but_violated", f"certificate.feasible is true, yet {name}: {why}"))

@@ -27,7 +27,10 @@ def register(subparsers) -> None:
         help="estimate the distribution of the secret from released outputs",
         description="Estimate P_X from the outputs of a mechanism (a privatized CSV column, or counts).",
     )
+    from mechdesign.release.structured_cli import add_structured_arguments
+
     p.add_argument("--kernel", help="kernel file (.csv, .json, .npy), as given to privatize")
+    add_structured_arguments(p, p.add_mutually_exclusive_group())
     p.add_argument("--spec", help="YAML spec: the spec's labels (and, without --kernel, its designed kernel)")
     p.add_argument("--labels", help="comma-separated input labels for --kernel (default 0..N-1)")
     src = p.add_mutually_exclusive_group(required=True)
@@ -36,9 +39,10 @@ def register(subparsers) -> None:
     p.add_argument("--column", help="name of the released column in --input")
     p.add_argument(
         "--method",
-        default="mle",
-        choices=["mle", "inversion", "projected"],
-        help="mle (EM, default), inversion (least squares), projected (inversion mapped to the simplex)",
+        default=None,
+        choices=["mle", "inversion", "projected", "unbiased"],
+        help="mle (EM, default for kernels), inversion (least squares), projected (inversion mapped to the simplex); "
+        "structured mechanisms: unbiased (default), projected, or mle (k-RR)",
     )
     p.add_argument(
         "--projection",
@@ -98,7 +102,7 @@ def _options(args) -> dict:
     if seed < 0:
         raise InputError(f"--seed: must be an integer >= 0, found {args.seed}")
     return dict(
-        method=args.method,
+        method=args.method or "mle",
         confidence=confidence,
         bootstrap=bootstrap,
         simultaneous=args.simultaneous,
@@ -203,6 +207,11 @@ def _cmd_estimate(args) -> int:
 
     from mechdesign.release.estimate import count_csv_column, estimate_distribution, read_counts_csv
 
+    structured = _structured(args)
+    if structured is not None:
+        return _estimate_structured(args, structured)
+    if args.method == "unbiased":
+        raise InputError("--method unbiased: for structured mechanisms; a kernel's unbiased estimator is inversion")
     options = _options(args)
     if args.input is not None and not args.column:
         raise InputError("--column: required with --input (the name of the released column)")
@@ -229,4 +238,43 @@ def _cmd_estimate(args) -> int:
         sys.stdout.write(_render(result, mech))
     for w in result.warnings:
         print(f"mechdesign: warning: {w}", file=sys.stderr)
+    return 0
+
+
+def _structured(args):
+    from mechdesign.release.structured_cli import structured_from_args
+
+    mech = structured_from_args(args)
+    if mech is not None and (args.kernel or args.spec or args.labels):
+        raise InputError("--mechanism: not with --kernel, --spec or --labels")
+    return mech
+
+
+def _estimate_structured(args, mech) -> int:
+    """Decode a structured mechanism's released column on its support counts."""
+    import math
+
+    from mechdesign.release.structured_cli import render_structured, structured_support_counts
+
+    method = {None: "unbiased", "inversion": "unbiased"}.get(args.method, args.method)
+    if args.counts is not None:
+        raise InputError("--counts: not available for structured mechanisms; give the released column with --input")
+    if not args.column:
+        raise InputError("--column: required with --input (the name of the released column)")
+    confidence = _number(args.confidence, "--confidence")
+    if not (math.isfinite(confidence) and 0 < confidence < 1):
+        raise InputError(f"--confidence: must lie in (0, 1), found {args.confidence}")
+    counts, n = structured_support_counts(mech, args.input, args.column)
+    result = mech.estimate_from_counts(counts, n, method, confidence, args.simultaneous)
+    if args.output:
+        text = (
+            json.dumps(result.to_json(), indent=2) + "\n"
+            if args.output.lower().endswith(".json")
+            else result.to_frame().to_csv(index=False)
+        )
+        write_text_atomically(text, args.output, prefix=".estimate-")
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_structured(result, mech))
     return 0

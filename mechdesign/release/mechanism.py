@@ -149,6 +149,13 @@ class Mechanism:
         return cls(kernel, labels, outputs)
 
     @classmethod
+    def from_structured(cls, structured, max_entries: int = 10**6) -> "Mechanism":
+        """The explicit kernel of a structured mechanism (:mod:`mechdesign.mechanisms`: k-RR, subset selection of
+        any size, ...) where N × M fits in ``max_entries``; outputs are labelled in its report format."""
+        kernel, outputs = structured.to_kernel(max_entries)
+        return cls.from_kernel(kernel, structured.labels, outputs)
+
+    @classmethod
     def from_result(cls, result, output_labels: Sequence | None = None) -> "Mechanism":
         """From a :class:`~mechdesign.design.DesignResult` (its exactly certified kernel).
 

@@ -13,8 +13,14 @@ The other columns are copied unchanged.
 * Randomness: the operating system's cryptographic source, or with ``--seed S`` a
   seeded generator (identical output for one seed).
 
-Every row is read and checked before anything is drawn or written: an unknown label
-is an error naming the row (exit 2) and no output file is created.
+* ``--mechanism FAMILY --epsilon E --alphabet labels.txt`` (or ``--mechanism-file FILE``): a structured
+  mechanism (:mod:`mechdesign.mechanisms`), whose reports are written in its documented format
+  (:mod:`mechdesign.release.structured_cli`).
+
+The file is streamed: rows are read, checked, sampled and written in blocks of ``--block-rows`` rows
+into a temporary file, so memory stays bounded whatever the number of rows. An unknown label is an
+error naming the row (exit 2), the temporary file is removed and no output file is created (with
+stdout as the output, the temporary file is copied to stdout only once every row has passed).
 """
 
 from __future__ import annotations
@@ -22,17 +28,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import csv
-import io
 import sys
 from pathlib import Path
 
-from mechdesign.release.input_files import check_label, csv_rows, json_loads_bounded
+from mechdesign.release.input_files import CSV_FIELD_LIMIT, check_label, json_loads_bounded
 from mechdesign.spec.errors import InputError
-from mechdesign.release.atomic_write import write_text_atomically
+from mechdesign.release.structured_cli import add_structured_arguments, structured_from_args
 
 if TYPE_CHECKING:
     from mechdesign.release.mechanism import Mechanism
 
+BLOCK_ROWS = 65_536
 
 __all__ = ["register", "run_privatize", "load_mechanism"]
 
@@ -46,6 +52,9 @@ def register(subparsers) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--spec", help="YAML spec: design the mechanism, then sample from it")
     src.add_argument("--kernel", help="kernel file (.csv, .json, .npy)")
+    add_structured_arguments(p, src)
+    p.add_argument("--save-mechanism", metavar="FILE", help="with --mechanism: save the mechanism (JSON) for estimate")
+    p.add_argument("--block-rows", type=int, default=BLOCK_ROWS, help=f"rows per block (default {BLOCK_ROWS})")
     p.add_argument("--input", required=True, help="input CSV file with a header row")
     p.add_argument("--column", required=True, help="name of the column to privatize")
     p.add_argument("--labels", help="comma-separated input labels for --kernel (default 0..N-1)")
@@ -58,6 +67,25 @@ def register(subparsers) -> None:
 
 def _cmd_privatize(args) -> int:
     labels = None if args.labels is None else [v.strip() for v in args.labels.split(",")]
+    structured = structured_from_args(args)
+    if structured is not None:
+        if labels is not None:
+            raise InputError("--labels: not used with a structured mechanism (its labels are --alphabet)")
+        if args.block_rows < 1:
+            raise InputError(f"--block-rows: must be an integer >= 1, found {args.block_rows}")
+        if args.save_mechanism:
+            structured.save(args.save_mechanism)
+        # a block holds at most ~2^23 report integers (set-valued reports: the mean set size per row)
+        rows = max(256, min(args.block_rows, int((1 << 23) / max(1.0, structured.expected_report_size()))))
+        return stream_privatize(
+            structured_sampler(structured, args.input, args.column, args.seed),
+            args.input,
+            args.column,
+            args.output,
+            block_rows=rows,
+        )
+    if args.save_mechanism:
+        raise InputError("--save-mechanism: only with --mechanism")
     return run_privatize(
         spec=args.spec,
         kernel=args.kernel,
@@ -66,6 +94,7 @@ def _cmd_privatize(args) -> int:
         seed=args.seed,
         output=args.output,
         labels=labels,
+        block_rows=args.block_rows,
     )
 
 
@@ -121,66 +150,159 @@ class _NotCertified(Exception):
     pass
 
 
-def _read_csv(path: str, column: str) -> tuple[list[str], list[list[str]], int, str]:
+def _open_csv(path: str, column: str):
+    """(file handle, csv reader positioned after the header, header, column index, delimiter)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is not part of the header
+        fh = open(p, encoding="utf-8-sig", newline="")  # a spreadsheet's byte-order mark is not part of the header
     except FileNotFoundError:
         raise InputError(f"--input: file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InputError(f"--input: cannot read {path}: {exc}") from None
     delimiter = "\t" if p.suffix.lower() == ".tsv" else ","
-    rows = csv_rows(io.StringIO(text, newline=""), path, delimiter)  # a field over the csv limit: one line
-    if not rows:
+    reader = csv.reader(fh, delimiter=delimiter)
+    try:
+        header = next(reader, None)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        fh.close()
+        raise InputError(f"--input: cannot read {path}: {_csv_rule(exc)}") from None
+    if header is None:
+        fh.close()
         raise InputError(f"--input: {path} is empty (a header row is required)")
-    header, body = rows[0], rows[1:]
     if column not in header:
+        fh.close()
         raise InputError(f"--column: no column {column!r} in {path} (columns: {', '.join(header)})")
-    return header, body, header.index(column), delimiter
+    return fh, reader, header, header.index(column), delimiter
+
+
+def explicit_sampler(mech: Mechanism, input_path: str, column: str, seed):
+    """sample(values, first_row) -> released labels, for an explicit kernel (one random source for all blocks)."""
+    from mechdesign.release.mechanism import resolve_rng
+
+    rng = resolve_rng(seed)
+
+    def sample(values: list[str], first_row: int) -> list[str]:
+        for k, value in enumerate(values):
+            if value not in mech._index:
+                r = first_row + k
+                check_label(value, f"{input_path}: row {r} (line {r + 1}), column {column!r}")
+                raise InputError(
+                    f"{input_path}: row {r} (line {r + 1}): unknown label {value!r} in column "
+                    f"{column!r} (labels: {', '.join(mech.labels[:10])}{', ...' if len(mech.labels) > 10 else ''})"
+                )
+        return mech.privatize(values, rng=rng)
+
+    return sample
+
+
+def structured_sampler(mech, input_path: str, column: str, seed):
+    """sample(values, first_row) -> report cells, for a structured mechanism."""
+    from mechdesign.mechanisms.exact_random import resolve_rng as resolve
+
+    rng = resolve(seed)
+
+    def sample(values: list[str], first_row: int) -> list[str]:
+        try:
+            idx = mech.indices_of(values, first_row)
+        except InputError as exc:
+            raise InputError(f"{input_path}: {exc} in column {column!r}") from None
+        return mech.format_reports(mech.privatize_indices(idx, rng))
+
+    # reports of indices, seeds and values (digits, spaces, ':') never need CSV quoting; k-RR's are labels
+    sample.plain_cells = mech.family != "krr"
+    return sample
+
+
+def stream_privatize(sample, input_path: str, column: str, output, out=None, block_rows: int = BLOCK_ROWS) -> int:
+    """Read ``input_path`` in blocks of ``block_rows`` rows, replace ``column`` by ``sample(values, first_row)``
+    and write the rows to a temporary file, renamed over ``output`` (or copied to stdout) at the end; on
+    any error the temporary file is removed and nothing is written. Memory: one block."""
+    import os
+    import shutil
+    import tempfile
+
+    fh, reader, header, col, delimiter = _open_csv(input_path, column)
+    plain = getattr(sample, "plain_cells", False)
+    special = set(delimiter + '"\r\n')
+    target_dir = Path(output).parent if output else None
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=".privatize-")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as dest:
+            writer = csv.writer(dest, delimiter=delimiter, lineterminator="\n")
+            writer.writerow(header)
+            r = 0
+            while True:
+                block, values, first = [], [], r + 1
+                try:
+                    for row in reader:
+                        r += 1
+                        if not row:
+                            continue
+                        if col >= len(row):
+                            raise InputError(f"{input_path}: row {r} (line {r + 1}) has no value in column {column!r}")
+                        block.append(row)
+                        values.append(row[col])
+                        if len(block) >= block_rows:
+                            break
+                except (UnicodeDecodeError, csv.Error) as exc:
+                    raise InputError(
+                        f"{input_path}: malformed CSV at line {reader.line_num}: {_csv_rule(exc)}"
+                    ) from None
+                if not block:
+                    break
+                released = sample(values, first)
+                for row, y in zip(block, released):
+                    row[col] = y
+                if plain:  # csv.writer scans every character for quoting: 10x slower on long set reports
+                    for row in block:
+                        if len(row) > 1 and all(special.isdisjoint(v) for k, v in enumerate(row) if k != col):
+                            dest.write(delimiter.join(row) + "\n")
+                        else:
+                            writer.writerow(row)
+                else:
+                    writer.writerows(block)
+        os.chmod(tmp, 0o644)
+        if output:
+            os.replace(tmp, output)
+            tmp = None
+        else:
+            with open(tmp, encoding="utf-8", newline="") as src:
+                shutil.copyfileobj(src, out or sys.stdout)
+    except OSError as exc:
+        raise InputError(f"-o: cannot write {output or 'the output'}: {exc.strerror or exc}") from None
+    finally:
+        fh.close()
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    return 0
 
 
 def run_privatize(
-    spec=None, kernel=None, input_path: str = "", column: str = "", seed=None, output=None, labels=None, out=None
+    spec=None,
+    kernel=None,
+    input_path: str = "",
+    column: str = "",
+    seed=None,
+    output=None,
+    labels=None,
+    out=None,
+    block_rows: int = BLOCK_ROWS,
 ) -> int:
-    """Read, check, privatize and write; returns the exit status (nothing is written on error)."""
-    header, body, col, delimiter = _read_csv(input_path, column)
+    """Read, check, privatize and write in blocks; returns the exit status (nothing is written on error)."""
+    _open_csv(input_path, column)[0].close()  # a missing file or column is reported before the design runs
     try:
         mech = load_mechanism(spec, kernel, labels)
     except _NotCertified as exc:
         print(f"mechdesign: {exc}; nothing written", file=sys.stderr)
         return 1
-    values = []
-    for r, row in enumerate(body, start=1):
-        if not row:
-            continue
-        if col >= len(row):
-            raise InputError(f"{input_path}: row {r} (line {r + 1}) has no value in column {column!r}")
-        value = row[col]
-        if value not in mech._index:
-            check_label(value, f"{input_path}: row {r} (line {r + 1}), column {column!r}")
-            raise InputError(
-                f"{input_path}: row {r} (line {r + 1}): unknown label {value!r} in column "
-                f"{column!r} (labels: {', '.join(mech.labels[:10])}{', ...' if len(mech.labels) > 10 else ''})"
-            )
-        values.append(value)
-    released = mech.privatize(values, rng=seed)
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
-    writer.writerow(header)
-    k = 0
-    for row in body:
-        if not row:
-            continue
-        row = list(row)
-        row[col] = released[k]
-        k += 1
-        writer.writerow(row)
-    _write_atomically(buf.getvalue(), output, out)
-    return 0
+    return stream_privatize(
+        explicit_sampler(mech, input_path, column, seed), input_path, column, output, out, block_rows
+    )
 
 
-def _write_atomically(text: str, output, out) -> None:
-    if not output:
-        (out or sys.stdout).write(text)
-        return
-    write_text_atomically(text, output, prefix=".privatize-")
+def _csv_rule(exc: Exception) -> str:
+    rule = str(exc)
+    if "field larger than field limit" in rule:
+        rule = f"a field is longer than {CSV_FIELD_LIMIT} characters (the csv module's limit)"
+    return rule
