@@ -240,8 +240,17 @@ class DesignResult:
                     "attempts": [a.to_json() for a in self.solve.attempts],
                 },
                 **({} if self.interrupted_after is None else {"interrupted_after": self.interrupted_after}),
+                **self._estimation_json(),
             }
         )
+
+    def _estimation_json(self) -> dict:
+        """The objective's textbook comparison (frequency_estimation: the designed U beside k-RR's and the best
+        subset selection's at the same ε)."""
+        comparison = objective_rules(self.spec).textbook_comparison()
+        if comparison is None:
+            return {}
+        return {"estimation": {"U": self.objective, **comparison}}
 
     def dumps(self, indent: int | None = 2) -> str:
         """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints; each kernel row on one line)."""
@@ -567,18 +576,49 @@ def design(source: Any) -> DesignResult:
     from mechdesign.theory.epsilon_requirement import resolve_spec
 
     t0 = time.perf_counter()
-    spec, epsilon_requirement = resolve_spec(load_spec(source))  # epsilon: {protect: ...} → an exact number
+    spec = load_spec(source)
+    accuracy = None
+    if spec.epsilon_requirement is not None and spec.epsilon_requirement.accuracy is not None:
+        # epsilon: {accuracy: ...} → ε_hi of a certified bracket (engines/accuracy_epsilon.py)
+        from mechdesign.engines.accuracy_epsilon import resolve_accuracy
+
+        original = spec
+        spec, accuracy = resolve_accuracy(spec)
+        epsilon_requirement = accuracy
+    else:
+        spec, epsilon_requirement = resolve_spec(spec)  # epsilon: {protect: ...} → an exact number
     rules = objective_rules(spec)
     incumbent = Incumbent(rules.sense, rules.value, spec.m)
     try:
         with collecting(incumbent):
-            return _design(spec, t0, incumbent, epsilon_requirement)
+            result = _design(spec, t0, incumbent, epsilon_requirement)
+            if accuracy is not None:
+                result = _meet_accuracy(original, result, accuracy, t0, incumbent)
+            return result
     except DesignInterrupted:
         raise
     except KeyboardInterrupt as exc:
         stopped = time.perf_counter() - t0
         result, given_up = _interrupted_result(spec, incumbent, t0, stopped, epsilon_requirement)
         raise DesignInterrupted(result, given_up) from exc
+
+
+def _meet_accuracy(original: Spec, result: DesignResult, accuracy, t0: float, incumbent) -> DesignResult:
+    """The certified kernel at ε_hi is checked on its own accuracy; when its rounding misses the target, ε_hi is
+    raised by the bracket's width and the design redone (at most 4 times)."""
+    from mechdesign.engines.accuracy_epsilon import accuracy_target, bump, meets_target
+    from mechdesign.objectives.frequency_estimation import estimation_priors
+
+    acc = original.epsilon_requirement.accuracy
+    kind, target = accuracy_target(acc)
+    spec = result.spec
+    for _ in range(4):
+        if result.kernel is not None and meets_target(kind, target, result.kernel, estimation_priors(spec)):
+            return result
+        spec = bump(original, accuracy, acc.width)
+        result = _design(spec, t0, incumbent, accuracy)
+    accuracy.note = (accuracy.note + "; " if accuracy.note else "") + "the certified kernel at eps_hi misses the target"
+    return result
 
 
 def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> DesignResult:

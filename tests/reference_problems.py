@@ -22,6 +22,10 @@ Each optimum is computed here from the paper's closed form (with ``math``, not w
   e^−ε(1 − p_2) ≤ 1 − p_a (the prior e_a, column 1 − p) gives p_a − p_2 ≤ (1 − e^−ε)(1 − p_2); for (2, a),
   p_2 ≤ e^ε p_a (the prior e_a, column p) gives p_2 − p_a ≤ (1 − e^−ε) p_2; for (0, 1) the priors e_0, e_1 give
   the LDP value (e^ε − 1)/(e^ε + 1), smaller.
+* Frequency estimation (n × the MLE's asymptotic squared error, minimised) under ε-LDP at the uniform prior: subset
+  selection at its best size k (Ye and Barg 2018), whose information matrix is J = aI + b11ᵀ with, for
+  Z = C(N−1,k−1)e^ε + C(N−1,k) and q = (k e^ε + N − k)/(N Z), J_xx = [C(N−1,k−1)e^{2ε} + C(N−1,k)]/(Z² q),
+  J_xy = [C(N−2,k−2)e^{2ε} + 2C(N−2,k−1)e^ε + C(N−2,k)]/(Z² q); U = (N−1)/a + 1/(a + N b) − 1/N.
 * Min vulnerability under an expected-loss cap: the value libqif computes (problems/min_vulnerability_libqif.yaml).
 """
 
@@ -74,6 +78,21 @@ def _libqif_min_vulnerability() -> tuple[dict, float]:
     text = path.read_text()
     value = float(next(line.split(":", 1)[1] for line in text.splitlines() if line.startswith("# expected_objective")))
     return yaml.safe_load(text), value
+
+
+def _subset_selection_u(n: int, eps: float) -> float:
+    """U of subset selection at its best size, uniform prior (module docstring)."""
+    e = math.exp(eps)
+    C = lambda a, b: math.comb(a, b) if 0 <= b <= a else 0
+    best = math.inf
+    for k in range(1, n):
+        Z = C(n - 1, k - 1) * e + C(n - 1, k)
+        q = (k * e + n - k) / (n * Z)
+        jxx = (C(n - 1, k - 1) * e * e + C(n - 1, k)) / (Z * Z * q)
+        jxy = (C(n - 2, k - 2) * e * e + 2 * C(n - 2, k - 1) * e + C(n - 2, k)) / (Z * Z * q)
+        a, b = jxx - jxy, jxy
+        best = min(best, (n - 1) / a + 1 / (a + n * b) - 1 / n)
+    return best
 
 
 def reference_problems() -> list[ReferenceProblem]:
@@ -200,4 +219,15 @@ def reference_problems() -> list[ReferenceProblem]:
             "randomised response dominates binary ε-LDP mechanisms (Kairouz et al.)",
         ),
         ReferenceProblem("min_vulnerability_libqif", mv_spec, mv_value, "libqif (bayes_vuln.min_vuln_given_max_loss)"),
+        ReferenceProblem(
+            "frequency_estimation_ldp_subset_selection",
+            {
+                "alphabet": 5,
+                "epsilon": 1,
+                "prior_set": {"kind": "simplex"},
+                "objective": {"kind": "frequency_estimation", "prior": "uniform"},
+            },
+            _subset_selection_u(5, e1),
+            "subset selection at its best size (Ye and Barg 2018), closed-form information matrix",
+        ),
     ]
