@@ -17,8 +17,8 @@ settings.register_profile("fuzz-slow", parent=_fuzz_parent, max_examples=2000)
 
 
 def pytest_terminal_summary(terminalreporter):
-    """How many code blocks of README.md and docs/ ran (tests/test_docs_examples.py) and how many --help examples
-    (tests/test_help_examples.py), when those tests ran."""
+    """How many code blocks of README.md and docs/ ran (tests/integration/test_docs_examples.py) and how many --help examples
+    (tests/cli/test_help_examples.py), when those tests ran."""
     import sys
 
     module = sys.modules.get("test_docs_examples")

@@ -19,7 +19,7 @@ EXIT_STATUSES: dict[int, str] = {
     130: "interrupted (Ctrl-C); solve reports the best certified kernel found so far, if any",
 }
 
-# Every sub-command's examples, in the order a reader (and tests/test_help_examples.py) runs them: the
+# Every sub-command's examples, in the order a reader (and tests/cli/test_help_examples.py) runs them: the
 # examples form one chain that starts in a directory holding the repository's problems/ folder, and each
 # file an example reads is in problems/ or is written by an example of an earlier command.
 EXAMPLES: dict[str, list[str]] = {

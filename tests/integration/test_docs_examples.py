@@ -36,7 +36,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
+
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 SHELL, PYTHON = {"bash", "sh", "shell", "console"}, {"python", "py", "pycon"}
 CHECKER, FLAGS = doctest.OutputChecker(), doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

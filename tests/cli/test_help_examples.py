@@ -25,7 +25,8 @@ import pytest
 from mechdesign.cli.help_text import EXAMPLES
 from mechdesign.cli.main import build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
+
 # the examples that ran, for the terminal summary (tests/conftest.py)
 RAN: list[str] = []
 
