@@ -114,6 +114,8 @@ def render_result(
     m_text = f"M = {spec.m}"
     if result.kernel is not None and result.kernel.shape[1] != spec.m:
         m_text = f"M = {result.kernel.shape[1]} (spec: {spec.output_size})"
+    if getattr(result, "mechanism", None) is not None and hasattr(result.mechanism, "sizes"):
+        m_text = "M = " + " + ".join(f"C({spec.n}, {d})" for d in result.mechanism.sizes) + " (structured)"
     console.print(
         f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
         f"N = {spec.n}, {m_text}, {eps_words}"
