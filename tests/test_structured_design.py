@@ -117,6 +117,26 @@ def test_cli_solve_then_privatize_with_the_saved_mechanism(tmp_path, capsys):
     assert len(rows) == 301
     # each report is a set of k symbols
     assert all(len(r.split(",")[-1].split()) == k for r in rows[1:])
+    est = tmp_path / "est.csv"
+    assert (
+        main(["estimate", "--mechanism-file", str(mech_file), "--input", str(rel), "--column", "c", "-o", str(est)])
+        == 0
+    )
+    assert len(est.read_text().splitlines()) == N + 1
+
+
+def test_explicit_output_size_keeps_the_one_line_refusal(capsys):
+    # output_size given (not auto): the structured mechanism's C(N, d) outputs would not honour it, so no change
+    from mechdesign.spec.errors import InputError
+
+    with pytest.raises(InputError, match="no explicit frequency-estimation kernel fits"):
+        design({**spec(N), "output_size": 1000})
+
+
+def test_repr_names_the_mechanism():
+    result = design(spec(N))
+    assert "mechanism=subset_selection" in repr(result)
+    assert "subset_selection" in result._repr_html_()
 
 
 def test_mechanism_output_refused_for_an_explicit_kernel(tmp_path, capsys):
