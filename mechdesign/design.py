@@ -169,6 +169,11 @@ class DesignResult:
     :class:`~mechdesign.theory.epsilon_requirement.EpsilonResolution` (requirement, theorem, the ε enforced)."""
     interrupted_after: float | None = None
     """Status ``interrupted``: seconds from the start of the design to the Ctrl-C (None otherwise)."""
+    mechanism: Any = None
+    """A structured mechanism (:mod:`mechdesign.mechanisms`, e.g. subset selection) when the optimum has no explicit
+    kernel within the output limits (``kernel`` is then None): the frequency-estimation optimum at a uniform prior
+    for large N. The certificate is its family's exact closed-form check; ``mechanism.save(path)`` writes the file
+    ``mechdesign privatize --mechanism-file`` reads."""
 
     @property
     def is_ok(self) -> bool:
@@ -240,6 +245,7 @@ class DesignResult:
                     "attempts": [a.to_json() for a in self.solve.attempts],
                 },
                 **({} if self.interrupted_after is None else {"interrupted_after": self.interrupted_after}),
+                **({} if self.mechanism is None else {"mechanism": self.mechanism.to_json()}),
                 **self._estimation_json(),
             }
         )
@@ -636,6 +642,62 @@ def _meet_accuracy(original: Spec, result: DesignResult, accuracy, t0: float, in
     return result
 
 
+def _structured_result(spec: Spec, outcome, attempts, t0: float, t2: float, epsilon_requirement) -> DesignResult:
+    """The result of an engine that returned a structured mechanism instead of a kernel: its exact certificate
+    (the family's closed-form worst ratio against a rational E ≤ e^ε, :mod:`mechdesign.mechanisms.two_level`), its
+    value (the engine's, from the mechanism's closed-form accuracy) against the engine's bound; ``optimal`` when
+    private and the gap is closed (:func:`gap_closed`)."""
+    mech = outcome.mechanism
+    check = mech.certificate()
+    value, dual = outcome.value, outcome.bound
+    if dual is not None and outcome.sense * (dual - value) > 1e-12 * max(1.0, abs(value)):
+        dual = None  # a bound on the wrong side of the value is false: none
+    gap = None if dual is None else abs(value - dual)
+    cert = Certificate(
+        feasible=check.feasible,
+        private=check.feasible,
+        leakage=check.leakage,
+        exp_epsilon_lower_bound=check.bound,
+        worst_ratio=check.worst_ratio,
+        dual_bound=dual,
+        gap=gap,
+        repair_weight=Fraction(0),
+        lp_objective=value,
+    )
+    ok = check.feasible and gap_closed(gap, value, dual)
+    status = Status.OPTIMAL if ok and outcome.status is Status.OPTIMAL else Status.SUBOPTIMAL
+    t3 = time.perf_counter()
+    report = SolveReport(
+        solver="closed form",
+        backend=outcome.backend,
+        method=outcome.method,
+        seconds=outcome.seconds,
+        compile_seconds=0.0,
+        certify_seconds=t3 - t2,
+        total_seconds=t3 - t0,
+        iterations=0,
+        lps=0,
+        rows=0,
+        columns=0,
+        nonzeros=0,
+        message=outcome.message,
+        engine=outcome.engine,
+        attempts=tuple(attempts),
+    )
+    return DesignResult(
+        status=status,
+        objective=value,
+        kernel=None,
+        exact_kernel=None,
+        epsilon=spec.epsilon.value,
+        certificate=cert,
+        solve=report,
+        spec=spec,
+        epsilon_requirement=epsilon_requirement,
+        mechanism=mech,
+    )
+
+
 def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> DesignResult:
     from mechdesign.engines.base import Attempt, Budget, Problem
     from mechdesign.engines.routing import ENGINES, run_route
@@ -648,6 +710,8 @@ def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> Desig
     incumbent.offer(outcome.kernel, outcome.bound if outcome.status is Status.OPTIMAL else None, source=outcome.method)
     report(phase="certifying (exact arithmetic)", round=None, gap=None, detail="")
     t2 = time.perf_counter()
+    if outcome.mechanism is not None:
+        return _structured_result(spec, outcome, attempts, t0, t2, epsilon_requirement)
     status, kernel, exact, cert, objective = _certified(spec, outcome)
     needs_exact = status is not Status.OPTIMAL or (cert is not None and cert.repair_weight > EXACT_FALLBACK_REPAIR)
     resolve = ENGINES["exact-simplex"]

@@ -43,6 +43,9 @@ def _g(v, digits: int = 6) -> str:
 def result_repr(result) -> str:
     cert = result.certificate
     shape = "no kernel" if result.kernel is None else f"{result.kernel.shape[0]}x{result.kernel.shape[1]}"
+    mech = getattr(result, "mechanism", None)
+    if mech is not None:
+        shape = f"none, mechanism={mech.family} ({mech.parameters_summary()})"
     private = "" if cert is None else (", private (exact check)" if cert.private else ", NOT private")
     failing = [] if cert is None else [c.field for c in cert.side_constraints if not c.feasible]
     if failing:
@@ -69,6 +72,9 @@ def result_html(result) -> str:
         ("objective", _g(result.objective, 12)),
         ("epsilon", f"{result.spec.epsilon.text} = {result.epsilon:.10g} nats"),
     ]
+    mech = getattr(result, "mechanism", None)
+    if mech is not None:
+        rows.append(("structured mechanism", f"{mech.family} ({mech.parameters_summary()}): result.mechanism"))
     if cert is not None:
         rows += [
             ("exact privacy check", "passed" if cert.private else "FAILED"),

@@ -92,7 +92,19 @@ def _cmd_solve(args) -> int:
     accuracy = design_accuracy(result, n_reports)
     mle_accuracy = design_mle_accuracy(result, n_reports)
     suffix = Path(args.output).suffix.lower() if args.output else ""
-    if suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
+    if args.output and args.output.lower().endswith(".mechanism.json"):
+        # -o FILE.mechanism.json: the structured mechanism's own file (privatize/estimate --mechanism-file)
+        if result.mechanism is None:
+            raise InputError(
+                f"-o {args.output}: no structured mechanism to write (the design is an explicit kernel; "
+                "use -o FILE.csv, .npy or .json)"
+            )
+        result.mechanism.save(args.output)
+        print(
+            f"wrote the {result.mechanism.family} mechanism to {args.output} (status {result.status.value})",
+            file=sys.stderr,
+        )
+    elif suffix in (".csv", ".npy"):  # -o by extension: the kernel itself (CSV: exact p/q; .npy: the doubles)
         if result.exact_kernel is None:
             raise InputError(f"-o {args.output}: no kernel to write (status {result.status.value})")
         from mechdesign.release.kernel_io import write_kernel

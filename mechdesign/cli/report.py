@@ -114,6 +114,8 @@ def render_result(
     m_text = f"M = {spec.m}"
     if result.kernel is not None and result.kernel.shape[1] != spec.m:
         m_text = f"M = {result.kernel.shape[1]} (spec: {spec.output_size})"
+    if getattr(result, "mechanism", None) is not None and hasattr(result.mechanism, "sizes"):
+        m_text = "M = " + " + ".join(f"C({spec.n}, {d})" for d in result.mechanism.sizes) + " (structured)"
     console.print(
         f"mechdesign: {spec.objective.kind} over (eps, P)-PML kernels with P = {prior_set_notation(ps)}, "
         f"N = {spec.n}, {m_text}, {eps_words}"
@@ -136,6 +138,13 @@ def render_result(
                 "(rows/columns elided with …; the full kernel: mechdesign solve SPEC -o kernel.csv "
                 "(or .npy, .json), or --json)"
             )
+    mech = getattr(result, "mechanism", None)
+    if mech is not None:  # the structured optimum: no explicit kernel fits the output limits
+        console.print(
+            f"structured mechanism: {mech.family} ({mech.parameters_summary()}), N = {mech.n_symbols}, "
+            "never written as a kernel; certificate: its family's closed-form check in exact rationals "
+            "(save it with -o FILE.mechanism.json for mechdesign privatize --mechanism-file)"
+        )
     cert = result.certificate
     summary = Table(show_header=False, box=None)
     summary.add_column(justify="left")
@@ -161,6 +170,13 @@ def render_result(
         summary.add_row(
             "leakage (sup over priors, max over y)", f"{_fmt(cert.leakage, 12)} nats (eps = {result.epsilon:.12g})"
         )
+        if mech is not None:
+            mc = mech.certificate()
+            summary.add_row(
+                "structured certificate",
+                f"worst PML ratio {float(mc.worst_ratio):.12g} <= E = {float(mc.bound):.12g} <= e^eps "
+                + ("holds" if mc.feasible else "FAILS"),
+            )
         summary.add_row("dual bound", _fmt(cert.dual_bound, 12))
         summary.add_row(
             "optimality gap",

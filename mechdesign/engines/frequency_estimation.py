@@ -2,8 +2,11 @@
 
 * ``frequency-symmetric-classes``: uniform P over simplex or min_mass, no other privacy constraint: the class
   reduction (:mod:`mechdesign.objectives.frequency_symmetric`) gives U* in closed form for any N (the bound) and a
-  balanced cyclic kernel attaining it where it fits the output limits (N·M ≤ 10⁷, M ≤ 10⁴); otherwise a clear
-  message with the optimum and its class.
+  balanced cyclic kernel attaining it where it fits the output limits (N·M ≤ 10⁷, M ≤ 10⁴); otherwise, with
+  ``output_size: auto`` and a best class of two-level rays (q symbols at 1, the others at m_q), the structured
+  optimum: subset selection of size d = q (Ye and Barg 2018; under Q_X(c) its ratio is R_q = 1/m_q, Remark 2 of
+  the Dobrushin paper), whose uniform orbit *is* that class, with its exact closed-form certificate
+  (:func:`structured_optimum`); else a clear message with the optimum and its class.
 * ``frequency-a-optimal-rays``: every extreme ray listed (structured for simplex/min_mass/point up to N = 12, cdd up
   to N = 8 for hull/box/l1_ball and for ``privacy`` lists, whose cone is the intersection of the constraints'
   cones), solved by column generation over the list (:mod:`mechdesign.engines.a_optimal`).
@@ -124,6 +127,20 @@ def _symmetric(spec: Spec, t0) -> PlanOutcome:
     limit = min(limit, MAX_NM // n)
     K = balanced_cyclic_kernel(opt.pattern, limit)
     structure = f"optimum U* = {opt.value:.10g}: all the mass on one class of rays ({opt.description})"
+    if K is None and spec.output_size == "auto":
+        mech = structured_optimum(spec, opt)
+        if mech is not None:
+            out = _outcome(
+                spec,
+                None,
+                mech.accuracy(1)["mse"],
+                opt.bound,
+                "symmetric classes (uniform prior), structured optimum: subset selection",
+                t0,
+                message=structure + f"; subset selection d = {mech.sizes[0]} (no explicit kernel fits)",
+            )
+            out.mechanism = mech
+            return out
     if K is None:  # the value and the structure, without a kernel (a kernel that identifies P needs M ≥ N)
         raise InputError(
             f"output_size: no explicit frequency-estimation kernel fits N*M <= {MAX_NM} and M <= {limit} "
@@ -138,6 +155,31 @@ def _symmetric(spec: Spec, t0) -> PlanOutcome:
         t0,
         message=structure,
     )
+
+
+def structured_optimum(spec: Spec, opt):
+    """Subset selection whose uniform orbit is the symmetric optimum's class, or None when that class is not
+    two-level (the {0, w, 1} rays of Q_X(c) at large c).
+
+    The best class of two-level rays r = m + (1 − m)1_A, |A| = q, spread uniformly over its C(N, q) permutations,
+    is exactly subset selection of size d = q with high/low ratio R = 1/m (each d-subset S a column ∝ r with A = S);
+    :mod:`mechdesign.mechanisms.subset_selection` takes the largest rational R ≤ R_q (R_q = 1/m_q from the same
+    rational E ≤ e^ε), so its levels are the class's to 40 bits. Checked here: same size, same ratio (relative 1e−9),
+    and its U at the uniform prior (its closed-form total variance of one report, which at the uniform prior is
+    (N − 1)/a of the class reduction) no smaller than the bound and within the design's gap tolerance of U*."""
+    from mechdesign.mechanisms.subset_selection import SubsetSelection
+
+    kind, size, level = opt.family
+    if kind != "two" or level <= 0:
+        return None
+    mech = SubsetSelection(spec.labels, spec.epsilon.text, prior_set=spec.prior_set, d=size)
+    ratio = float(mech.ratios[0])
+    if abs(ratio * level - 1) > 1e-9:
+        raise RuntimeError(f"subset selection d = {size}: ratio {ratio} is not the class's 1/m = {1 / level}")
+    u = mech.accuracy(1)["mse"]
+    if not (u >= opt.bound and u - opt.bound <= 1e-6 * u):
+        raise RuntimeError(f"subset selection d = {size}: U = {u!r} is not the symmetric optimum {opt.value!r}")
+    return mech
 
 
 def _exact(spec: Spec, t0) -> PlanOutcome:

@@ -51,6 +51,8 @@ class SymmetricOptimum:
     """The best class's pattern (max entry 1)."""
     description: str
     """The best class in words (e.g. 'two levels: 15 of 56 symbols at 1, the rest at 0.3679')."""
+    family: tuple | None = None
+    """The best class's ray family (kind, size, level) (:func:`mechdesign.privacy.ray_families.families`)."""
 
 
 def class_patterns(families, n: int) -> list[tuple[np.ndarray, str]]:
@@ -106,7 +108,7 @@ def symmetric_optimum(families, n: int) -> SymmetricOptimum:
     ((r, text),) = class_patterns([fam], n)
     # a handful of roundings of relative size u = 2^-53 each, with N·u covering the sums
     bound = v * (1 - 16 * 2.0**-53 * n) if math.isfinite(v) else v
-    return SymmetricOptimum(v, bound, r, text)
+    return SymmetricOptimum(v, bound, r, text, fam)
 
 
 def _autocorrelation(D: np.ndarray) -> np.ndarray:

@@ -8,6 +8,8 @@ certify stage in ``design`` turns that into the exact kernel and its certificate
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +46,9 @@ class PlanOutcome:
     """Sublinear objectives: the extreme rays used (max entry 1), one per output."""
     engine: str = ""
     """The engine that produced this outcome (:mod:`mechdesign.engines.routing`; set by the route)."""
+    mechanism: Any = None
+    """A structured mechanism (:mod:`mechdesign.mechanisms`) in place of a kernel (``kernel`` None): the optimum
+    whose explicit kernel does not fit the output limits; it carries its own exact certificate."""
 
 
 @dataclass(frozen=True)

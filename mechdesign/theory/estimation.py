@@ -235,11 +235,13 @@ def subset_selection_error(n: int, epsilon: float, k: int, prior=None) -> float:
         return math.inf
     e = math.exp(epsilon)
     if prior is None:
-        C = lambda a, b: math.comb(a, b) if 0 <= b <= a else 0
-        Z = C(n - 1, k - 1) * e + C(n - 1, k)
-        q = (k * e + n - k) / (n * Z)
-        jxx = (C(n - 1, k - 1) * e * e + C(n - 1, k)) / (Z * Z * q)
-        jxy = (C(n - 2, k - 2) * e * e + 2 * C(n - 2, k - 1) * e + C(n - 2, k)) / (Z * Z * q)
+        # every binomial divided by C(N−1,k−1) (no overflow at large N): C(N−1,k)/C(N−1,k−1) = (N−k)/k,
+        # C(N−2,k−2), C(N−2,k−1), C(N−2,k) over it = (k−1)/(N−1), (N−k)/(N−1), (N−k)(N−k−1)/(k(N−1))
+        alpha = (n - k) / k
+        z = e + alpha
+        scale = n / (z * (k * e + n - k))  # C(N−1,k−1)/(Z² q), Z² q = C(N−1,k−1)² z² q and q = (ke + N − k)/(N Z)
+        jxx = (e * e + alpha) * scale
+        jxy = ((k - 1) * e * e + 2 * (n - k) * e + (n - k) * (n - k - 1) / k) / (n - 1) * scale
         a, b = jxx - jxy, jxy
         return (n - 1) / a + 1 / (a + n * b) - 1 / n
     if math.comb(n, k) * n > 2_000_000:
