@@ -149,8 +149,23 @@ def certify_key(kind: str, variant: str, n: int, overwrite: bool) -> str:
     return f"certify/{kind}/{variant}/{n}" + ("/overwrite" if overwrite else "")
 
 
+def solver_versions() -> str:
+    """The versions that decide the solver's float kernels (HiGHS, numpy, scipy): the problems/ and family cases
+    emit the reference fractions only with the solver output they were made from."""
+    import highspy
+    import scipy
+
+    try:
+        from importlib.metadata import version
+
+        hv = version("highspy")
+    except Exception:  # noqa: BLE001 - a highspy without metadata
+        hv = getattr(highspy, "__version__", "unknown")
+    return f"highspy {hv}, numpy {np.__version__}, scipy {scipy.__version__}"
+
+
 def main() -> None:
-    hashes = {}
+    hashes = {"_made_with": solver_versions()}
     hashes.update(problem_cases())
     hashes.update(family_cases())
     for case in CERTIFY_CASES:
