@@ -306,3 +306,58 @@ def test_set_report_mle_equals_em_on_the_explicit_kernel(make):
     reference = em_mle(kernel.to_float(), counts, tol=1e-12).p[0]
     assert ours.diagnostics["gap"] <= 1e-9
     assert np.abs(ours.estimate - reference).max() < 1e-4
+
+
+def _exact_expected_estimate(m, P):
+    """E f̂ in exact rationals: the explicit kernel (to_kernel) gives each output's probability, and the
+    mechanism's own decoder (parse_reports + support_counts on that single output) gives the symbols it
+    supports; E C_x / n = Σ_x' P(x') Σ_y K[x', y] [y supports x], mapped through (π − q*) / (p* − q*)."""
+    kernel, labels = m.to_kernel()
+    K = kernel.fractions()
+    S = [m.support_counts(m.parse_reports([lab])).tolist() for lab in labels]
+    p, q = m.support_probabilities()
+    n = m.n_symbols
+    out_prob = [sum(P[x2] * K[x2][j] for x2 in range(n)) for j in range(len(labels))]
+    pi = [sum(out_prob[j] * S[j][x] for j in range(len(labels))) for x in range(n)]
+    return [(v - q) / (p - q) for v in pi], K, S, out_prob
+
+
+@pytest.mark.parametrize("n", range(2, 13))
+def test_hadamard_response_is_exactly_unbiased_and_its_variance_is_exact(n):
+    """Exact unbiasedness for every N (N + 1 a power of two or not): rows 1..N of the Sylvester matrix are
+    distinct non-zero rows, so any two sets C_x, C_x' meet in K/4 outputs and q* = 1/2 for every pair
+    (Acharya, Sun, Zhang 2019). The closed-form variance equals the exact variance of the linear estimator
+    (Var of one report's support indicator, over n reports) computed here from the explicit kernel."""
+    P = [Fraction(i + 1, n * (n + 1) // 2) for i in range(n)]
+    for c in (0, Fraction(1, 2 * n)):
+        m = hadamard_response(n, "1", prior_set=None if c == 0 else c)
+        expected, K, S, out_prob = _exact_expected_estimate(m, P)
+        assert expected == P, (n, c)
+        p, q = m.support_probabilities()
+        reports = 1000
+        for x in range(n):
+            pi = sum(out_prob[j] * S[j][x] for j in range(len(S)))
+            exact_var = pi * (1 - pi) / (reports * (p - q) ** 2)
+            assert m.variances(reports, [float(v) for v in P])[x] == pytest.approx(float(exact_var), rel=1e-12)
+        # the pair structure itself: every pair of distinct symbols is supported together by K/4 outputs
+        for x, x2 in itertools.combinations(range(n), 2):
+            assert sum(1 for s in S if s[x] and s[x2]) == m.order // 4
+
+
+@pytest.mark.parametrize("n", [3, 5, 7])
+def test_every_family_is_exactly_unbiased(n):
+    """E f̂ = P exactly (Fractions) for every family and prior set; local hashing with fresh seeds over the
+    whole Carter–Wegman family of a small prime (P = 11: all 110 seeds, exactly the expectation over seeds)."""
+    P = [Fraction(i + 1, n * (n + 1) // 2) for i in range(n)]
+    for c in (0, Fraction(1, 3 * n)):
+        ps = None if c == 0 else c
+        for m in [
+            krr(n, "1", prior_set=ps),
+            subset_selection(n, "1", prior_set=ps),
+            subset_selection(n, "1", d=(1, 2), weights=("1/3", "2/3"), prior_set=ps),
+            unary_encoding(n, "1", prior_set=ps),
+            unary_encoding(n, "1", optimized=False, prior_set=ps),
+            local_hashing(n, "1", prime=11, prior_set=ps),
+            local_hashing(n, "2", g=3, prime=11, prior_set=ps),
+        ]:
+            assert _exact_expected_estimate(m, P)[0] == P, m
