@@ -361,3 +361,63 @@ def test_every_family_is_exactly_unbiased(n):
             local_hashing(n, "2", g=3, prime=11, prior_set=ps),
         ]:
             assert _exact_expected_estimate(m, P)[0] == P, m
+
+
+def test_local_hashing_pool_decoder_is_exactly_unbiased_for_the_pool_in_use():
+    """With a fixed pool the report distribution is the explicit kernel over the pool's (seed, value) outputs;
+    A[x, x'] = Σ_y K[x', y] [y supports x] is computed here in Fractions from that kernel. The mechanism's
+    support matrix equals it, its decoder maps the exact expected counts back to P, and the fresh-seed
+    decoder (constants p*, q* averaged over seeds) does not (it is unbiased only over pools)."""
+    n = 6
+    P = [Fraction(i + 1, 21) for i in range(n)]
+    m = local_hashing(n, "1", g=3, seeds=4, rng=5)
+    kernel, labels = m.to_kernel()
+    K = kernel.fractions()
+    S = [m.support_counts(m.parse_reports([lab])).tolist() for lab in labels]
+    A = [[sum(K[x2][j] * S[j][x] for j in range(len(labels))) for x2 in range(n)] for x in range(n)]
+    assert np.allclose(m.pool_support_matrix(), np.array(A, dtype=float), rtol=0, atol=1e-15)
+    pi = [sum(A[x][x2] * P[x2] for x2 in range(n)) for x in range(n)]
+    reports = 10_000
+    counts = np.array([float(v * reports) for v in pi])
+    est = m.estimate_from_counts(counts, reports)
+    assert est.diagnostics["decoder"] == "pool-exact"
+    assert np.allclose(est.estimate, [float(v) for v in P], rtol=0, atol=1e-12)
+    p, q = m.support_probabilities()
+    fresh = [(v - q) / (p - q) for v in pi]
+    assert max(abs(a - b) for a, b in zip(fresh, P)) > Fraction(1, 100)
+
+
+def test_local_hashing_pool_decoder_variance_and_coverage_by_simulation():
+    m = local_hashing(6, 1, g=3, seeds=5, rng=3)
+    P = np.array([0.3, 0.25, 0.2, 0.15, 0.1, 0.0])
+    reps, n = 300, 2000
+    rng = np.random.default_rng(12)
+    x = rng.choice(6, size=reps * n, p=P)
+    reports = m.privatize_indices(x, rng=rng)
+    C = _support_counts_per_rep(m, reports, reps, n)
+    est = [m.estimate_from_counts(C[r], n) for r in range(reps)]
+    F = np.array([e.estimate for e in est])
+    var = m.variances(n, P)
+    assert np.all(np.abs(F.mean(axis=0) - P) <= 4 * np.sqrt(var / reps))
+    ratio = F.var(axis=0, ddof=1) / var
+    assert np.all((ratio > 0.7) & (ratio < 1.35)), ratio
+    cover = ((np.array([e.lower for e in est]) <= P) & (P <= np.array([e.upper for e in est]))).mean()
+    assert 0.92 <= cover <= 0.975, cover
+
+
+def test_local_hashing_pool_too_large_falls_back_with_a_warning():
+    from mechdesign.mechanisms.local_hashing import POOL_EXACT_MAX_SYMBOLS
+
+    n = POOL_EXACT_MAX_SYMBOLS + 1
+    m = local_hashing(n, 1, seeds=3, rng=1)
+    assert not m.pool_decoder_available()
+    reports = m.privatize_indices(np.zeros(100, dtype=np.int64), rng=2)
+    with pytest.warns(UserWarning, match="unbiased only on average over pools"):
+        est = m.estimate_from_counts(m.support_counts(reports), reports.n)
+    assert est.diagnostics["decoder"] == "fresh-seed"
+    assert any("unbiased only on average over pools" in w for w in est.warnings)
+    # a pool under which two symbols always collide has no unbiased estimator: same fallback, said so
+    tiny = local_hashing(6, 1, g=2, seeds=1, rng=1)
+    with pytest.warns(UserWarning, match="collide under every seed"):
+        est = tiny.estimate_from_counts(np.array([50, 50, 50, 50, 50, 50]), 100)
+    assert any("collide under every seed" in w for w in est.warnings)
