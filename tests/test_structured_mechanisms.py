@@ -421,3 +421,28 @@ def test_local_hashing_pool_too_large_falls_back_with_a_warning():
     with pytest.warns(UserWarning, match="collide under every seed"):
         est = tiny.estimate_from_counts(np.array([50, 50, 50, 50, 50, 50]), 100)
     assert any("collide under every seed" in w for w in est.warnings)
+
+
+@pytest.mark.parametrize("source", [None, 4])
+def test_floyd_sampler_and_bulk_draws_are_uniform(source):
+    """Bulk exact draws (cryptographic words of 16/32/64 bits or numpy's bounded integers) per row bound,
+    incl. a bound of 1; Floyd's sampler gives every k-subset of [0, m) equal frequency (chi-square), on both
+    sides of its complement switch (k ≤ m/2 and k > m/2)."""
+    from mechdesign.mechanisms.exact_random import resolve_rng, uniform_below_rows
+    from mechdesign.mechanisms.set_reports import floyd_sample
+
+    rng = resolve_rng(source)
+    bounds = [1, 3, 7, 65536, 65537, 2**40 + 3]
+    d = uniform_below_rows(rng, bounds, 60_000)
+    assert d.shape == (6, 60_000) and not d[0].any()
+    for row, b in zip(d, bounds):
+        assert 0 <= row.min() and row.max() < b
+    for i in (1, 2):
+        assert chisquare(np.bincount(d[i], minlength=bounds[i])).pvalue > 1e-4
+    for m, k in [(6, 2), (6, 4), (7, 3)]:
+        f = floyd_sample(rng, 40_000, m, k, block_bytes=64)  # small blocks: several batches
+        assert np.all(np.diff(f, axis=1) > 0) and f.min() >= 0 and f.max() < m
+        codes = (f * (m ** np.arange(k))).sum(axis=1)
+        _, counts = np.unique(codes, return_counts=True)
+        assert counts.size == len(list(itertools.combinations(range(m), k)))
+        assert chisquare(counts).pvalue > 1e-4, (m, k)
