@@ -64,11 +64,21 @@ def write_inputs(folder: Path, n_symbols: int, n: int, seed: int = 0) -> tuple[P
     return labels, data
 
 
+def child_cpu_seconds() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(args: list[str], root: Path = ROOT) -> tuple[float, float, int]:
+    """(wall seconds, peak MiB, exit status) of one command in its own process; its CPU seconds (user +
+    system) are kept in ``run.cpu`` (wall time on shared cores depends on the load, CPU time much less)."""
     env = dict(os.environ, PYTHONPATH=str(root))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), child_cpu_seconds()
     proc = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - t0
+    run.cpu = child_cpu_seconds() - c0
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     rss = next(int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("MAXRSS"))
@@ -97,15 +107,30 @@ def main() -> None:
             common = ["--epsilon", eps, "--alphabet", str(labels)]
             privatize = ["privatize", "--mechanism", family, *common, *extra, "--input", str(data), "--column", "value"]
             privatize += ["--seed", "1", "-o", str(released), "--save-mechanism", str(mech)]
-            t_base = run(privatize, Path(a.baseline))[0] if a.baseline else None
+            t_base = (run(privatize, Path(a.baseline))[0], run.cpu) if a.baseline else None
             t_priv, mem_priv, _ = run(privatize)
+            cpu_priv = run.cpu
             t_est, mem_est, _ = run(
                 ["estimate", "--mechanism-file", str(mech), "--input", str(released), "--column", "value"]
                 + ["-o", str(folder / "est.csv")]
             )
             size = released.stat().st_size / 2**20
             rows.append(
-                (family, n_symbols, n, eps, " ".join(extra), t_priv, mem_priv, t_est, mem_est, size, target, t_base)
+                (
+                    family,
+                    n_symbols,
+                    n,
+                    eps,
+                    " ".join(extra),
+                    t_priv,
+                    mem_priv,
+                    t_est,
+                    mem_est,
+                    size,
+                    target,
+                    t_base,
+                    cpu_priv,
+                )
             )
             print(rows[-1], flush=True)
             released.unlink()
@@ -123,12 +148,12 @@ def main() -> None:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     if a.baseline:
-        lines[-2] += " baseline privatize s | ratio |"
-        lines[-1] += " --- | --- |"
+        lines[-2] += " privatize CPU s | baseline privatize s | baseline CPU s | CPU ratio baseline / this |"
+        lines[-1] += " --- | --- | --- | --- |"
     for r in rows:
         lines.append(
             f"| {r[0]} | {r[1]:,} | {r[2]:,} | {r[3]} | {r[4] or '-'} | {r[5]:.1f} | {r[6]:.0f} | {r[7]:.1f} | {r[8]:.0f} | {r[9]:.0f} | {r[10] or '-'} |"
-            + (f" {r[11]:.1f} | {r[11] / r[5]:.2f} |" if r[11] is not None else "")
+            + (f" {r[12]:.1f} | {r[11][0]:.1f} | {r[11][1]:.1f} | {r[11][1] / r[12]:.2f} |" if r[11] else "")
         )
     text = "\n".join(lines) + "\n"
     print(text)
