@@ -18,8 +18,8 @@ import numpy as np
 
 from mechdesign.theory import bounds
 
-from mechdesign.certify.exact import GRID, GRID_BITS, ExactKernel, check_pml, repair, to_grid
-from mechdesign.certify.stage import certify_on_fine_grid
+from mechdesign.certify.exact import GRID, GRID_BITS, ExactKernel, check_pml
+from mechdesign.certify.stage import certify_kernel
 from mechdesign.certify.guarantees import check_guarantees, enforce_guarantees, metric_envelope, private_under_spec
 from mechdesign.certify.saturation import ratio_cap
 from mechdesign.lp.solve import Status
@@ -38,7 +38,7 @@ GAP_ABSOLUTE_FLOOR = 1e-15
 """Gaps below this count as closed whatever the values (double rounding of unit-scale sums; an
 objective of 0 against a bound of 1.5e−16 from the ray LP's stated rounding, N·u·Σ|λ|). Dobrushin at
 ε = 1e−9 (optimum ≈ 5e−10) is judged to 2e−6 of itself by this rule; the exact fallback in fact
-reaches 3e−7 of Ξ(ε,c) (tests/test_robust.py checks 1e−6 against Ξ directly)."""
+reaches 3e−7 of Ξ(ε,c) (tests/design/test_robust.py checks 1e−6 against Ξ directly)."""
 
 
 EXACT_FALLBACK_REPAIR = Fraction(1, 10**6)
@@ -240,8 +240,17 @@ class DesignResult:
                     "attempts": [a.to_json() for a in self.solve.attempts],
                 },
                 **({} if self.interrupted_after is None else {"interrupted_after": self.interrupted_after}),
+                **self._estimation_json(),
             }
         )
+
+    def _estimation_json(self) -> dict:
+        """The objective's textbook comparison (frequency_estimation: the designed U beside k-RR's and the best
+        subset selection's at the same ε)."""
+        comparison = objective_rules(self.spec).textbook_comparison()
+        if comparison is None:
+            return {}
+        return {"estimation": {"U": self.objective, **comparison}}
 
     def dumps(self, indent: int | None = 2) -> str:
         """:meth:`to_json` as a JSON string (what ``mechdesign solve --json`` prints; each kernel row on one line)."""
@@ -289,6 +298,51 @@ def _emitted_value(rules, exact, kernel: np.ndarray, check) -> float:
     return rules.value(kernel) if value is None else value
 
 
+def _other_constraints_enforced(staged, spec: Spec, rules, bound_e: Fraction):
+    """(exact, weight, check, float kernel, objective, side weight) of the certify stage's kernel once the spec's
+    other constraints hold exactly: further privacy constraints (metric, further prior sets,
+    certify/guarantees.py), then the objective's own stated constraints (a loss cap, a vulnerability cap,
+    objectives/vulnerability.py), each restored by a mix that keeps every privacy constraint and checked again."""
+    exact, weight, check, kernel, objective = (
+        staged.kernel,
+        staged.weight,
+        staged.check,
+        staged.floats,
+        staged.objective,
+    )
+    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
+    if extra_weight:  # the other constraints of privacy (metric, further prior sets)
+        weight = 1 - (1 - weight) * (1 - extra_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    # the objective's own stated constraints, restored exactly by mixes that keep every privacy constraint: each
+    # candidate must pass them all exactly
+    exact, side_weight = rules.enforce(exact, lambda k: private_under_spec(k, spec, bound_e))
+    if side_weight:
+        weight = 1 - (1 - weight) * (1 - side_weight)
+        check = check_pml(exact, spec.prior_set, bound_e)
+    if side_weight or extra_weight:
+        kernel = exact.to_float()
+        objective = _emitted_value(rules, exact, kernel, check)
+    return exact, weight, check, kernel, objective, side_weight
+
+
+def _true_dual_bound(rules, dual: float | None, objective: float, sense: int) -> float | None:
+    """The program's bound, tightened by the bound over all kernels (no privacy), or None when it lies on the
+    wrong side of what the emitted private kernel achieves (then it is false: no certified optimum)."""
+    if dual is not None:
+        # the bound over all kernels (no privacy) is a bound too; keep the tighter (an optimum of 0 loss is then
+        # certified exactly instead of by a dual bound carrying its rounding slack)
+        try:
+            free = rules.unconstrained_bound()
+        except Exception:  # noqa: BLE001 - a utility that cannot take the identity kernel: no such bound
+            free = None
+        if free is not None and math.isfinite(free):
+            dual = max(dual, free) if sense > 0 else min(dual, free)
+    if dual is not None and sense * (dual - objective) > 1e-12 * max(1.0, abs(objective)):
+        dual = None
+    return dual
+
+
 # ------------------------------------------------------------------- pipeline
 def certify_design(
     spec: Spec,
@@ -306,10 +360,10 @@ def certify_design(
     the emitted kernel's gap closed (:func:`gap_closed`), on every grid (on a coarse grid the utility
     lost by rounding counts). When the repair snapped the kernel to a coarser grid (a few ulps of
     utility, which matter for optima of 1e−9), the repair without snapping is tried too and the
-    better kernel kept.
+    better kernel kept (:func:`mechdesign.certify.stage.certify_kernel`).
 
     ``overwrite_kernel``: ``K`` is the caller's to give away (the solver's fresh array): the 2^−52 rounding may
-    write its floats over it (:func:`mechdesign.certify.stage.certify_on_fine_grid`), and the returned float
+    write its floats over it (:func:`mechdesign.certify.stage.certify_kernel`), and the returned float
     kernel may be ``K`` itself. ``K`` then holds, row by row, its rounding (which rounds to the same exact kernel)
     or, when the repair mixed in one pass, the whole mixed kernel (Ctrl-C is held back while it is written).
     """
@@ -319,36 +373,17 @@ def certify_design(
     bits = spec.solver.denominator_bits
     if spec.extra_guarantees:  # metric constraints: lift tiny entries to the envelope (certify/guarantees.py)
         K = metric_envelope(K, spec)
-    # Q_X(c) on the grid 2^-52: the same kernel in fused passes over the rows (certify/stage.py); else as below
-    fused = certify_on_fine_grid(K, spec.prior_set, bound_e, bits, overwrite=overwrite_kernel)
-    if fused is not None:
-        gridded, exact, weight, check, kernel = fused.gridded, fused.kernel, fused.weight, fused.check, fused.floats
-    else:
-        gridded = to_grid(K)
-        exact, weight, check = repair(gridded, spec.prior_set, bound_e, bits=bits)
-        kernel = exact.to_float()
-    objective = _emitted_value(rules, exact, kernel, check)
-    # Only a snapped kernel can differ: when the repair mixed (weight > 0) its snapping had failed, and the
-    # repair without snapping is the same deterministic mixing, so re-running it would give the same kernel.
-    if bits == 52 and gridded is not None and exact.denominator != gridded.denominator and weight == 0:
-        alt, alt_weight, alt_check = repair(gridded, spec.prior_set, bound_e, bits=bits, snap=False)
-        alt_kernel = alt.to_float()
-        alt_objective = _emitted_value(rules, alt, alt_kernel, alt_check)
-        if alt_check.feasible and sense * alt_objective < sense * objective:
-            exact, weight, check, kernel, objective = alt, alt_weight, alt_check, alt_kernel, alt_objective
-    exact, extra_weight = enforce_guarantees(exact, spec, bound_e, spec.solver.denominator_bits)
-    if extra_weight:  # the other constraints of privacy (metric, further prior sets)
-        weight = 1 - (1 - weight) * (1 - extra_weight)
-        check = check_pml(exact, spec.prior_set, bound_e)
-    # the objective's own stated constraints (a loss cap, a vulnerability cap), restored exactly by mixes that keep
-    # every privacy constraint: each candidate must pass them all exactly (objectives/vulnerability.py)
-    exact, side_weight = rules.enforce(exact, lambda k: private_under_spec(k, spec, bound_e))
-    if side_weight:
-        weight = 1 - (1 - weight) * (1 - side_weight)
-        check = check_pml(exact, spec.prior_set, bound_e)
-    if side_weight or extra_weight:
-        kernel = exact.to_float()
-        objective = _emitted_value(rules, exact, kernel, check)
+    # to the grid, exact check, repair, check again (certify/stage.py)
+    staged = certify_kernel(
+        K,
+        spec.prior_set,
+        bound_e,
+        bits,
+        value=lambda exact, floats, check: _emitted_value(rules, exact, floats, check),
+        sense=sense,
+        overwrite=overwrite_kernel,
+    )
+    exact, weight, check, kernel, objective, side_weight = _other_constraints_enforced(staged, spec, rules, bound_e)
     # on the grid 2^−52 the bound E of `check` is the one check_guarantees would derive again: its check is reused
     guarantees = check_guarantees(exact, spec, primary=check if exact.denominator == GRID else None)
     # one exact verdict per other stated constraint, on the kernel emitted
@@ -356,18 +391,7 @@ def certify_design(
     if side_weight:
         how = f"mixed with {rules.side_repair_kernel}, weight {float(side_weight):.3g}"
         sides = [replace(c, repair=how) for c in sides]
-    if dual is not None:
-        # the bound over all kernels (no privacy) is a bound too; keep the tighter (an optimum of 0 loss is then
-        # certified exactly instead of by a dual bound carrying its rounding slack)
-        try:
-            free = rules.unconstrained_bound()
-        except Exception:  # noqa: BLE001 - a utility that cannot take the identity kernel: no such bound
-            free = None
-        if free is not None and math.isfinite(free):
-            dual = max(dual, free) if sense > 0 else min(dual, free)
-    if dual is not None and sense * (dual - objective) > 1e-12 * max(1.0, abs(objective)):
-        # a bound on the wrong side of what a private kernel achieves is false: report none (no certified optimum)
-        dual = None
+    dual = _true_dual_bound(rules, dual, objective, sense)
     gap = None if dual is None else abs(objective - dual)
     private = check.feasible and all(g.feasible for g in guarantees)
     cert = Certificate(
@@ -567,18 +591,49 @@ def design(source: Any) -> DesignResult:
     from mechdesign.theory.epsilon_requirement import resolve_spec
 
     t0 = time.perf_counter()
-    spec, epsilon_requirement = resolve_spec(load_spec(source))  # epsilon: {protect: ...} → an exact number
+    spec = load_spec(source)
+    accuracy = None
+    if spec.epsilon_requirement is not None and spec.epsilon_requirement.accuracy is not None:
+        # epsilon: {accuracy: ...} → ε_hi of a certified bracket (engines/accuracy_epsilon.py)
+        from mechdesign.engines.accuracy_epsilon import resolve_accuracy
+
+        original = spec
+        spec, accuracy = resolve_accuracy(spec)
+        epsilon_requirement = accuracy
+    else:
+        spec, epsilon_requirement = resolve_spec(spec)  # epsilon: {protect: ...} → an exact number
     rules = objective_rules(spec)
     incumbent = Incumbent(rules.sense, rules.value, spec.m)
     try:
         with collecting(incumbent):
-            return _design(spec, t0, incumbent, epsilon_requirement)
+            result = _design(spec, t0, incumbent, epsilon_requirement)
+            if accuracy is not None:
+                result = _meet_accuracy(original, result, accuracy, t0, incumbent)
+            return result
     except DesignInterrupted:
         raise
     except KeyboardInterrupt as exc:
         stopped = time.perf_counter() - t0
         result, given_up = _interrupted_result(spec, incumbent, t0, stopped, epsilon_requirement)
         raise DesignInterrupted(result, given_up) from exc
+
+
+def _meet_accuracy(original: Spec, result: DesignResult, accuracy, t0: float, incumbent) -> DesignResult:
+    """The certified kernel at ε_hi is checked on its own accuracy; when its rounding misses the target, ε_hi is
+    raised by the bracket's width and the design redone (at most 4 times)."""
+    from mechdesign.engines.accuracy_epsilon import accuracy_target, bump, meets_target
+    from mechdesign.objectives.frequency_estimation import estimation_priors
+
+    acc = original.epsilon_requirement.accuracy
+    kind, target = accuracy_target(acc)
+    spec = result.spec
+    for _ in range(4):
+        if result.kernel is not None and meets_target(kind, target, result.kernel, estimation_priors(spec)):
+            return result
+        spec = bump(original, accuracy, acc.width)
+        result = _design(spec, t0, incumbent, accuracy)
+    accuracy.note = (accuracy.note + "; " if accuracy.note else "") + "the certified kernel at eps_hi misses the target"
+    return result
 
 
 def _design(spec: Spec, t0: float, incumbent, epsilon_requirement=None) -> DesignResult:

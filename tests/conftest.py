@@ -9,7 +9,7 @@ settings.register_profile("dev", deadline=None, print_blob=True)
 settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 os.environ.setdefault("COLUMNS", "120")
-# tests/test_fuzz_exact.py: "fuzz" runs 200 examples (default and CI), "fuzz-slow" 2000, chosen
+# tests/integration/test_fuzz_exact.py: "fuzz" runs 200 examples (default and CI), "fuzz-slow" 2000, chosen
 # with MECHDESIGN_FUZZ=slow; both inherit the profile loaded above (derandomized when CI=true).
 _fuzz_parent = settings.get_profile("ci" if os.environ.get("CI") else "dev")
 settings.register_profile("fuzz", parent=_fuzz_parent, max_examples=200)

@@ -639,16 +639,7 @@ def merge_noise_columns(
     known = kernel.__dict__.get("_aggregates")  # the column maxima, when folded already: no pass for the largest
     largest = (int(known[0].max()) if known is not None else int(ints.max())) if ints is not None and ints.size else 0
     small = ints is not None and grid_bits(kernel) is not None and largest <= 1 << 60
-    limit = int(NOISE_LEVEL * kernel.denominator)
-    aggregates = kernel.column_aggregates() if small else None
-    maxima = aggregates[0] if aggregates is not None else kernel.numerators.max(axis=0)
-    small_columns = np.flatnonzero((np.asarray(maxima) > 0) & (np.asarray(maxima) <= limit)).tolist()
-    noisy = [y for y in small_columns if check.ratios[y] is None or check.ratios[y] > bound]  # ratios read here only
-    if c is not None and small:
-        for y in sorted(set(small_columns) - set(noisy)):
-            need, _ = mixing_weight_on_grid(np.ascontiguousarray(ints[:, [y]]), Fraction(c), bound)
-            if need is None or need > MERGE_NEED:
-                noisy.append(y)
+    noisy = _noise_columns(kernel, check, bound, c, ints if small else None)
     if not noisy:
         return kernel
     nums = ints.copy() if small else kernel.numerators.copy()
@@ -659,6 +650,22 @@ def merge_noise_columns(
         nums[:, heaviest] = nums[:, heaviest] + nums[:, y]
         nums[:, y] = 0
     return GridKernel(nums, kernel.denominator) if small else ExactKernel(nums, kernel.denominator)
+
+
+def _noise_columns(kernel: ExactKernel, check: PMLCheck, bound: Fraction, c, ints) -> list[int]:
+    """The columns :func:`merge_noise_columns` merges: largest entry in (0, NOISE_LEVEL], and either violating or
+    (with ``c`` and the int64 numerators ``ints``) asking the one-pass mix alone for a weight above MERGE_NEED."""
+    limit = int(NOISE_LEVEL * kernel.denominator)
+    aggregates = kernel.column_aggregates() if ints is not None else None
+    maxima = aggregates[0] if aggregates is not None else kernel.numerators.max(axis=0)
+    small_columns = np.flatnonzero((np.asarray(maxima) > 0) & (np.asarray(maxima) <= limit)).tolist()
+    noisy = [y for y in small_columns if check.ratios[y] is None or check.ratios[y] > bound]  # ratios read here only
+    if c is not None and ints is not None:
+        for y in sorted(set(small_columns) - set(noisy)):
+            need, _ = mixing_weight_on_grid(np.ascontiguousarray(ints[:, [y]]), Fraction(c), bound)
+            if need is None or need > MERGE_NEED:
+                noisy.append(y)
+    return noisy
 
 
 SNAP_BITS = (48, 44, 40)
@@ -715,15 +722,7 @@ def snap_to_coarser_grid(
     exact check, with its check; None when none does (``check``: the failed check of ``kernel`` on 2^−bits, whose
     tightest columns are rounded first). The part of :func:`repair` before mixing."""
     exact_grid = _stochastic_grid_ints(kernel)  # (A, k): integer rounding (grid_repair.py)
-    if exact_grid is None:
-        probe = _tightest_columns(check, SNAP_PROBES)
-    else:  # the tightest columns and columns spread over the kernel (many columns can be equally tight)
-        m = kernel.shape[1]
-        spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
-        # check is the kernel's own when it is on the target grid (repair() checked it as it is)
-        c = rules(prior_set, kernel.shape[0]).equivalent_c() if (1 << bits) % kernel.denominator == 0 else None
-        tightest = _tightest_columns(check, SNAP_PROBES_ON_GRID // 2, kernel, c)
-        probe = list(dict.fromkeys(tightest + spread))
+    probe = _snap_probe_columns(kernel, check, prior_set, bits, exact_grid)
     fine = kernel.to_float() if probe and exact_grid is None else None
     on_ints = [] if exact_grid is None else [b for b in SNAP_BITS if b < bits and 0 < exact_grid[1] - b <= 16]
     # the grids whose probe columns are needed: not ruled out by the aggregates alone (a column breaking by more
@@ -734,29 +733,52 @@ def snap_to_coarser_grid(
     c_probe = rules(prior_set, kernel.shape[0]).equivalent_c() if on_ints else None
     probed = exact_grid[0][:, probe] if c_probe is not None and open_grids else None  # shared by the grids' probes
     for coarse in SNAP_BITS:  # values the LP meant exactly (7/8, 0) often sit a few ulps off
-        if coarse < bits:
-            if coarse in on_ints:
-                # the row sums are exactly 1: round the integers (what to_grid does after normalising)
-                if coarse not in open_grids:
-                    continue  # a column breaks by more than any rounding to this grid can mend
-                # a probe column already fails on this grid: the full rounding would fail the check. Decided from
-                # the rounding of as few rows as it takes (certify/fused.py); without a Q_X(c) nothing is decided
-                d = exact_grid[1] - coarse
-                if (
-                    c_probe is not None
-                    and coarse_probe_fails(exact_grid[0], exact_grid[1], d, probe, Fraction(c_probe), bound, probed)[0]
-                ):
-                    continue
-                rounding = CoarseRounding(exact_grid[0], exact_grid[1], coarse)
-                snapped = GridKernel(rounding.kernel(), 1 << coarse, stochastic=True)
-            else:
-                if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
-                    continue  # a column already fails on this grid: the full rounding would fail the check
-                snapped = to_grid(kernel, coarse)
-            snapped_check = check_pml(snapped, prior_set, bound)
-            if snapped_check.feasible:
-                return snapped, snapped_check
+        if coarse >= bits:
+            continue
+        if coarse in on_ints:
+            if coarse not in open_grids:
+                continue  # a column breaks by more than any rounding to this grid can mend
+            snapped = _snap_on_ints(exact_grid, coarse, probe, c_probe, bound, probed)
+        else:
+            snapped = _snap_on_floats(kernel, fine, coarse, probe, prior_set, bound)
+        if snapped is None:
+            continue
+        snapped_check = check_pml(snapped, prior_set, bound)
+        if snapped_check.feasible:
+            return snapped, snapped_check
     return None
+
+
+def _snap_probe_columns(kernel: ExactKernel, check: PMLCheck, prior_set: PriorSet, bits: int, exact_grid) -> list[int]:
+    """The columns whose rounding is tried first on each snapping grid: the tightest ones of ``check``, and on an
+    int64 grid also columns spread over the kernel (many columns can be equally tight)."""
+    if exact_grid is None:
+        return _tightest_columns(check, SNAP_PROBES)
+    m = kernel.shape[1]
+    spread = np.linspace(0, m - 1, min(m, SNAP_PROBES_ON_GRID // 2)).astype(int).tolist() if m else []
+    # check is the kernel's own when it is on the target grid (repair() checked it as it is)
+    c = rules(prior_set, kernel.shape[0]).equivalent_c() if (1 << bits) % kernel.denominator == 0 else None
+    tightest = _tightest_columns(check, SNAP_PROBES_ON_GRID // 2, kernel, c)
+    return list(dict.fromkeys(tightest + spread))
+
+
+def _snap_on_ints(exact_grid, coarse: int, probe, c_probe, bound: Fraction, probed) -> GridKernel | None:
+    """The rounding of the stochastic int64 kernel to the grid 2^−coarse (the row sums are exactly 1: the
+    integers are rounded, as to_grid does after normalising); None when a probe column already fails on that grid,
+    decided from the rounding of as few rows as it takes (certify/fused.py; without a Q_X(c) nothing is decided)."""
+    ints, k = exact_grid
+    if c_probe is not None and coarse_probe_fails(ints, k, k - coarse, probe, Fraction(c_probe), bound, probed)[0]:
+        return None
+    rounding = CoarseRounding(ints, k, coarse)
+    return GridKernel(rounding.kernel(), 1 << coarse, stochastic=True)
+
+
+def _snap_on_floats(kernel: ExactKernel, fine, coarse: int, probe, prior_set: PriorSet, bound: Fraction):
+    """:func:`to_grid` of the kernel at 2^−coarse; None when a probe column of ``fine`` (its floats) already fails
+    on that grid (the full rounding would fail the check)."""
+    if fine is not None and _coarse_column_fails(fine, coarse, probe, prior_set, bound):
+        return None
+    return to_grid(kernel, coarse)
 
 
 def repair_by_mixing(

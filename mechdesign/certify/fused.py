@@ -26,7 +26,7 @@ Scratch blocks are reused from block to block: a fresh temporary of half a megab
 
 The aggregates are folded from each block after its last write, so the exact check that reads them checks the
 integers that are stored, as :func:`mechdesign.certify.grid_arith.column_aggregates` would compute them from the
-finished array (tests/test_certify_fused.py compares both with sums of Fractions).
+finished array (tests/certify/test_certify_fused.py compares both with sums of Fractions).
 """
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ def mix_rows_from_floats(
     * the integers are D times those doubles (exact), and ``out`` receives the doubles themselves.
 
     ``out`` may be ``source`` (each block is read before it is written). Same integers, checks and aggregates as
-    :func:`mix_rows_in_place` (tests/test_certify_inplace.py checks both against Fractions); None when a block
+    :func:`mix_rows_in_place` (tests/certify/test_certify_inplace.py checks both against Fractions); None when a block
     failed its check (``ints`` and ``out`` then partly mixed)."""
     n, m = ints.shape
     live_before, n_live, h_total = _live_columns(live, h)

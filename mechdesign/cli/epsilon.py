@@ -38,9 +38,16 @@ def register(subparsers) -> None:
         description="Largest eps such that every (eps, P)-PML mechanism meets the requirement, "
         "with the theorem that justifies it.",
     )
+    p.add_argument("--prior-set", help="simplex, min_mass:C, point:P1,P2,... or a mapping '{kind: box, ...}'")
     p.add_argument(
-        "--prior-set", required=True, help="simplex, min_mass:C, point:P1,P2,... or a mapping '{kind: box, ...}'"
+        "spec",
+        nargs="?",
+        help="with --rmse or --max-sd: a frequency_estimation spec whose eps is chosen from the accuracy asked",
     )
+    p.add_argument("--rmse", type=float, help="target sqrt(E||p_hat - P||^2) of the MLE from --n reports")
+    p.add_argument("--max-sd", type=float, help="target max_x sd(p_hat_x) of the MLE from --n reports")
+    p.add_argument("--n", type=int, help="the number of reports (with --rmse or --max-sd)")
+    p.add_argument("--width", type=float, default=1e-6, help="width of the certified eps bracket (default 1e-6)")
     p.add_argument("--alphabet", type=int, help="N, the number of secrets (needed unless the prior set fixes it)")
     p.add_argument(
         "--protect-min-entropy",
@@ -115,7 +122,48 @@ def _spec_epsilon(ps, n: int, protect: str | None, no_disclosure: bool, no_singl
         return None  # a zero threshold: reported below as 'no eps >= 0 meets this bound' (exit 1)
 
 
+def run_accuracy(spec_path: str, rmse: float | None, max_sd: float | None, n: int | None, width: float) -> dict:
+    """The certified bracket [eps_lo, eps_hi] of the smallest eps whose optimal frequency-estimation design meets
+    the accuracy (:mod:`mechdesign.engines.accuracy_epsilon`)."""
+    from pathlib import Path
+
+    import yaml
+
+    from mechdesign.engines.accuracy_epsilon import resolve_accuracy
+    from mechdesign.spec.models import load_spec
+
+    if (rmse is None) == (max_sd is None):
+        raise InputError("epsilon: give exactly one of --rmse R or --max-sd S")
+    if n is None or n < 1:
+        raise InputError("--n: the number of reports (>= 1) is required with --rmse or --max-sd")
+    if not spec_path:
+        raise InputError("epsilon: --rmse/--max-sd need a SPEC file (a frequency_estimation objective)")
+    path = Path(spec_path)
+    if not path.is_file():
+        raise InputError(f"SPEC: no such file {spec_path}")
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, dict):
+        raise InputError("SPEC: must be a mapping")
+    target = {"n": n, "width": width, **({"rmse": rmse} if rmse is not None else {"max_sd": max_sd})}
+    data["epsilon"] = {"accuracy": target}
+    spec = load_spec(data)
+    _, res = resolve_accuracy(spec)
+    return res.to_json()
+
+
 def _cmd_epsilon(args) -> int:
+    if args.rmse is not None or args.max_sd is not None:
+        out = run_accuracy(args.spec, args.rmse, args.max_sd, args.n, args.width)
+        if args.json:
+            sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        else:
+            sys.stdout.write(
+                f"eps in [{out['epsilon_low']:.12g}, {out['epsilon_text']}] nats (certified bracket)\n"
+                f"  {out['explanation']}\n"
+            )
+        return 0
+    if args.prior_set is None:
+        raise InputError("--prior-set: required (or --rmse/--max-sd with a SPEC)")
     out = run_epsilon(args.prior_set, args.alphabet, args.protect_min_entropy, args.no_disclosure, args.no_singling_out)
     if args.json:
         out = {k: (v if not (isinstance(v, float) and math.isinf(v)) else "inf") for k, v in out.items()}

@@ -119,9 +119,10 @@ def render_result(
         f"N = {spec.n}, {m_text}, {eps_words}"
     )
     req = getattr(result, "epsilon_requirement", None)
-    if req is not None:  # epsilon: {protect: ...}
+    if req is not None:  # epsilon: {protect: ...} or {accuracy: ...}
         asked = ", ".join(f"{k} {v}" if v is not True else k for k, v in req.requirement.items())
-        console.print(f"eps chosen from the requirement protect {asked}: {req.theorem}; {req.explanation}")
+        what = "accuracy" if hasattr(req, "epsilon_low") else "protect"
+        console.print(f"eps chosen from the requirement {what} {asked}: {req.theorem}; {req.explanation}")
     console.print(f"status: {result.status.value}" + ("  (certified)" if result.is_ok else ""))
     if result.kernel is not None:
         table, elided = _kernel_table(result, width)
@@ -206,6 +207,16 @@ def render_result(
         from mechdesign.theory.accuracy import describe_accuracy
 
         summary.add_row("inversion accuracy (exact)", describe_accuracy(accuracy))
+    from mechdesign.objectives.registry import objective_rules
+
+    cmp = objective_rules(result.spec).textbook_comparison() if result.objective is not None else None
+    if cmp is not None:
+        ss = cmp["subset_selection"]
+        summary.add_row(
+            "beside textbook eps-LDP oracles",
+            f"U = {result.objective:.6g} (n x MLE mean squared error); k-RR {cmp['k_rr']:.6g}"
+            + ("" if ss is None else f"; best subset selection (k = {ss['k']}) {ss['U']:.6g}"),
+        )
     console.print(summary)
     if cert is not None and getattr(cert, "bounds", None):
         table = Table(title="bounds of the papers that apply to this kernel")

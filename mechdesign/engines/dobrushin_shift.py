@@ -18,7 +18,7 @@ max_x p_x ≤ e^ε P·p and max_x (1 − p_x) ≤ e^ε Q·(1 − p) = e^ε (1 �
 so (p_a − p_b)(1 + κ e^ε) ≤ e^ε − 1; and p_a − p_b ≤ 1 as 0 ≤ p ≤ 1. ∎
 κ = 0 (P = Q, any 𝒫) gives e^ε − 1 (Remark 1). For Q_X(c), κ = 1 − Nc for every pair and B(κ) = Ξ(ε,c)
 (Theorem 1): the bound is attained there, and measured here it is attained, or within ~N of the N²/2 pairs
-exceeded, for boxes, ℓ1-balls, points and hulls (tests/test_dobrushin_shift.py). B decreases in κ, so the
+exceeded, for boxes, ℓ1-balls, points and hulls (tests/engines/test_dobrushin_shift.py). B decreases in κ, so the
 largest κ for which a witness pair (P, Q) is known gives the best bound; any smaller κ ≥ 0 is still valid.
 
 **Approximate witnesses.** Any P, Q ∈ 𝒫 bound every pair: with δ = Q − P, R = Σ_{x≠a,b} |δ_x|,

@@ -39,7 +39,7 @@ columns must be found some other way. Facts used:
    The assignment formulation (binary z_{x,y} "output y guesses x", w ≤ K, w ≤ z,
    Σ_x z_{x,y} = 1, Σ_y z_{x,y} ≤ 1, guesses in increasing order) gives the same optima but
    its relaxation is weak: N = 10, M = 5 took 3.6 s and N = 16, M = 8 hit 30 s with a 30% gap;
-   tests/test_fixed_outputs.py keeps it as an independent reference. (Its big-M variant
+   tests/engines/test_fixed_outputs.py keeps it as an independent reference. (Its big-M variant
    u_y ≤ P(x)K(x,y) + P(x)(1 − z_{x,y}) is not valid: when z_{x,y} = 0 the row must not bind,
    which needs a constant ≥ max_x' P(x'), not P(x).)
 

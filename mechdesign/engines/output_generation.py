@@ -635,7 +635,7 @@ def _basis_codes(h, col_value: np.ndarray, row_dual: np.ndarray, bounds: ModelBo
     bound is at it; a nonbasic equality row is reported kUpper when its dual is > 0 and kLower otherwise
     (what HiGHS does; its status does not choose a value). Any other nonbasic variable (a column strictly
     between its bounds, a fixed column, a ranged row) makes this None, and the caller reads the basis.
-    ``tests/test_colgen_rounds.py`` checks these codes against ``getBasis`` over every round of small designs.
+    ``tests/engines/test_colgen_rounds.py`` checks these codes against ``getBasis`` over every round of small designs.
     """
     lo_c, up_c, lo_r, up_r = bounds.col_lower, bounds.col_upper, bounds.row_lower, bounds.row_upper
     if col_value.size != lo_c.size or row_dual.size != lo_r.size or h.getNumCol() != lo_c.size:

@@ -24,6 +24,7 @@ from mechdesign.engines.column_generation import ColumnGeneration
 from mechdesign.engines.compiled_lp import CompiledLP
 from mechdesign.engines.constant_kernel import ConstantKernel
 from mechdesign.engines.dobrushin_pairs import DobrushinPairs
+from mechdesign.engines.frequency_estimation import FrequencyAOptimalRays, FrequencySymmetricClasses
 from mechdesign.engines.kernel_lp import UncompiledKernelLP
 from mechdesign.engines.output_generation import OutputGeneration
 from mechdesign.engines.ray_lp import RayLP
@@ -93,6 +94,8 @@ ENGINES: dict[str, Engine] = {
         ColumnGeneration(),
         TangentSecant(),
         BayesLP(),
+        FrequencySymmetricClasses(),
+        FrequencyAOptimalRays(),
         ExactSimplex(),
         ConstantKernel(),
     )
@@ -113,6 +116,7 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "min_vulnerability": ("compiled-lp",),
     "mutual_information": ("ray-lp", "column-generation"),
     "f_divergence": ("ray-lp", "tangent-secant"),
+    "frequency_estimation": ("frequency-symmetric-classes", "frequency-a-optimal-rays"),
 }
 """For each objective kind, the engines to try in order (the first that applies runs first)."""
 

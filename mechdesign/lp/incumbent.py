@@ -45,7 +45,7 @@ A new engine (say a Dantzig–Wolfe master for expected loss) calls
 Lagrangian bound (or ``bound=lambda: dual_bound(lp, y), estimate=...`` when the rigorous bound is
 costly); nothing else is needed for Ctrl-C to report it. Tests can interrupt it without signals by
 replacing its module's ``run_interruptible`` with one that raises KeyboardInterrupt at round k
-(``tests/test_interrupt_incumbent.py``).
+(``tests/lp/test_interrupt_incumbent.py``).
 """
 
 from __future__ import annotations

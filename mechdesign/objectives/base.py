@@ -94,6 +94,10 @@ class ObjectiveRules(ABC):
         (:func:`mechdesign.design.grid_floor`). None when no such constant is known (utilities with a log)."""
         return None
 
+    def textbook_comparison(self) -> dict | None:
+        """Values of textbook mechanisms at the same ε that the report prints beside the design (None: none)."""
+        return None
+
     def closed_form(self, value: float) -> ClosedForm | None:
         """The paper's closed form for this problem, when one applies."""
         return None

@@ -11,6 +11,7 @@ from mechdesign.objectives.bayes_vulnerability import BayesVulnerability
 from mechdesign.objectives.dobrushin import Dobrushin
 from mechdesign.objectives.expected_loss import ExpectedLoss
 from mechdesign.objectives.f_divergence import FDivergence
+from mechdesign.objectives.frequency_estimation import FrequencyEstimation
 from mechdesign.objectives.mutual_information import MutualInformation
 from mechdesign.objectives.vulnerability import MinVulnerability
 from mechdesign.objectives.compile import CompiledProblem
@@ -20,7 +21,15 @@ __all__ = ["OBJECTIVE_RULES", "objective_rules", "compile_problem"]
 
 OBJECTIVE_RULES: dict[str, type[ObjectiveRules]] = {
     cls.kind: cls
-    for cls in (ExpectedLoss, Dobrushin, BayesVulnerability, MutualInformation, FDivergence, MinVulnerability)
+    for cls in (
+        ExpectedLoss,
+        Dobrushin,
+        BayesVulnerability,
+        MutualInformation,
+        FDivergence,
+        MinVulnerability,
+        FrequencyEstimation,
+    )
 }
 
 

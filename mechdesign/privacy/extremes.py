@@ -9,7 +9,7 @@ extreme rays of C, so this module lists them, normalised to max_x r_x = 1.
 
 Known structure (derived by counting tight constraints: an extreme ray of a
 cone in R^N has N − 1 linearly independent tight constraints; checked against
-cdd in tests/test_extremes.py):
+cdd in tests/privacy/test_extremes.py):
 
 * ``simplex`` (ε-LDP): the 2^N − 2 staircase vectors with levels {e^−ε, 1}
   (Kairouz, Oh, Viswanath).

@@ -35,7 +35,7 @@ Manski, Econometrica 2004): a dual solution λ of the lo-LP (K λ ≤ e_x) gives
 (Σ_y λ_y² q_y − (λᵀq)²)/n, so the lower end min(lo(q̂*), λᵀq̂) − z·sd is a lower confidence bound for P_x
 at level 1 − α/2 whatever the true P in the face (likewise the upper end from the hi-LP's dual), up to
 the normal approximation and λ's dependence on the data (both vanish as n grows). So the interval covers
-P_x with probability at least about 1 − α (tests/test_estimate.py checks it by simulation on
+P_x with probability at least about 1 − α (tests/release/test_estimate.py checks it by simulation on
 rank-deficient designs). When rank K < N every mass gets its interval this way (for an identified mass
 lo = hi, and the construction stays valid at masses near 0, where bootstrap percentiles undercover);
 a mass that is not identified has no standard error and is marked "not identified".

@@ -57,6 +57,7 @@ from mechdesign.spec.shorthand import expand_prior_set_shorthand
 __all__ = [
     "Spec",
     "EpsilonRequirement",
+    "AccuracyRequirement",
     "ProtectRequirement",
     "MinMass",
     "Simplex",
@@ -68,6 +69,7 @@ __all__ = [
     "Dobrushin",
     "ExpectedLoss",
     "MutualInformation",
+    "FrequencyEstimation",
     "FDivergence",
     "AlphaF",
     "BayesVulnerability",
@@ -531,11 +533,48 @@ class BayesVulnerability(_Model):
     """The prior P of X: a list of N masses summing to 1, or uniform."""
 
 
+def _positive_prior(value):
+    """A prior of the MLE's error: checked as a distribution, every mass > 0 (the Fisher information of a zero
+    mass is infinite, and the asymptotic error is defined at interior priors only)."""
+    value = _prior_choice(value)
+    if isinstance(value, list) and any(v <= 0 for v in value):
+        raise ValueError("every mass must be > 0 (the MLE's asymptotic error is defined for priors inside the simplex)")
+    return value
+
+
+class FrequencyEstimation(_Model):
+    """Minimise U(K) = tr J(K,P)⁻¹ − ‖P‖²: n times the asymptotic mean squared error of the MLE of P from n
+    reports (J = Σ_y K(:,y)K(:,y)ᵀ/(Pᵀ K(:,y)), the constrained Cramér–Rao bound; docs/explanation/frequency-estimation.md).
+    Convex over the extreme rays of the PML cone (A-optimal design)."""
+
+    kind: Literal["frequency_estimation"]
+    prior: Annotated[Union[Literal["uniform"], list[Rational]], AfterValidator(_positive_prior)] = "uniform"
+    """The distribution P of X to be estimated: a list of N masses (> 0) summing to 1, or uniform."""
+    priors: Optional[list[Annotated[list[Rational], AfterValidator(_positive_prior)]]] = Field(
+        default=None, min_length=1
+    )
+    """Several distributions: minimise the worst U over them (then ``prior`` is not used)."""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "FrequencyEstimation":
+        if self.priors is not None and isinstance(self.prior, list):
+            raise ValueError("give prior or priors, not both")
+        return self
+
+
 SUBLINEAR_KINDS = ("mutual_information", "f_divergence", "bayes_vulnerability")
 """Objectives maximised over the extreme rays of the PML cone (mechdesign.engines.sublinear)."""
 
 Objective = Annotated[
-    Union[Dobrushin, ExpectedLoss, MutualInformation, FDivergence, BayesVulnerability, MinVulnerability],
+    Union[
+        Dobrushin,
+        ExpectedLoss,
+        MutualInformation,
+        FDivergence,
+        BayesVulnerability,
+        MinVulnerability,
+        FrequencyEstimation,
+    ],
     Field(discriminator="kind"),
 ]
 
@@ -776,11 +815,41 @@ class ProtectRequirement(_Model):
         return out
 
 
-class EpsilonRequirement(_Model):
-    """ε chosen from a requirement: ``epsilon: {protect: {min_entropy: 2.0}}``. Several requirements: the
-    smallest of their ε. Resolved by :func:`mechdesign.theory.epsilon_requirement.resolve_spec`."""
+class AccuracyRequirement(_Model):
+    """The accuracy the analyst needs from n reports, for ε chosen by accuracy: the MLE's asymptotic root mean
+    squared error sqrt(U/n) ≤ ``rmse``, or its largest per-symbol standard deviation ≤ ``max_sd``
+    (``frequency_estimation`` objective; docs/explanation/frequency-estimation.md)."""
 
-    protect: ProtectRequirement
+    n: int = Field(ge=1)
+    """The number of reports."""
+    rmse: Optional[float] = Field(default=None, gt=0)
+    """Target for sqrt(E‖p̂ − P‖²) (asymptotic, the MLE)."""
+    max_sd: Optional[float] = Field(default=None, gt=0)
+    """Target for max_x sd(p̂_x) (asymptotic, the MLE)."""
+    width: float = Field(default=1e-6, gt=0)
+    """Largest width of the certified bracket [ε_lo, ε_hi] (nats)."""
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "AccuracyRequirement":
+        if (self.rmse is None) == (self.max_sd is None):
+            raise ValueError("give exactly one target: rmse: R or max_sd: S")
+        return self
+
+
+class EpsilonRequirement(_Model):
+    """ε chosen from a requirement: ``epsilon: {protect: {min_entropy: 2.0}}`` (the largest ε that guarantees it;
+    several requirements: the smallest of their ε; :func:`mechdesign.theory.epsilon_requirement.resolve_spec`), or
+    ``epsilon: {accuracy: {rmse: 0.01, n: 100000}}`` (the smallest ε whose optimal frequency-estimation design
+    meets the accuracy; :mod:`mechdesign.engines.accuracy_epsilon`)."""
+
+    protect: Optional[ProtectRequirement] = None
+    accuracy: Optional[AccuracyRequirement] = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "EpsilonRequirement":
+        if (self.protect is None) == (self.accuracy is None):
+            raise ValueError("give exactly one of protect: {...} or accuracy: {...}")
+        return self
 
 
 def _epsilon_tag(value: Any) -> str:
@@ -871,6 +940,8 @@ class Spec(_Model):
             return self.output_size
         if isinstance(self.objective, (ExpectedLoss, MinVulnerability)):
             return len(self.objective.loss[0]) if isinstance(self.objective.loss, list) else self.n
+        if self.objective.kind == "frequency_estimation":  # the design sets M; auto is checked against N*M <= MAX_NM
+            return max(1, min(self.n, MAX_NM // self.n))
         if self.objective.kind in SUBLINEAR_KINDS:
             return self.n  # a basic solution of the extreme-ray LP uses at most N rays
         return 2
@@ -1003,6 +1074,12 @@ class Spec(_Model):
             and len(obj.prior) != n
         ):
             errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+        if isinstance(obj, FrequencyEstimation):
+            if isinstance(obj.prior, list) and len(obj.prior) != n:
+                errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
+            for i, p in enumerate(obj.priors or []):
+                if len(p) != n:
+                    errors.append((f"objective.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
         if isinstance(obj, FDivergence):
             for i, p in enumerate(obj.priors):
                 if len(p) != n:

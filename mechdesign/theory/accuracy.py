@@ -13,7 +13,7 @@ and when rank K = N, B Kᵀ = I so E p̂ = B q = P: unbiased, for every n. Its c
     E‖p̂ − P‖² = tr Cov(p̂) = (Σ_{x,y} B_xy² q_y − ‖P‖²) / n      (B q = P).
 
 For k-RR this is Wang, Blocki, Li, Jha (USENIX Security 2017), Var of the GRR estimate, plus the
-sampling variance P_x(1−P_x)/n of drawing X from P (the law of total variance; tests/test_estimate.py
+sampling variance P_x(1−P_x)/n of drawing X from P (the law of total variance; tests/release/test_estimate.py
 checks the identity). A user compares two designs by :func:`inversion_accuracy` at their n.
 
 Only numpy here: the estimators in :mod:`mechdesign.release.estimate` use the same covariance

@@ -282,6 +282,16 @@ def resolve_spec(spec):
     req = spec.epsilon_requirement
     if req is None:
         return spec, None
+    if req.protect is None:
+        raise SpecError(
+            [
+                (
+                    "epsilon.accuracy",
+                    "is resolved by a design (mechdesign solve, or mechdesign epsilon --rmse R --n N SPEC); "
+                    "give epsilon as a number here",
+                )
+            ]
+        )
     resolution = resolve_requirement(req.protect, spec.prior_set, spec.n)
     from mechdesign.spec.models import spec_from_dict
 
