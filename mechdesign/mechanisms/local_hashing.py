@@ -37,7 +37,9 @@ is A^{-1} Σ A^{-T} / n with Σ = E[Z Z^T] − π π^T, Z the 0/1 support vector
 E[Z Z^T] = Σ_{s, v} Pr[s, v] z_{s,v} z_{s,v}^T and Pr[s, v] = (1/k) (t/D + (r − t)/D · Σ_{x: h_s(x)=v} P(x));
 standard errors plug in the projected estimate. Forming κ_S costs about k N² / g operations and A is N × N:
 above :data:`POOL_EXACT_LIMIT` operations (or N > :data:`POOL_EXACT_MAX_SYMBOLS`) the fresh-seed decoder is
-used and the estimate carries a warning saying it is unbiased on average over pools only.
+used and the estimate carries a warning saying it is unbiased on average over pools only. With a pool of
+those sizes, :meth:`LocalHashing.mle_from_reports` is the maximum-likelihood estimate on the (seed, value)
+counts (EM; ``estimate(reports, method="mle")``).
 """
 
 from __future__ import annotations
@@ -252,7 +254,10 @@ class LocalHashing(StructuredMechanism):
         from scipy.stats import norm
 
         if method == "mle":
-            raise InputError("--method mle: not available for local hashing; use unbiased or projected")
+            raise InputError(
+                "--method mle: local hashing's likelihood needs the (seed, value) counts, not the support counts; "
+                "use unbiased or projected (in Python: estimate(reports, method='mle') with a seed pool)"
+            )
         base = super().estimate_from_counts(counts, n, method, confidence, simultaneous)  # validates inputs
         raw = np.linalg.solve(self.pool_support_matrix(), np.asarray(counts, dtype=float) / n)
         projected = project_to_simplex(raw)
@@ -270,6 +275,36 @@ class LocalHashing(StructuredMechanism):
             uncertainty="asymptotic: the pool's exact support matrix, plug-in covariance, normal intervals",
             diagnostics={**base.diagnostics, "decoder": "pool-exact", "pool_size": int(self.pool.size)},
         )
+
+    def mle_from_reports(self, reports, tol: float = 1e-9, max_iter: int = 100_000):
+        """The MLE of P_X on the (seed, value) counts T[s, v] of a known pool (pool decoder sizes only; None
+        otherwise, and then ``method="mle"`` is refused). Given the pool, Pr[s, v] ∝ 1 + (R − 1) P(B_{s,v})
+        with B_{s,v} = {x : h_s(x) = v} (module docstring), so the log-likelihood is
+        L(P) = Σ_{s,v} T[s, v] log(1 + (R − 1) P(B_{s,v})) + const, concave. EM (iterative Bayesian update):
+        P_x ← P_x g_x, g_x = (1/n) Σ_{s,v} T[s, v] (1 + (R − 1) [x ∈ B_{s,v}]) / (1 + (R − 1) P(B_{s,v})),
+        Σ_x P_x g_x = 1, stopped when the gap bound max_x g_x − 1 ≥ (L* − L(P)) / n is ≤ ``tol``.
+        Returns (P, iterations, gap)."""
+        if not self.pool_decoder_available():
+            return None
+        m = self._pool_incidence()
+        order = np.argsort(self.pool, kind="stable")  # each report's seed → its position in the pool
+        where = order[np.searchsorted(self.pool[order], reports.seeds)]
+        table = np.bincount(where * self.g + reports.values, minlength=self.pool.size * self.g).astype(float)
+        used = np.flatnonzero(table)
+        m_used, t_used = m[:, used].tocsc(), table[used]
+        rm1 = float(self.ratio) - 1.0
+        n = float(reports.n)
+        p = np.full(self.n_symbols, 1.0 / self.n_symbols)
+        gap = np.inf
+        for it in range(1, max_iter + 1):
+            w = t_used / (1.0 + rm1 * (m_used.T @ p))
+            g = (w.sum() + rm1 * (m_used @ w)) / n
+            gap = float(g.max() - 1.0)
+            if gap <= tol:
+                return p, it, gap
+            p = p * g
+            p /= p.sum()
+        return p, max_iter, gap
 
     def _seed_space(self) -> np.ndarray:
         if self.pool is not None:
