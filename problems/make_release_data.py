@@ -2,7 +2,7 @@
 
 Column ``secret`` holds the spec's labels drawn i.i.d. from the fixed distribution P(x_i) ∝ 1/(i + 1)
 (a Zipf law over the alphabet in its order), column ``id`` the row number. The true distribution is
-printed to stderr, so the output of ``mechdesign estimate`` can be compared with it (README, "Release loop").
+printed to stderr, so the output of ``mechdesign estimate`` can be compared with it (docs/tutorials/release-and-estimate.md).
 """
 
 from __future__ import annotations

@@ -14,3 +14,17 @@ os.environ.setdefault("COLUMNS", "120")
 _fuzz_parent = settings.get_profile("ci" if os.environ.get("CI") else "dev")
 settings.register_profile("fuzz", parent=_fuzz_parent, max_examples=200)
 settings.register_profile("fuzz-slow", parent=_fuzz_parent, max_examples=2000)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many code blocks of README.md and docs/ ran (tests/test_docs_examples.py) and how many --help examples
+    (tests/test_help_examples.py), when those tests ran."""
+    import sys
+
+    module = sys.modules.get("test_docs_examples")
+    if module is not None and module.RAN:
+        counts = ", ".join(f"{n} {what}" for what, n in sorted(module.RAN.items()))
+        terminalreporter.write_line(f"docs code blocks: {counts}")
+    helps = sys.modules.get("test_help_examples")
+    if helps is not None and helps.RAN:
+        terminalreporter.write_line(f"--help examples run: {len(helps.RAN)}")

@@ -237,6 +237,7 @@ def test_random_kernels_never_beat_exact_value(objective, ps):
 
 
 # ------------------------------------------------------------------ past the enumeration threshold
+@pytest.mark.slow  # 10 s: a mutual-information heuristic at a size past the vertex-enumeration threshold
 def test_heuristic_past_threshold_keeps_auto_bound():
     base = spec(
         6,
