@@ -2,7 +2,12 @@
 files, each command in its own process (time includes reading and writing the files; peak memory is the
 process's maximum resident set size).
 
-    python benchmarks/structured_scale.py [--quick] [--out benchmarks/results/structured_scale.md]
+    python benchmarks/structured_scale.py [--quick] [--only FAMILIES] [--epsilon EPS] [--baseline DIR]
+        [--out benchmarks/results/structured_scale.md]
+
+``--baseline DIR`` (a checkout of an earlier commit, e.g. ``git archive COMMIT | tar -x -C DIR``) runs each
+privatize command of the baseline too, alternating with this tree's, and adds the baseline's time and the
+ratio to the table.
 
 Cases (targets on 2 cores): k-RR and Hadamard response at N = 10^5, n = 10^6 (<= 30 s each command);
 local hashing with a pool of 10^4 seeds at N = 10^5, n = 10^6 (<= 60 s); subset selection and unary
@@ -59,11 +64,21 @@ def write_inputs(folder: Path, n_symbols: int, n: int, seed: int = 0) -> tuple[P
     return labels, data
 
 
-def run(args: list[str]) -> tuple[float, float, int]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    t0 = time.perf_counter()
+def child_cpu_seconds() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(args: list[str], root: Path = ROOT) -> tuple[float, float, int]:
+    """(wall seconds, peak MiB, exit status) of one command in its own process; its CPU seconds (user +
+    system) are kept in ``run.cpu`` (wall time on shared cores depends on the load, CPU time much less)."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    t0, c0 = time.perf_counter(), child_cpu_seconds()
     proc = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - t0
+    run.cpu = child_cpu_seconds() - c0
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     rss = next(int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("MAXRSS"))
@@ -74,6 +89,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="n / 10")
     ap.add_argument("--only", help="comma-separated families")
+    ap.add_argument("--epsilon", help="only the cases at this epsilon (as written in CASES)")
+    ap.add_argument("--baseline", help="a checkout of the code to compare privatize with, side by side")
     ap.add_argument("--out", help="write the markdown table here")
     a = ap.parse_args()
     rows = []
@@ -82,20 +99,39 @@ def main() -> None:
         for family, n_symbols, n, eps, extra, target in CASES:
             if a.only and family not in a.only.split(","):
                 continue
+            if a.epsilon and eps != a.epsilon:
+                continue
             n = n // 10 if a.quick else n
             labels, data = write_inputs(folder, n_symbols, n)
             released, mech = folder / f"rel_{family}.csv", folder / f"mech_{family}.json"
             common = ["--epsilon", eps, "--alphabet", str(labels)]
-            t_priv, mem_priv, _ = run(
-                ["privatize", "--mechanism", family, *common, *extra, "--input", str(data), "--column", "value"]
-                + ["--seed", "1", "-o", str(released), "--save-mechanism", str(mech)]
-            )
+            privatize = ["privatize", "--mechanism", family, *common, *extra, "--input", str(data), "--column", "value"]
+            privatize += ["--seed", "1", "-o", str(released), "--save-mechanism", str(mech)]
+            t_base = (run(privatize, Path(a.baseline))[0], run.cpu) if a.baseline else None
+            t_priv, mem_priv, _ = run(privatize)
+            cpu_priv = run.cpu
             t_est, mem_est, _ = run(
                 ["estimate", "--mechanism-file", str(mech), "--input", str(released), "--column", "value"]
                 + ["-o", str(folder / "est.csv")]
             )
             size = released.stat().st_size / 2**20
-            rows.append((family, n_symbols, n, eps, " ".join(extra), t_priv, mem_priv, t_est, mem_est, size, target))
+            rows.append(
+                (
+                    family,
+                    n_symbols,
+                    n,
+                    eps,
+                    " ".join(extra),
+                    t_priv,
+                    mem_priv,
+                    t_est,
+                    mem_est,
+                    size,
+                    target,
+                    t_base,
+                    cpu_priv,
+                )
+            )
             print(rows[-1], flush=True)
             released.unlink()
     commit = subprocess.run(
@@ -111,9 +147,13 @@ def main() -> None:
         "| family | N | n | ε | options | privatize s | privatize MiB | estimate s | estimate MiB | released file MiB | target s |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    if a.baseline:
+        lines[-2] += " privatize CPU s | baseline privatize s | baseline CPU s | CPU ratio baseline / this |"
+        lines[-1] += " --- | --- | --- | --- |"
     for r in rows:
         lines.append(
             f"| {r[0]} | {r[1]:,} | {r[2]:,} | {r[3]} | {r[4] or '-'} | {r[5]:.1f} | {r[6]:.0f} | {r[7]:.1f} | {r[8]:.0f} | {r[9]:.0f} | {r[10] or '-'} |"
+            + (f" {r[12]:.1f} | {r[11][0]:.1f} | {r[11][1]:.1f} | {r[11][1] / r[12]:.2f} |" if r[11] else "")
         )
     text = "\n".join(lines) + "\n"
     print(text)

@@ -21,7 +21,7 @@ import secrets
 
 import numpy as np
 
-__all__ = ["resolve_rng", "uniform_below", "uniform_words32", "bernoulli"]
+__all__ = ["resolve_rng", "uniform_below", "uniform_below_rows", "uniform_words32", "bernoulli"]
 
 _INT63 = 1 << 63
 
@@ -67,6 +67,39 @@ def uniform_below(rng, bound: int, size: int) -> np.ndarray:
         ok = vals < np.uint64(bound)
         out[todo[ok]] = vals[ok].astype(np.int64)
         todo = todo[~ok]
+    return out
+
+
+def uniform_below_rows(rng, bounds, size: int) -> np.ndarray:
+    """A (len(bounds), size) int64 array: row i holds ``size`` independent uniform integers in [0, bounds[i]),
+    exactly, every bound in [1, 2^62] (same sources as :func:`uniform_below`: numpy's bounded integers with
+    rejection for a Generator; otherwise the top bitlength(b − 1) bits of cryptographic words of 16, 32 or 64
+    bits (the narrowest that holds every bound), values ≥ b redrawn). One bulk draw instead of one call per row."""
+    bounds = [int(v) for v in bounds]
+    if any(not 1 <= v <= 1 << 62 for v in bounds):
+        raise ValueError("bounds must lie in [1, 2^62]")
+    col = np.array(bounds, dtype=np.int64)[:, None]
+    if isinstance(rng, np.random.Generator):
+        return rng.integers(0, np.broadcast_to(col, (len(bounds), size)), dtype=np.int64)
+    top = max(bounds, default=1)
+    word = 16 if top <= 1 << 16 else 32 if top <= 1 << 32 else 64  # the narrowest word holding every bound's bits
+    kind = {16: np.uint16, 32: np.uint32, 64: np.uint64}[word]
+    # shift = word − bitlength(b − 1), capped at word − 1 (a bound of 1: the value is 0, set below)
+    shift = np.array([min(word - 1, word - (v - 1).bit_length()) for v in bounds], dtype=np.uint64)[:, None]
+    limit = col.astype(np.uint64)
+    words = np.frombuffer(os.urandom(word // 8 * len(bounds) * size), dtype=kind).reshape(len(bounds), size)
+    vals = np.where(col == 1, kind(0), words >> shift.astype(kind))  # first round on the whole array, per row
+    ok = vals < limit
+    out = np.where(ok, vals, 0).astype(np.int64)
+    todo = np.flatnonzero(~ok.ravel())  # rejected entries (a bound of 1 never rejects: 0 < 1), redrawn
+    flat_out = out.reshape(-1)
+    row_of = todo // max(size, 1)
+    while todo.size:
+        words = np.frombuffer(os.urandom(word // 8 * todo.size), dtype=kind).astype(np.uint64)
+        vals = words >> shift[row_of, 0]
+        ok = vals < limit[row_of, 0]
+        flat_out[todo[ok]] = vals[ok].astype(np.int64)
+        todo, row_of = todo[~ok], row_of[~ok]
     return out
 
 

@@ -20,26 +20,54 @@ this implementation takes R ≤ R_1 (c = 0: R ≤ e^ε), which is the exact cond
 bucket holds one symbol and sufficient otherwise.
 
 Support: report (s, v) supports x iff h_s(x) = v; p* = p, q* = κ p + (1 − κ) (1 − p)/(g − 1) for fresh
-seeds (over a pool the unbiasedness holds on average over the pool's draw). Report format:
-``seed:value`` (two integers).
+seeds. Report format: ``seed:value`` (two integers).
+
+Decoding with a known pool S (k seeds). Given the pool, a report is drawn from the explicit mixture
+Pr[s, v | x] = (1/k) K_s(v | x), K_s(v | x) = r/D if h_s(x) = v else t/D (D = r + (g − 1) t), so the
+probability that a report from x' supports x is
+
+    A[x, x'] = (1/k) Σ_{s∈S} ( r/D · [h_s(x) = h_s(x')] + t/D · [h_s(x) ≠ h_s(x')] )
+             = t/D + (r − t)/D · κ_S(x, x'),   κ_S(x, x') = #{s ∈ S : h_s(x) = h_s(x')} / k,
+
+(A[x, x] = p*), and E[C / n] = A P for reports drawn i.i.d. from P. The fresh-seed decoder replaces every
+κ_S(x, x') by its average κ over seeds: it is unbiased on average over the pool's draw only. The pool
+decoder P̂ = A^{-1} C / n is exactly unbiased for the pool in use, whenever A is invertible (it is not
+when two symbols collide under every seed of the pool: no unbiased estimator exists then). Its covariance
+is A^{-1} Σ A^{-T} / n with Σ = E[Z Z^T] − π π^T, Z the 0/1 support vector of one report,
+E[Z Z^T] = Σ_{s, v} Pr[s, v] z_{s,v} z_{s,v}^T and Pr[s, v] = (1/k) (t/D + (r − t)/D · Σ_{x: h_s(x)=v} P(x));
+standard errors plug in the projected estimate. Forming κ_S costs about k N² / g operations and A is N × N:
+above :data:`POOL_EXACT_LIMIT` operations (or N > :data:`POOL_EXACT_MAX_SYMBOLS`) the fresh-seed decoder is
+used and the estimate carries a warning saying it is unbiased on average over pools only. With a pool of
+those sizes, :meth:`LocalHashing.mle_from_reports` is the maximum-likelihood estimate on the (seed, value)
+counts (EM; ``estimate(reports, method="mle")``).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
-from mechdesign.mechanisms.base import Reports, StructuredMechanism
+from mechdesign.mechanisms.base import Reports, StructuredMechanism, project_to_simplex
 from mechdesign.mechanisms.exact_random import uniform_below
 from mechdesign.mechanisms.krr import alphabet_labels
 from mechdesign.mechanisms.two_level import allowed_ratio, ratio_below
 from mechdesign.spec.errors import InputError
 
-__all__ = ["LocalHashing", "local_hashing", "hash_values", "MERSENNE_31"]
+__all__ = ["LocalHashing", "local_hashing", "hash_values", "MERSENNE_31", "POOL_EXACT_LIMIT", "POOL_EXACT_MAX_SYMBOLS"]
 
 MERSENNE_31 = (1 << 31) - 1
+POOL_EXACT_MAX_SYMBOLS = 3000
+"""Largest N for which a pool's N × N support matrix A is formed and solved (module docstring)."""
+POOL_EXACT_LIMIT = 3 * 10**8
+"""Largest k N² / g (work to form the pool's collision matrix) for the pool-exact decoder."""
+FRESH_SEED_WARNING = (
+    "local hashing with a seed pool: the pool decoder is too large here (N = {n}, {k} seeds), so the "
+    "fresh-seed estimator is used; it is unbiased only on average over pools, not for this pool"
+)
 
 
 def hash_values(seeds: np.ndarray, x: np.ndarray, g: int, prime: int = MERSENNE_31) -> np.ndarray:
@@ -136,6 +164,147 @@ class LocalHashing(StructuredMechanism):
             h = hash_values(s[:, None], x[None, :], self.g, self.prime)
             counts += np.take_along_axis(table[start : start + step], h, axis=1).sum(axis=0)
         return counts
+
+    def pool_decoder_available(self) -> bool:
+        """True when a pool is in use and its N × N support matrix is small enough (module docstring)."""
+        if self.pool is None:
+            return False
+        n = self.n_symbols
+        return n <= POOL_EXACT_MAX_SYMBOLS and self.pool.size * n * n <= POOL_EXACT_LIMIT * self.g
+
+    def _pool_incidence(self):
+        """The sparse N × (k g) 0/1 matrix M with M[x, (s, v)] = [h_s(x) = v] (column (s, v) is the support of
+        report (s, v)); cached."""
+        cached = self.__dict__.get("_incidence")
+        if cached is None:
+            from scipy.sparse import csr_matrix
+
+            n, k = self.n_symbols, self.pool.size
+            x = np.arange(n, dtype=np.int64)
+            h = hash_values(self.pool[:, None], x[None, :], self.g, self.prime)  # (k, N)
+            cols = (np.arange(k, dtype=np.int64)[:, None] * self.g + h).ravel()
+            rows = np.broadcast_to(x[None, :], (k, n)).ravel()
+            cached = csr_matrix((np.ones(cols.size), (rows, cols)), shape=(n, k * self.g))
+            self.__dict__["_incidence"] = cached
+        return cached
+
+    def pool_support_matrix(self) -> np.ndarray:
+        """A[x, x'] = t/D + (r − t)/D · κ_S(x, x'): the probability that a report from x' supports x, given the
+        pool (module docstring)."""
+        cached = self.__dict__.get("_pool_A")
+        if cached is None:
+            m = self._pool_incidence()
+            collisions = (m @ m.T).toarray() / self.pool.size
+            cached = (self._t + (self._r - self._t) * collisions) / self._D
+            self.__dict__["_pool_A"] = cached
+        return cached
+
+    def _pool_covariance(self, prior) -> np.ndarray:
+        """Cov of one report's support vector Z under the pool and ``prior``: E[Z Z^T] − π π^T."""
+        m = self._pool_incidence()
+        f = np.clip(np.asarray(prior, dtype=float), 0, None)
+        f = f / f.sum()
+        k = self.pool.size
+        mass = m.T @ f  # Σ_{x: h_s(x) = v} f(x), per (s, v)
+        w = (self._t + (self._r - self._t) * mass) / (self._D * k)
+        second = (m.multiply(w[None, :]) @ m.T).toarray()
+        pi = np.diag(second).copy()
+        return second - np.outer(pi, pi)
+
+    def _pool_estimator_covariance(self, n: int, prior) -> np.ndarray:
+        a_inv = np.linalg.inv(self.pool_support_matrix())
+        return a_inv @ self._pool_covariance(prior) @ a_inv.T / n
+
+    def variances(self, n, prior=None, population=False):
+        """Var f̂_x: with a pool small enough, of the pool decoder A^{-1} C / n for i.i.d. records (exact, from
+        the pool's explicit mixture); otherwise Wang et al.'s fresh-seed formula (base class)."""
+        if self.pool_decoder_available() and not population and self._pool_invertible():
+            f = np.full(self.n_symbols, 1.0 / self.n_symbols) if prior is None else np.asarray(prior, dtype=float)
+            if f.shape != (self.n_symbols,):
+                raise InputError(f"prior: needs {self.n_symbols} masses, found shape {f.shape}")
+            return np.diag(self._pool_estimator_covariance(n, f)).copy()
+        return super().variances(n, prior, population)
+
+    def _pool_invertible(self) -> bool:
+        """A is invertible (condition number < 1e10); cached."""
+        cached = self.__dict__.get("_pool_invertible_flag")
+        if cached is None:
+            cached = bool(np.linalg.cond(self.pool_support_matrix()) < 1e10)
+            self.__dict__["_pool_invertible_flag"] = cached
+        return cached
+
+    def estimate_from_counts(self, counts, n, method="unbiased", confidence=0.95, simultaneous=False):
+        """With a pool: the pool decoder P̂ = A^{-1} C / n (exactly unbiased for this pool, module docstring),
+        standard errors from its covariance at the projected estimate and normal intervals clipped to [0, 1];
+        when the pool decoder is too large or A is singular, the fresh-seed decoder with a warning."""
+        if self.pool is None:
+            return super().estimate_from_counts(counts, n, method, confidence, simultaneous)
+        if not (self.pool_decoder_available() and self._pool_invertible()):
+            base = super().estimate_from_counts(counts, n, method, confidence, simultaneous)
+            why = FRESH_SEED_WARNING.format(n=self.n_symbols, k=self.pool.size)
+            if self.pool_decoder_available():
+                why = (
+                    "local hashing with a seed pool: two symbols collide under every seed of the pool, "
+                    + why.split(", so ")[1]
+                )
+            warnings.warn(why, UserWarning, stacklevel=2)
+            return replace(
+                base, warnings=base.warnings + (why,), diagnostics={**base.diagnostics, "decoder": "fresh-seed"}
+            )
+        from scipy.stats import norm
+
+        if method == "mle":
+            raise InputError(
+                "--method mle: local hashing's likelihood needs the (seed, value) counts, not the support counts; "
+                "use unbiased or projected (in Python: estimate(reports, method='mle') with a seed pool)"
+            )
+        base = super().estimate_from_counts(counts, n, method, confidence, simultaneous)  # validates inputs
+        raw = np.linalg.solve(self.pool_support_matrix(), np.asarray(counts, dtype=float) / n)
+        projected = project_to_simplex(raw)
+        se = np.sqrt(np.clip(np.diag(self._pool_estimator_covariance(n, projected)), 0, None))
+        alpha = 1 - confidence
+        z = norm.ppf(1 - (alpha / self.n_symbols if simultaneous else alpha) / 2)
+        est = raw if method == "unbiased" else projected
+        return replace(
+            base,
+            method=method,
+            estimate=est,
+            standard_error=se,
+            lower=np.clip(raw - z * se, 0, 1),
+            upper=np.clip(raw + z * se, 0, 1),
+            uncertainty="asymptotic: the pool's exact support matrix, plug-in covariance, normal intervals",
+            diagnostics={**base.diagnostics, "decoder": "pool-exact", "pool_size": int(self.pool.size)},
+        )
+
+    def mle_from_reports(self, reports, tol: float = 1e-9, max_iter: int = 100_000):
+        """The MLE of P_X on the (seed, value) counts T[s, v] of a known pool (pool decoder sizes only; None
+        otherwise, and then ``method="mle"`` is refused). Given the pool, Pr[s, v] ∝ 1 + (R − 1) P(B_{s,v})
+        with B_{s,v} = {x : h_s(x) = v} (module docstring), so the log-likelihood is
+        L(P) = Σ_{s,v} T[s, v] log(1 + (R − 1) P(B_{s,v})) + const, concave. EM (iterative Bayesian update):
+        P_x ← P_x g_x, g_x = (1/n) Σ_{s,v} T[s, v] (1 + (R − 1) [x ∈ B_{s,v}]) / (1 + (R − 1) P(B_{s,v})),
+        Σ_x P_x g_x = 1, stopped when the gap bound max_x g_x − 1 ≥ (L* − L(P)) / n is ≤ ``tol``.
+        Returns (P, iterations, gap)."""
+        if not self.pool_decoder_available():
+            return None
+        m = self._pool_incidence()
+        order = np.argsort(self.pool, kind="stable")  # each report's seed → its position in the pool
+        where = order[np.searchsorted(self.pool[order], reports.seeds)]
+        table = np.bincount(where * self.g + reports.values, minlength=self.pool.size * self.g).astype(float)
+        used = np.flatnonzero(table)
+        m_used, t_used = m[:, used].tocsc(), table[used]
+        rm1 = float(self.ratio) - 1.0
+        n = float(reports.n)
+        p = np.full(self.n_symbols, 1.0 / self.n_symbols)
+        gap = np.inf
+        for it in range(1, max_iter + 1):
+            w = t_used / (1.0 + rm1 * (m_used.T @ p))
+            g = (w.sum() + rm1 * (m_used @ w)) / n
+            gap = float(g.max() - 1.0)
+            if gap <= tol:
+                return p, it, gap
+            p = p * g
+            p /= p.sum()
+        return p, max_iter, gap
 
     def _seed_space(self) -> np.ndarray:
         if self.pool is not None:

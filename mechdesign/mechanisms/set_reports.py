@@ -101,14 +101,14 @@ def sets_from_rows(rows: list[np.ndarray], order: np.ndarray, n: int) -> Reports
     return Reports(n=n, offsets=offsets, positions=positions)
 
 
-def floyd_sample(rng, rows: int, m: int, k: int, block_bytes: int = 1 << 26) -> np.ndarray:
+def floyd_sample(rng, rows: int, m: int, k: int, block_bytes: int = 1 << 23) -> np.ndarray:
     """``rows`` independent uniform k-subsets of [0, m), each sorted: a (rows, k) int64 array.
 
     Floyd's algorithm (Bentley and Floyd, *Programming Pearls: A sample of brilliance*, CACM 1987), run
     on every row at once: for j = m − k, …, m − 1 draw t uniform in [0, j]; add t, or j when t is already
     chosen. Each step is one exact uniform draw per row, so a row costs O(k) (plus a membership table of
     m bits per row, reused across steps). With k > m / 2 the m − k left out are drawn instead."""
-    from mechdesign.mechanisms.exact_random import uniform_below
+    from mechdesign.mechanisms.exact_random import uniform_below_rows
 
     out = np.empty((rows, k), dtype=np.int64)
     if k == 0 or rows == 0:
@@ -116,25 +116,28 @@ def floyd_sample(rng, rows: int, m: int, k: int, block_bytes: int = 1 << 26) -> 
     complement = k > m // 2
     kk = m - k if complement else k
     batch = max(1, min(rows, block_bytes // max(m, 1)))
-    member = np.zeros((batch, m), dtype=bool)
+    member = np.zeros(batch * m, dtype=bool)  # row r's table is member[r m : (r + 1) m]
+    steps = range(m - kk + 1, m + 1)  # bounds j + 1 of the steps j = m − kk, …, m − 1
     for start in range(0, rows, batch):
         b = min(batch, rows - start)
-        mem = member[:b]
-        picks_t = np.empty((kk, b), dtype=np.int64)  # one contiguous row per step
-        ar = np.arange(b)
-        for step, j in enumerate(range(m - kk, m)):
-            t = uniform_below(rng, j + 1, b)
-            chosen = np.where(mem[ar, t], j, t)
-            mem[ar, chosen] = True
+        base = np.arange(b, dtype=np.int64) * m
+        # every step's draw t_j uniform in [0, j] at once (the draws do not depend on the table), as offsets
+        picks_t = uniform_below_rows(rng, steps, b)
+        picks_t += base[None, :]
+        for step in range(kk):  # Floyd's step j = m − kk + step: t, or j when t is already chosen
+            t = picks_t[step]
+            chosen = np.where(member[t], base + (m - kk + step), t)
+            member[chosen] = True
             picks_t[step] = chosen
-        picks = picks_t.T.copy()
+        member[picks_t.ravel()] = False if not complement else member[picks_t.ravel()]
         if complement:
-            keep = ~mem
+            keep = ~member[: b * m].reshape(b, m)
             out[start : start + b] = np.nonzero(keep)[1].reshape(b, k)
+            member[picks_t.ravel()] = False
         else:
+            picks = (picks_t - base[None, :]).T
             picks.sort(axis=1)
             out[start : start + b] = picks
-        mem[ar[:, None], picks] = False
     return out
 
 

@@ -199,6 +199,8 @@ def render_structured(result, mech) -> str:
             lines.append(f"{lab:<{width}}  {e:>10.6f}  {s_:>10.6f}  {lo:>10.6f}  {hi:>10.6f}")
         buf.write("\n".join(lines) + "\n")
         con.print(f"uncertainty: {result.uncertainty}")
+        for warning in result.warnings:
+            con.print(f"warning: {warning}")
         return buf.getvalue()
     table = Table(title=f"estimate of P_X, {level} intervals")
     for col in ("label", "estimate", "standard error", "lower", "upper"):
@@ -213,6 +215,8 @@ def render_structured(result, mech) -> str:
         )
     con.print(table)
     con.print(f"uncertainty: {result.uncertainty}")
+    for warning in result.warnings:
+        con.print(f"warning: {warning}")
     return buf.getvalue()
 
 

@@ -306,3 +306,161 @@ def test_set_report_mle_equals_em_on_the_explicit_kernel(make):
     reference = em_mle(kernel.to_float(), counts, tol=1e-12).p[0]
     assert ours.diagnostics["gap"] <= 1e-9
     assert np.abs(ours.estimate - reference).max() < 1e-4
+
+
+def _exact_expected_estimate(m, P):
+    """E f̂ in exact rationals: the explicit kernel (to_kernel) gives each output's probability, and the
+    mechanism's own decoder (parse_reports + support_counts on that single output) gives the symbols it
+    supports; E C_x / n = Σ_x' P(x') Σ_y K[x', y] [y supports x], mapped through (π − q*) / (p* − q*)."""
+    kernel, labels = m.to_kernel()
+    K = kernel.fractions()
+    S = [m.support_counts(m.parse_reports([lab])).tolist() for lab in labels]
+    p, q = m.support_probabilities()
+    n = m.n_symbols
+    out_prob = [sum(P[x2] * K[x2][j] for x2 in range(n)) for j in range(len(labels))]
+    pi = [sum(out_prob[j] * S[j][x] for j in range(len(labels))) for x in range(n)]
+    return [(v - q) / (p - q) for v in pi], K, S, out_prob
+
+
+@pytest.mark.parametrize("n", range(2, 13))
+def test_hadamard_response_is_exactly_unbiased_and_its_variance_is_exact(n):
+    """Exact unbiasedness for every N (N + 1 a power of two or not): rows 1..N of the Sylvester matrix are
+    distinct non-zero rows, so any two sets C_x, C_x' meet in K/4 outputs and q* = 1/2 for every pair
+    (Acharya, Sun, Zhang 2019). The closed-form variance equals the exact variance of the linear estimator
+    (Var of one report's support indicator, over n reports) computed here from the explicit kernel."""
+    P = [Fraction(i + 1, n * (n + 1) // 2) for i in range(n)]
+    for c in (0, Fraction(1, 2 * n)):
+        m = hadamard_response(n, "1", prior_set=None if c == 0 else c)
+        expected, K, S, out_prob = _exact_expected_estimate(m, P)
+        assert expected == P, (n, c)
+        p, q = m.support_probabilities()
+        reports = 1000
+        for x in range(n):
+            pi = sum(out_prob[j] * S[j][x] for j in range(len(S)))
+            exact_var = pi * (1 - pi) / (reports * (p - q) ** 2)
+            assert m.variances(reports, [float(v) for v in P])[x] == pytest.approx(float(exact_var), rel=1e-12)
+        # the pair structure itself: every pair of distinct symbols is supported together by K/4 outputs
+        for x, x2 in itertools.combinations(range(n), 2):
+            assert sum(1 for s in S if s[x] and s[x2]) == m.order // 4
+
+
+@pytest.mark.parametrize("n", [3, 5, 7])
+def test_every_family_is_exactly_unbiased(n):
+    """E f̂ = P exactly (Fractions) for every family and prior set; local hashing with fresh seeds over the
+    whole Carter–Wegman family of a small prime (P = 11: all 110 seeds, exactly the expectation over seeds)."""
+    P = [Fraction(i + 1, n * (n + 1) // 2) for i in range(n)]
+    for c in (0, Fraction(1, 3 * n)):
+        ps = None if c == 0 else c
+        for m in [
+            krr(n, "1", prior_set=ps),
+            subset_selection(n, "1", prior_set=ps),
+            subset_selection(n, "1", d=(1, 2), weights=("1/3", "2/3"), prior_set=ps),
+            unary_encoding(n, "1", prior_set=ps),
+            unary_encoding(n, "1", optimized=False, prior_set=ps),
+            local_hashing(n, "1", prime=11, prior_set=ps),
+            local_hashing(n, "2", g=3, prime=11, prior_set=ps),
+        ]:
+            assert _exact_expected_estimate(m, P)[0] == P, m
+
+
+def test_local_hashing_pool_decoder_is_exactly_unbiased_for_the_pool_in_use():
+    """With a fixed pool the report distribution is the explicit kernel over the pool's (seed, value) outputs;
+    A[x, x'] = Σ_y K[x', y] [y supports x] is computed here in Fractions from that kernel. The mechanism's
+    support matrix equals it, its decoder maps the exact expected counts back to P, and the fresh-seed
+    decoder (constants p*, q* averaged over seeds) does not (it is unbiased only over pools)."""
+    n = 6
+    P = [Fraction(i + 1, 21) for i in range(n)]
+    m = local_hashing(n, "1", g=3, seeds=4, rng=5)
+    kernel, labels = m.to_kernel()
+    K = kernel.fractions()
+    S = [m.support_counts(m.parse_reports([lab])).tolist() for lab in labels]
+    A = [[sum(K[x2][j] * S[j][x] for j in range(len(labels))) for x2 in range(n)] for x in range(n)]
+    assert np.allclose(m.pool_support_matrix(), np.array(A, dtype=float), rtol=0, atol=1e-15)
+    pi = [sum(A[x][x2] * P[x2] for x2 in range(n)) for x in range(n)]
+    reports = 10_000
+    counts = np.array([float(v * reports) for v in pi])
+    est = m.estimate_from_counts(counts, reports)
+    assert est.diagnostics["decoder"] == "pool-exact"
+    assert np.allclose(est.estimate, [float(v) for v in P], rtol=0, atol=1e-12)
+    p, q = m.support_probabilities()
+    fresh = [(v - q) / (p - q) for v in pi]
+    assert max(abs(a - b) for a, b in zip(fresh, P)) > Fraction(1, 100)
+
+
+def test_local_hashing_pool_decoder_variance_and_coverage_by_simulation():
+    m = local_hashing(6, 1, g=3, seeds=5, rng=3)
+    P = np.array([0.3, 0.25, 0.2, 0.15, 0.1, 0.0])
+    reps, n = 300, 2000
+    rng = np.random.default_rng(12)
+    x = rng.choice(6, size=reps * n, p=P)
+    reports = m.privatize_indices(x, rng=rng)
+    C = _support_counts_per_rep(m, reports, reps, n)
+    est = [m.estimate_from_counts(C[r], n) for r in range(reps)]
+    F = np.array([e.estimate for e in est])
+    var = m.variances(n, P)
+    assert np.all(np.abs(F.mean(axis=0) - P) <= 4 * np.sqrt(var / reps))
+    ratio = F.var(axis=0, ddof=1) / var
+    assert np.all((ratio > 0.7) & (ratio < 1.35)), ratio
+    cover = ((np.array([e.lower for e in est]) <= P) & (P <= np.array([e.upper for e in est]))).mean()
+    assert 0.92 <= cover <= 0.975, cover
+
+
+def test_local_hashing_pool_too_large_falls_back_with_a_warning():
+    from mechdesign.mechanisms.local_hashing import POOL_EXACT_MAX_SYMBOLS
+
+    n = POOL_EXACT_MAX_SYMBOLS + 1
+    m = local_hashing(n, 1, seeds=3, rng=1)
+    assert not m.pool_decoder_available()
+    reports = m.privatize_indices(np.zeros(100, dtype=np.int64), rng=2)
+    with pytest.warns(UserWarning, match="unbiased only on average over pools"):
+        est = m.estimate_from_counts(m.support_counts(reports), reports.n)
+    assert est.diagnostics["decoder"] == "fresh-seed"
+    assert any("unbiased only on average over pools" in w for w in est.warnings)
+    # a pool under which two symbols always collide has no unbiased estimator: same fallback, said so
+    tiny = local_hashing(6, 1, g=2, seeds=1, rng=1)
+    with pytest.warns(UserWarning, match="collide under every seed"):
+        est = tiny.estimate_from_counts(np.array([50, 50, 50, 50, 50, 50]), 100)
+    assert any("collide under every seed" in w for w in est.warnings)
+
+
+@pytest.mark.parametrize("source", [None, 4])
+def test_floyd_sampler_and_bulk_draws_are_uniform(source):
+    """Bulk exact draws (cryptographic words of 16/32/64 bits or numpy's bounded integers) per row bound,
+    incl. a bound of 1; Floyd's sampler gives every k-subset of [0, m) equal frequency (chi-square), on both
+    sides of its complement switch (k ≤ m/2 and k > m/2)."""
+    from mechdesign.mechanisms.exact_random import resolve_rng, uniform_below_rows
+    from mechdesign.mechanisms.set_reports import floyd_sample
+
+    rng = resolve_rng(source)
+    bounds = [1, 3, 7, 65536, 65537, 2**40 + 3]
+    d = uniform_below_rows(rng, bounds, 60_000)
+    assert d.shape == (6, 60_000) and not d[0].any()
+    for row, b in zip(d, bounds):
+        assert 0 <= row.min() and row.max() < b
+    for i in (1, 2):
+        assert chisquare(np.bincount(d[i], minlength=bounds[i])).pvalue > 1e-4
+    for m, k in [(6, 2), (6, 4), (7, 3)]:
+        f = floyd_sample(rng, 40_000, m, k, block_bytes=64)  # small blocks: several batches
+        assert np.all(np.diff(f, axis=1) > 0) and f.min() >= 0 and f.max() < m
+        codes = (f * (m ** np.arange(k))).sum(axis=1)
+        _, counts = np.unique(codes, return_counts=True)
+        assert counts.size == len(list(itertools.combinations(range(m), k)))
+        assert chisquare(counts).pvalue > 1e-4, (m, k)
+
+
+def test_local_hashing_pool_mle_equals_em_on_the_explicit_kernel():
+    """The MLE on (seed, value) counts of a known pool against the project's EM + Newton on the explicit
+    kernel over the pool's outputs (an independent implementation on the N × M matrix)."""
+    from mechdesign.release.estimate import em_mle
+
+    m = local_hashing(6, 1, g=3, seeds=4, rng=2)
+    kernel, labels = m.to_kernel()
+    position = {lab: j for j, lab in enumerate(labels)}
+    rng = np.random.default_rng(6)
+    P = rng.dirichlet(np.full(6, 0.5))
+    reports = m.privatize_indices(rng.choice(6, size=3000, p=P), rng=rng)
+    counts = np.bincount([position[c] for c in m.format_reports(reports)], minlength=len(labels))
+    ours = m.estimate(reports, method="mle")
+    reference = em_mle(kernel.to_float(), counts, tol=1e-12).p[0]
+    assert ours.diagnostics["gap"] <= 1e-9
+    assert np.abs(ours.estimate - reference).max() < 1e-4
