@@ -375,19 +375,34 @@ class MIPricer:
         value is within the LP's dual feasibility tolerance, which can exceed the floor), so the quick pass
         returns early only on a ray not in it; otherwise the full search runs and certifies g.
         """
-        n = self.n
         deadline = time.perf_counter() + PRICE_ROUND_SECONDS
+        items = self._families(lam)
+        keep = max(2, min(PRICE_KEEP, PRICE_RAYS_PER_ROUND // len(items)))
+        certs, done, quick = self._quick_pass(items, lam, floor, keep)
+        unknown = _count_unknown(quick, known)
+        if out_of_time or unknown >= QUICK_ENOUGH * self.n:
+            return quick, max(certs), ""
+        new, g_cert, left = self._search(items, certs, done, floor, keep, unknown, known, deadline)
+        note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
+        return quick + new, g_cert, note
+
+    def _families(self, lam: np.ndarray) -> list[MIFamily]:
+        """Every ray family as a subset problem at the duals ``lam``, with the classes of equal (P_x, λ_x)."""
         items = [
             MIFamily(self.P, lam, kind, size, level, j)
             for kind, size, level in self.fams
-            for j in ([None] if kind == "two" else range(n))
+            for j in ([None] if kind == "two" else range(self.n))
         ]
         classes = np.unique(np.column_stack([self.P, lam]), axis=0, return_inverse=True)[1].ravel()
         for fam in items:  # equal (P_x, λ_x) classes, found once for all families
             fam.group = classes[fam.free]
-        # the quick pass: every family's root relaxation at once (pricing_mi_slopes), its hull-vertex sets
+        return items
+
+    def _quick_pass(self, items: list[MIFamily], lam: np.ndarray, floor: float, keep: int):
+        """Every family's root relaxation at once and its hull-vertex sets (or the sets one swap away):
+        (root bounds per family, which families the root finishes, the rays of the sets found)."""
+        n = self.n
         fa = FamilyArrays(items, n)
-        keep = max(2, min(PRICE_KEEP, PRICE_RAYS_PER_ROUND // len(items)))
         bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, keep)
         # families whose hull vertices do not improve: the sets one swap away from their best set
         # (only where the root bound leaves room above the floor)
@@ -398,9 +413,12 @@ class MIPricer:
         # a family whose root relaxation is attained by a set is finished: its bound is exact
         done = (bound <= best_root + 1e-12 * (1.0 + np.abs(best_root))).tolist()
         quick = [family_rays(indicator(S, n), fam.kind, fam.level, fam.j) for fam, S in zip(items, root_sets) if len(S)]
-        unknown = _count_unknown(quick, known)
-        if out_of_time or unknown >= QUICK_ENOUGH * n:
-            return quick, max(certs), ""
+        return certs, done, quick
+
+    def _search(self, items, certs: list, done: list, floor: float, keep: int, unknown: int, known, deadline: float):
+        """Branch and bound over the families the quick pass left open, in decreasing order of their bound
+        (a second pass with 10× the node limit when the first finds no ray but leaves families open):
+        (new ray batches, certified g, families left open)."""
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished
         todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
         new, g_best, limit = [], -math.inf, PRICE_NODE_LIMIT
@@ -420,7 +438,7 @@ class MIPricer:
                 certs[f] = min(certs[f], cert)
                 if len(vals):
                     g_best = max(g_best, best)
-                    new.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+                    new.append(family_rays(indicator(sets, self.n), fam.kind, fam.level, fam.j))
                 if cert > max(cut, best) * (1 + 1e-12) + 1e-15:  # open nodes left: bound from the relaxation
                     left.append(f)
                     open_bounds.append(certs[f])
@@ -429,9 +447,7 @@ class MIPricer:
             if unknown or _has_unknown(new, known) or not left or time.perf_counter() > deadline:
                 break
             todo, limit = left, 10 * limit
-        g_cert = max([g_cert] + open_bounds)
-        note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
-        return quick + new, g_cert, note
+        return new, max([g_cert] + open_bounds), left
 
 
 def _count_unknown(batches, known: set | None) -> int:
