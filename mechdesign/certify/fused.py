@@ -547,7 +547,10 @@ def coarse_probe_fails(
     keeps U loose); once every row is rounded, L and U are the exact maximum
     and Lemma-4 minimum, so the verdict is the exact one (and the exact columns are returned).
 
-    ``entries``: ``ints[:, ys]``, when the caller has it (the same probe on several grids)."""
+    ``entries``: ``ints[:, ys]``, when the caller has it (the same probe on several grids).
+
+    It stays one function: the stages share the running bounds L and U and the rows rounded so far (the closures
+    below update them in place), which split-out helpers would have to pass back and forth."""
     n = ints.shape[0]
     ys = np.asarray(list(ys), dtype=np.int64)
     if ys.size == 0 or n == 0:
