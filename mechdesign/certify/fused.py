@@ -288,7 +288,10 @@ def mix_rows_from_floats(
 
     ``out`` may be ``source`` (each block is read before it is written). Same integers, checks and aggregates as
     :func:`mix_rows_in_place` (tests/certify/test_certify_inplace.py checks both against Fractions); None when a block
-    failed its check (``ints`` and ``out`` then partly mixed)."""
+    failed its check (``ints`` and ``out`` then partly mixed).
+
+    It stays one function: ``mix_block``, run on every row block by several threads, closes over the constants and
+    per-thread scratch buffers set up here once, which split-out helpers would have to be handed block by block."""
     n, m = ints.shape
     live_before, n_live, h_total = _live_columns(live, h)
     unit = 1.0 / denominator  # a power of two: exact
@@ -547,7 +550,10 @@ def coarse_probe_fails(
     keeps U loose); once every row is rounded, L and U are the exact maximum
     and Lemma-4 minimum, so the verdict is the exact one (and the exact columns are returned).
 
-    ``entries``: ``ints[:, ys]``, when the caller has it (the same probe on several grids)."""
+    ``entries``: ``ints[:, ys]``, when the caller has it (the same probe on several grids).
+
+    It stays one function: the stages share the running bounds L and U and the rows rounded so far (the closures
+    below update them in place), which split-out helpers would have to pass back and forth."""
     n = ints.shape[0]
     ys = np.asarray(list(ys), dtype=np.int64)
     if ys.size == 0 or n == 0:

@@ -46,6 +46,60 @@ def _holds(kernel, prior_set, epsilon) -> bool | None:
     return True if expr.exp_exact(epsilon.text) is not None else None
 
 
+def _point_prior_measures(kernel, prior, delta: str) -> dict[str, Any]:
+    """For a point prior: the PML per output, the disclosure thresholds and the leakage envelopes at ``delta``."""
+    from fractions import Fraction
+
+    from mechdesign.theory import bounds
+    from mechdesign.theory import measures
+
+    lower, upper = bounds.envelope_bounds(kernel, prior, delta)
+    delta_double = float(Fraction(delta))
+    return {
+        "pml": [_num(v) for v in measures.pml(kernel, prior)],
+        "min_entropy": _num(measures.min_entropy(prior)),
+        "disclosure_threshold": _num(measures.disclosure_threshold(prior)),
+        "singling_out_threshold": _num(measures.singling_out_threshold(prior)),
+        # the double, or the text when the double would misstate it (1e-400 is 0.0 in doubles)
+        "delta": delta_double if delta_double > 0 else str(delta),
+        "leakage_quantile": _num(measures.leakage_quantile(kernel, prior, delta)),
+        "leakage_upper_quantile": _num(measures.leakage_upper_quantile(kernel, prior, delta)),
+        "binary_envelope": _num(measures.binary_envelope(kernel, prior, delta)),
+        "envelope_lower": _num(lower),
+        "envelope_upper": _num(upper),
+    }
+
+
+def _guarantee_checks(kernel, prior_set, epsilon, capacity: float, ldp: float):
+    """(ε value, ε text, PML holds, LDP holds) at ``epsilon``, or at ε = C(K, 𝒫) when it is None: PML holds
+    there by definition (when finite); LDP only if its level ≤ C."""
+    from mechdesign.spec.models import Simplex
+
+    if epsilon is None:
+        return capacity, "leakage capacity", math.isfinite(capacity), math.isfinite(ldp) and ldp <= capacity
+    eps_value, eps_text = epsilon.value, epsilon.text
+    pml_ok = _holds(kernel, prior_set, epsilon)
+    ldp_ok = _holds(kernel, Simplex(kind="simplex"), epsilon)
+    return eps_value, eps_text, pml_ok, ldp_ok
+
+
+def _repeated_release_entry(kernel, prior_set, repeated: int) -> dict[str, Any]:
+    """The leakage of ``repeated`` independent releases through the kernel
+    (:func:`mechdesign.theory.composition.repeated_release`)."""
+    from mechdesign.theory.composition import repeated_release
+
+    rr = repeated_release(kernel, prior_set, repeated)
+    return {
+        "k": rr.k,
+        "epsilon": _num(rr.epsilon),
+        "exact": rr.exact,
+        "ldp": _num(rr.ldp),
+        "worst_counts": None if rr.worst_counts is None else list(rr.worst_counts),
+        "method": rr.method,
+        "sentence": rr.sentence(),
+    }
+
+
 def analyze_kernel(
     kernel,
     prior_set,
@@ -66,10 +120,7 @@ def analyze_kernel(
     from mechdesign.privacy.registry import rules
     from mechdesign.theory import bounds
     from mechdesign.theory import measures
-    from mechdesign.theory.composition import repeated_release
-    from fractions import Fraction
 
-    from mechdesign.spec.models import Simplex
     from mechdesign.spec.notation import prior_set_notation
 
     n, m = kernel.shape
@@ -95,29 +146,8 @@ def analyze_kernel(
     }
     prior = rules(prior_set, n).point_prior()
     if prior is not None:
-        lower, upper = bounds.envelope_bounds(kernel, prior, delta)
-        delta_double = float(Fraction(delta))
-        out["point_prior"] = {
-            "pml": [_num(v) for v in measures.pml(kernel, prior)],
-            "min_entropy": _num(measures.min_entropy(prior)),
-            "disclosure_threshold": _num(measures.disclosure_threshold(prior)),
-            "singling_out_threshold": _num(measures.singling_out_threshold(prior)),
-            # the double, or the text when the double would misstate it (1e-400 is 0.0 in doubles)
-            "delta": delta_double if delta_double > 0 else str(delta),
-            "leakage_quantile": _num(measures.leakage_quantile(kernel, prior, delta)),
-            "leakage_upper_quantile": _num(measures.leakage_upper_quantile(kernel, prior, delta)),
-            "binary_envelope": _num(measures.binary_envelope(kernel, prior, delta)),
-            "envelope_lower": _num(lower),
-            "envelope_upper": _num(upper),
-        }
-    if epsilon is None:  # ε = C(K, 𝒫): PML holds there by definition (when finite); LDP only if its level ≤ C
-        eps_value, eps_text = capacity, "leakage capacity"
-        pml_ok = math.isfinite(capacity)
-        ldp_ok = math.isfinite(ldp) and ldp <= capacity
-    else:
-        eps_value, eps_text = epsilon.value, epsilon.text
-        pml_ok = _holds(kernel, prior_set, epsilon)
-        ldp_ok = _holds(kernel, Simplex(kind="simplex"), epsilon)
+        out["point_prior"] = _point_prior_measures(kernel, prior, delta)
+    eps_value, eps_text, pml_ok, ldp_ok = _guarantee_checks(kernel, prior_set, epsilon, capacity, ldp)
     out["guarantees"] = {
         "epsilon": _num(eps_value),
         "epsilon_text": eps_text,
@@ -140,16 +170,7 @@ def analyze_kernel(
         else bounds.bounds_for(prior_set, bounds_eps, kernel, max_entries=10**6, delta=delta)
     )
     if repeated is not None:
-        rr = repeated_release(kernel, prior_set, repeated)
-        out["repeated_release"] = {
-            "k": rr.k,
-            "epsilon": _num(rr.epsilon),
-            "exact": rr.exact,
-            "ldp": _num(rr.ldp),
-            "worst_counts": None if rr.worst_counts is None else list(rr.worst_counts),
-            "method": rr.method,
-            "sentence": rr.sentence(),
-        }
+        out["repeated_release"] = _repeated_release_entry(kernel, prior_set, repeated)
     out["disclosure"] = _disclosure_guarantees(kernel, prior_set, eps_value if pml_ok else capacity, ldp)
     from mechdesign.theory.accuracy import accuracy_summary
 

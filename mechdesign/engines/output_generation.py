@@ -223,6 +223,10 @@ def generate_outputs(
     The restricted LP is kept small three ways (:class:`_RestrictedLP`). The loop, round by round: solve the
     restricted LP, price every output (:meth:`_RestrictedLP.price`), stop when the gap closes, stalls or nothing
     prices below zero, else let the cheapest outputs join (:func:`_entering`).
+
+    It stays one function: most of its length is this docstring, and the round loop's state (bound, duals,
+    chosen outputs, gaps) is shared by every step of a round, whose parts already live in :class:`_RestrictedLP`,
+    :func:`_entering` and :func:`_seat_rays`.
     """
 
     start = time.perf_counter()

@@ -111,6 +111,104 @@ class MIFamily:
         return self.C + (self.D - self.beta * s) * X - sh * t + self.beta * s * U0
 
 
+def _fixed_node_bound(fam: MIFamily, u, v, k, U0, V0, found):
+    """:func:`node_bound`'s answer when the node leaves no choice: no set of the family's size (k < 0 or
+    k > the free items) or a single set (k = 0 or all of them); None when the node has a choice."""
+    nf = len(u)
+    if k < 0 or k > nf:  # no set of the node has the family's size
+        return -math.inf, None, 0.0, True, None
+    if k == 0 or k == nf:
+        mask = np.full(nf, k >= nf)
+        val = fam.value(U0 + float(u[mask].sum()), V0 + float(v[mask].sum()))
+        found(mask, val)
+        return val, None, 0.0, True, None
+    return None
+
+
+class _NodeLagrangian:
+    """The Lagrangian bound L(s) of one node of :func:`node_bound` (items with sums U0, V0 fixed in, k more
+    to choose from (u, v)), its top-k sets, and the smallest L met with its slope."""
+
+    __slots__ = ("fam", "u", "v", "k", "U0", "V0", "found", "nf", "beta", "base", "value", "slope")
+
+    def __init__(self, fam: MIFamily, u, v, k, U0, V0, found):
+        self.fam, self.u, self.v, self.k, self.U0, self.V0, self.found = fam, u, v, k, U0, V0, found
+        self.nf = len(u)
+        self.beta = fam.beta
+        self.base = -fam.beta * V0
+        self.value, self.slope = math.inf, None
+
+    def topk(self, s):
+        """(mask, U, V, top-k sum, mask bytes) of the k items of largest s·u − v; the set is passed to
+        ``found`` (mask bytes are compared instead of np.array_equal, 10× cheaper)."""
+        u, v, nf, k = self.u, self.v, self.nf, self.k
+        sc = s * u - v
+        idx = np.argpartition(sc, nf - k)[nf - k :]
+        mask = np.zeros(nf, bool)
+        mask[idx] = True
+        Us, Vs = float(_add(u[idx])), float(_add(v[idx]))  # np.add.reduce = ndarray.sum bit for bit, without its
+        self.found(mask, self.fam.value(self.U0 + Us, self.V0 + Vs))  # Python wrappers (~1M calls a run at N = 100)
+        return mask, Us, Vs, float(_add(sc[idx])), mask.tobytes()
+
+    def bound_at(self, s, top):
+        """Record L(s) from the top-k sum ``top`` at s; the smallest L met so far."""
+        val = self.fam.conj(s, self.U0) + self.base + self.beta * top
+        if val < self.value:
+            self.value, self.slope = val, s
+        return self.value
+
+    def bracket(self, s_hint):
+        """(s_a, s_b, A, B): slopes with L'(s_a) ≤ 0 ≤ L'(s_b) and their top-k sets; the parent's best slope
+        ``s_hint`` replaces one end when it lies inside."""
+        fam, U0, k = self.fam, self.U0, self.k
+        us = np.sort(self.u)
+        s_a = fam.s_root(U0 + float(us[-k:].sum()))  # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
+        s_b = fam.s_root(U0 + float(us[:k].sum()))  # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
+        if s_hint is not None and s_a < s_hint < s_b:
+            H = self.topk(s_hint)
+            self.bound_at(s_hint, H[3])
+            if H[1] >= fam.x_star(s_hint) - U0:  # L'(s_hint) ≥ 0
+                A, B, s_b = self.topk(s_a), H, s_hint
+            else:
+                A, B, s_a = H, self.topk(s_b), s_hint
+        else:
+            A, B = self.topk(s_a), self.topk(s_b)
+        self.bound_at(s_a, A[3])
+        self.bound_at(s_b, B[3])
+        return s_a, s_b, A, B
+
+    def newton_step(self, S, s_a, s_b):
+        """(t, top-k set at t) for the root t of L' if the set stayed S, when s_a < t < s_b; else None."""
+        t = self.fam.s_root(self.U0 + S[1])
+        if not (s_a < t < s_b):
+            return None
+        C = self.topk(t)
+        self.bound_at(t, C[3])
+        return t, C
+
+    def swap_breakpoint(self, A, B, s_a, s_b):
+        """When A and B differ by one swap (i ∈ B∖A, jj ∈ A∖B) whose breakpoint slope lies in [s_a, s_b]:
+        L there, and (i, relaxed weight of i) if L' changes sign at it (a fractional optimum), else ()
+        (the root is inside A's or B's piece); None when there is no such breakpoint."""
+        u, v = self.u, self.v
+        diff = np.nonzero(A[0] != B[0])[0]
+        if len(diff) != 2:
+            return None
+        i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])  # i ∈ B∖A, jj ∈ A∖B
+        if not (u[i] != u[jj]):
+            return None
+        s_x = float((v[i] - v[jj]) / (u[i] - u[jj]))
+        if not (s_a <= s_x <= s_b):
+            return None
+        C = self.topk(s_x)
+        top = max(C[3], s_x * A[1] - A[2], s_x * B[1] - B[2])
+        self.bound_at(s_x, top)
+        X = self.fam.x_star(s_x) - self.U0
+        if A[1] <= X <= B[1]:  # L' changes sign at the breakpoint: fractional optimum
+            return int(i), (X - A[1]) / (B[1] - A[1])
+        return ()
+
+
 def node_bound(fam: MIFamily, u, v, k, U0, V0, found, s_hint=None):
     """Upper bound of F over a node: items with sums U0, V0 fixed in, choose k more of (u, v).
 
@@ -126,100 +224,49 @@ def node_bound(fam: MIFamily, u, v, k, U0, V0, found, s_hint=None):
     hull edge containing it and theta its relaxed weight. Each top-k set met is passed to
     ``found(mask, F value)``.
     """
-    nf = len(u)
-    if k < 0 or k > nf:  # no set of the node has the family's size
-        return -math.inf, None, 0.0, True, None
-    if k == 0 or k == nf:
-        mask = np.full(nf, k >= nf)
-        val = fam.value(U0 + float(u[mask].sum()), V0 + float(v[mask].sum()))
-        found(mask, val)
-        return val, None, 0.0, True, None
-    beta = fam.beta
-    base = -beta * V0
-
-    def topk(s):  # (mask, U, V, top-k sum, mask bytes: compared instead of np.array_equal, 10× cheaper)
-        sc = s * u - v
-        idx = np.argpartition(sc, nf - k)[nf - k :]
-        mask = np.zeros(nf, bool)
-        mask[idx] = True
-        Us, Vs = float(_add(u[idx])), float(_add(v[idx]))  # np.add.reduce = ndarray.sum bit for bit, without its
-        found(mask, fam.value(U0 + Us, V0 + Vs))  # Python wrappers (~1M calls a run at N = 100)
-        return mask, Us, Vs, float(_add(sc[idx])), mask.tobytes()
-
-    def L(s, top):
-        return fam.conj(s, U0) + base + beta * top
-
-    us = np.sort(u)
-    s_a = fam.s_root(U0 + float(us[-k:].sum()))  # X*(s_a) − U0 = max U: L'(s_a) ≤ 0
-    s_b = fam.s_root(U0 + float(us[:k].sum()))  # X*(s_b) − U0 = min U: L'(s_b) ≥ 0
-    sb = [math.inf, None]
-
-    def upd(s, val):
-        if val < sb[0]:
-            sb[0], sb[1] = val, s
-        return sb[0]
-
-    if s_hint is not None and s_a < s_hint < s_b:  # the parent's best slope replaces one end of the bracket
-        H = topk(s_hint)
-        upd(s_hint, L(s_hint, H[3]))
-        if H[1] >= fam.x_star(s_hint) - U0:  # L'(s_hint) ≥ 0
-            A, B, s_b = topk(s_a), H, s_hint
-        else:
-            A, B, s_a = H, topk(s_b), s_hint
-    else:
-        A, B = topk(s_a), topk(s_b)
-    upd(s_a, L(s_a, A[3]))
-    best = upd(s_b, L(s_b, B[3]))
+    fixed = _fixed_node_bound(fam, u, v, k, U0, V0, found)
+    if fixed is not None:
+        return fixed
+    node = _NodeLagrangian(fam, u, v, k, U0, V0, found)
+    s_a, s_b, A, B = node.bracket(s_hint)
     for _ in range(80):
         if A[4] == B[4]:
             s = fam.s_root(U0 + A[1])
-            C = topk(s)
-            return upd(s, L(s, C[3])), None, 0.0, True, sb[1]
+            node.bound_at(s, node.topk(s)[3])
+            return node.value, None, 0.0, True, node.slope
         moved = False
-        tA = fam.s_root(U0 + A[1])  # the root of L' if the set stayed A (s* ≤ tA)
-        if s_a < tA < s_b:
-            C = topk(tA)
-            best = upd(tA, L(tA, C[3]))
-            if C[4] == A[4]:
-                return best, None, 0.0, True, sb[1]
-            s_b, B, moved = tA, C, True
-        tB = fam.s_root(U0 + B[1])  # s* ≥ tB
-        if s_a < tB < s_b:
-            C = topk(tB)
-            best = upd(tB, L(tB, C[3]))
-            if C[4] == B[4]:
-                return best, None, 0.0, True, sb[1]
-            s_a, A, moved = tB, C, True
+        step = node.newton_step(A, s_a, s_b)  # the root of L' if the set stayed A (s* ≤ it)
+        if step is not None:
+            if step[1][4] == A[4]:
+                return node.value, None, 0.0, True, node.slope
+            (s_b, B), moved = step, True
+        step = node.newton_step(B, s_a, s_b)  # s* ≥ the root of L' if the set stayed B
+        if step is not None:
+            if step[1][4] == B[4]:
+                return node.value, None, 0.0, True, node.slope
+            (s_a, A), moved = step, True
         if A[4] == B[4]:
             continue
-        diff = np.nonzero(A[0] != B[0])[0]
-        if len(diff) == 2:
-            i, jj = (diff[0], diff[1]) if B[0][diff[0]] else (diff[1], diff[0])  # i ∈ B∖A, jj ∈ A∖B
-            if u[i] != u[jj]:
-                s_x = float((v[i] - v[jj]) / (u[i] - u[jj]))
-                if s_a <= s_x <= s_b:
-                    C = topk(s_x)
-                    top = max(C[3], s_x * A[1] - A[2], s_x * B[1] - B[2])
-                    best = upd(s_x, L(s_x, top))
-                    X = fam.x_star(s_x) - U0
-                    if A[1] <= X <= B[1]:  # L' changes sign at the breakpoint: fractional optimum
-                        return best, int(i), (X - A[1]) / (B[1] - A[1]), False, sb[1]
-                    continue  # the root is inside A's or B's piece: the Newton steps find it next
+        swap = node.swap_breakpoint(A, B, s_a, s_b)
+        if swap:
+            return node.value, swap[0], swap[1], False, node.slope
+        if swap is not None:
+            continue  # the root is inside A's or B's piece: the Newton steps find it next
         if not moved:
             s = 0.5 * (s_a + s_b)
             if not (s_a < s < s_b):
                 break
-            C = topk(s)
-            best = upd(s, L(s, C[3]))
+            C = node.topk(s)
+            node.bound_at(s, C[3])
             if C[1] >= fam.x_star(s) - U0:
                 s_b, B = s, C
             else:
                 s_a, A = s, C
     diff = np.flatnonzero(A[0] != B[0])
     if len(diff) == 0:
-        return best, None, 0.0, True, sb[1]
+        return node.value, None, 0.0, True, node.slope
     i = next((int(d) for d in diff if B[0][d]), int(diff[0]))
-    return best, i, 0.5, False, sb[1]
+    return node.value, i, 0.5, False, node.slope
 
 
 FIXING = True
@@ -375,19 +422,34 @@ class MIPricer:
         value is within the LP's dual feasibility tolerance, which can exceed the floor), so the quick pass
         returns early only on a ray not in it; otherwise the full search runs and certifies g.
         """
-        n = self.n
         deadline = time.perf_counter() + PRICE_ROUND_SECONDS
+        items = self._families(lam)
+        keep = max(2, min(PRICE_KEEP, PRICE_RAYS_PER_ROUND // len(items)))
+        certs, done, quick = self._quick_pass(items, lam, floor, keep)
+        unknown = _count_unknown(quick, known)
+        if out_of_time or unknown >= QUICK_ENOUGH * self.n:
+            return quick, max(certs), ""
+        new, g_cert, left = self._search(items, certs, done, floor, keep, unknown, known, deadline)
+        note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
+        return quick + new, g_cert, note
+
+    def _families(self, lam: np.ndarray) -> list[MIFamily]:
+        """Every ray family as a subset problem at the duals ``lam``, with the classes of equal (P_x, λ_x)."""
         items = [
             MIFamily(self.P, lam, kind, size, level, j)
             for kind, size, level in self.fams
-            for j in ([None] if kind == "two" else range(n))
+            for j in ([None] if kind == "two" else range(self.n))
         ]
         classes = np.unique(np.column_stack([self.P, lam]), axis=0, return_inverse=True)[1].ravel()
         for fam in items:  # equal (P_x, λ_x) classes, found once for all families
             fam.group = classes[fam.free]
-        # the quick pass: every family's root relaxation at once (pricing_mi_slopes), its hull-vertex sets
+        return items
+
+    def _quick_pass(self, items: list[MIFamily], lam: np.ndarray, floor: float, keep: int):
+        """Every family's root relaxation at once and its hull-vertex sets (or the sets one swap away):
+        (root bounds per family, which families the root finishes, the rays of the sets found)."""
+        n = self.n
         fa = FamilyArrays(items, n)
-        keep = max(2, min(PRICE_KEEP, PRICE_RAYS_PER_ROUND // len(items)))
         bound, best_root, root_sets, best_sets = root_pass(fa, self.P, lam, floor * fa.norm, keep)
         # families whose hull vertices do not improve: the sets one swap away from their best set
         # (only where the root bound leaves room above the floor)
@@ -398,9 +460,12 @@ class MIPricer:
         # a family whose root relaxation is attained by a set is finished: its bound is exact
         done = (bound <= best_root + 1e-12 * (1.0 + np.abs(best_root))).tolist()
         quick = [family_rays(indicator(S, n), fam.kind, fam.level, fam.j) for fam, S in zip(items, root_sets) if len(S)]
-        unknown = _count_unknown(quick, known)
-        if out_of_time or unknown >= QUICK_ENOUGH * n:
-            return quick, max(certs), ""
+        return certs, done, quick
+
+    def _search(self, items, certs: list, done: list, floor: float, keep: int, unknown: int, known, deadline: float):
+        """Branch and bound over the families the quick pass left open, in decreasing order of their bound
+        (a second pass with 10× the node limit when the first finds no ray but leaves families open):
+        (new ray batches, certified g, families left open)."""
         g_cert = max((c for c, d in zip(certs, done) if d), default=-math.inf)  # families already finished
         todo = [f for f in np.argsort(certs)[::-1] if not done[f]]
         new, g_best, limit = [], -math.inf, PRICE_NODE_LIMIT
@@ -420,7 +485,7 @@ class MIPricer:
                 certs[f] = min(certs[f], cert)
                 if len(vals):
                     g_best = max(g_best, best)
-                    new.append(family_rays(indicator(sets, n), fam.kind, fam.level, fam.j))
+                    new.append(family_rays(indicator(sets, self.n), fam.kind, fam.level, fam.j))
                 if cert > max(cut, best) * (1 + 1e-12) + 1e-15:  # open nodes left: bound from the relaxation
                     left.append(f)
                     open_bounds.append(certs[f])
@@ -429,9 +494,7 @@ class MIPricer:
             if unknown or _has_unknown(new, known) or not left or time.perf_counter() > deadline:
                 break
             todo, limit = left, 10 * limit
-        g_cert = max([g_cert] + open_bounds)
-        note = f"node limit hit in {len(left)} families (relaxation bound used there)" if left else ""
-        return quick + new, g_cert, note
+        return new, max([g_cert] + open_bounds), left
 
 
 def _count_unknown(batches, known: set | None) -> int:

@@ -129,18 +129,7 @@ def root_pass(
     """
     n, nf = len(P), len(fa.k)
     z = np.random.default_rng(_HASH_SEED).integers(-(2**62), 2**62, n, dtype=np.int64)
-    # the bracket of each family: X*(s_a) = the largest U of its sets, X*(s_b) = the smallest
-    Ps = np.sort(P)
-    cs = np.concatenate([[0.0], np.cumsum(Ps)])
-    cl = np.concatenate([[0.0], np.cumsum(Ps[::-1])])
-    zero = fa.j >= 0
-    Pj = np.where(zero, P[np.where(zero, fa.j, 0)], 0.0)
-    rank = np.searchsorted(Ps, Pj)  # items below P_j: j is among the k largest when n − rank ≤ k (ties: still a bound)
-    kk = np.minimum(fa.k, n)
-    hi = np.where(zero & (n - rank <= kk), cl[np.minimum(kk + 1, n)] - Pj, cl[kk])
-    lo = np.where(zero & (rank < kk), cs[np.minimum(kk + 1, n)] - Pj, cs[kk])
-    hi, lo = np.maximum(hi, lo), np.minimum(hi, lo)
-    s_a, s_b = fa.s_root(hi), fa.s_root(lo)
+    s_a, s_b = _root_brackets(fa, P)
     slopes = np.concatenate([s_a, s_b])
     fam_idx = np.arange(nf)
     best_L = np.full(nf, np.inf)
@@ -198,12 +187,37 @@ def root_pass(
             kink = (hi_V - lo_V) / dU
         mid = np.where((dU > 0) & (kink > lo_s) & (kink < hi_s), kink, 0.5 * (lo_s + hi_s))
         slopes = np.concatenate([tA[ok_a], tB[ok_b], mid[open_]])
-    sets = [[] for _ in range(nf)]
-    best_sets = []
-    for f in range(nf):
-        r, i, ln, ins = best_at[f]
-        items = orders[r][i, :ln]
-        best_sets.append(np.sort(items[items != fa.j[f]] if ins else items))
+    best_sets = [_set_at(fa, orders, f, *best_at[f]) for f in range(nf)]
+    return best_L, bestF, _kept_sets(fa, orders, cand, keep), best_sets
+
+
+def _root_brackets(fa: FamilyArrays, P: np.ndarray):
+    """(s_a, s_b): the bracket of each family's slope, X*(s_a) = the largest U of its sets, X*(s_b) = the
+    smallest."""
+    n = len(P)
+    Ps = np.sort(P)
+    cs = np.concatenate([[0.0], np.cumsum(Ps)])
+    cl = np.concatenate([[0.0], np.cumsum(Ps[::-1])])
+    zero = fa.j >= 0
+    Pj = np.where(zero, P[np.where(zero, fa.j, 0)], 0.0)
+    rank = np.searchsorted(Ps, Pj)  # items below P_j: j is among the k largest when n − rank ≤ k (ties: still a bound)
+    kk = np.minimum(fa.k, n)
+    hi = np.where(zero & (n - rank <= kk), cl[np.minimum(kk + 1, n)] - Pj, cl[kk])
+    lo = np.where(zero & (rank < kk), cs[np.minimum(kk + 1, n)] - Pj, cs[kk])
+    hi, lo = np.maximum(hi, lo), np.minimum(hi, lo)
+    return fa.s_root(hi), fa.s_root(lo)
+
+
+def _set_at(fa: FamilyArrays, orders, f: int, r, i, ln, ins) -> np.ndarray:
+    """The set of family f met in round r at slope index i: the first ``ln`` items of that slope's order,
+    without j when ``ins`` (j taken out), sorted."""
+    items = orders[r][i, :ln]
+    return np.sort(items[items != fa.j[f]] if ins else items)
+
+
+def _kept_sets(fa: FamilyArrays, orders, cand, keep: int) -> list[list[np.ndarray]]:
+    """Per family, up to ``keep`` distinct sets (by hash) of the candidates ``cand``, best first."""
+    sets = [[] for _ in range(len(fa.k))]
     if cand:
         Fv, Hv, fv, Rv, Sv, Lv, Iv = (np.concatenate([c[i] for c in cand]) for i in range(7))
         srt = np.lexsort((-Fv, Hv, fv))  # by family, then hash, best value first
@@ -220,7 +234,7 @@ def root_pass(
             if Iv[t]:
                 items = items[items != fa.j[f]]
             sets[f].append(np.sort(items))
-    return best_L, bestF, sets, best_sets
+    return sets
 
 
 def swap_pass(fa: FamilyArrays, P: np.ndarray, lam: np.ndarray, best_sets, prune: np.ndarray, keep: int, which):

@@ -706,6 +706,177 @@ def _point_estimates(K, C, method: str, projection: str, B=None, tol=1e-10, max_
     return (project_to_simplex(raw) if projection == "euclidean" else clip_and_renormalise(raw)), None
 
 
+def _check_estimate_options(
+    method: str, projection: str, confidence: float, bootstrap: int, m: int, tol: float
+) -> None:
+    """InputError naming the option when ``method``, ``projection``, ``confidence``, ``bootstrap`` or ``tol``
+    breaks its rule."""
+    if method not in METHODS:
+        raise InputError(f"--method: must be one of {', '.join(METHODS)}, found {method!r}")
+    if projection not in PROJECTIONS:
+        raise InputError(f"--projection: must be one of {', '.join(PROJECTIONS)}, found {projection!r}")
+    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise InputError(f"--confidence: must lie in (0, 1), found {confidence}")
+    if isinstance(bootstrap, bool) or int(bootstrap) != bootstrap or bootstrap < 0:
+        raise InputError(f"--bootstrap: must be an integer >= 0, found {bootstrap}")
+    if bootstrap * m > MAX_BOOTSTRAP_COUNTS:
+        raise InputError(
+            f"--bootstrap: B x M must be at most {MAX_BOOTSTRAP_COUNTS:.0e} (the resampled count vectors are held "
+            f"in memory), found B = {bootstrap} with M = {m}"
+        )
+    if not (tol > 0):
+        raise InputError(f"--tol: must be > 0, found {tol}")
+
+
+def _linear_inverse(K: np.ndarray, method: str, rank: int) -> np.ndarray | None:
+    """The inversion matrix B (B K^T = I) for ``inversion`` and ``projected``; None for ``mle``.
+    InputError when K has rank < N."""
+    if method not in ("inversion", "projected"):
+        return None
+    try:
+        return inversion_matrix(K)
+    except ValueError:
+        raise InputError(
+            f"--method {method}: the kernel has rank {rank} < N = {K.shape[0]}, so K^T p = q has no "
+            "unique solution (P_X is not identifiable from the outputs); use --method mle"
+        ) from None
+
+
+def _identified_or_none(
+    K: np.ndarray, labels: tuple[str, ...], method: str, rank: int, diagnostics: dict, notes: list[str]
+) -> np.ndarray | None:
+    """For mle on a kernel of rank < N: which masses the outputs identify (warning about the others,
+    recorded in ``notes`` and ``diagnostics``); None otherwise."""
+    n_sym = K.shape[0]
+    if not (method == "mle" and rank < n_sym):
+        return None
+    identified = identified_masses(K)
+    missing = [labels[x] for x in np.flatnonzero(~identified)]
+    msg = (
+        f"the kernel has rank {rank} < N = {n_sym}, so P_X is not identifiable from the outputs: the "
+        f"likelihood is flat along the null space of K^T and the reports do not identify the masses of "
+        f"{_preview(missing)}; their intervals hold every value compatible with the maximisers, widened "
+        "by sampling uncertainty"
+    )
+    # stacklevel 4: this helper, estimate_distribution, its BLAS-thread wrapper, then the caller
+    warnings.warn(msg, NotIdentifiableWarning, stacklevel=4)
+    notes.append(msg)
+    diagnostics["not_identified"] = missing
+    return identified
+
+
+def _point_diagnostics(
+    K: np.ndarray,
+    c: np.ndarray,
+    p: np.ndarray,
+    em,
+    method: str,
+    projection: str,
+    B: np.ndarray | None,
+    tol: float,
+    diagnostics: dict,
+    notes: list[str],
+) -> None:
+    """The point estimate's diagnostics: EM's log-likelihood, iterations and gap (warning when it did not
+    converge), else the linear estimator's residual ||K^T p - c/n|| and, projected, how far it moved."""
+    nrep = int(c.sum())
+    if em is not None:
+        diagnostics.update(
+            loglik=float(em.loglik[0]),
+            iterations=int(em.iterations[0]),
+            newton_iterations=int(em.newton_iterations[0]),
+            tolerance=tol,
+            gap=float(em.gap[0]),
+            converged=bool(em.converged[0]),
+        )
+        if not em.converged[0]:
+            msg = (
+                f"EM stopped after {int(em.iterations[0])} iterations with gap {em.gap[0]:.3g} > tol {tol:g}; "
+                "raise max_iter"
+            )
+            # stacklevel 4: this helper, estimate_distribution, its BLAS-thread wrapper, then the caller
+            warnings.warn(msg, RuntimeWarning, stacklevel=4)
+            notes.append(msg)
+    else:
+        diagnostics["residual"] = float(np.linalg.norm(K.T @ p - c / nrep))
+        if method == "projected":
+            diagnostics["projection"] = projection
+            diagnostics["moved"] = float(np.linalg.norm(p - (c / nrep) @ B.T))
+
+
+def _bootstrap_intervals(
+    K: np.ndarray,
+    p: np.ndarray,
+    nrep: int,
+    a: float,
+    method: str,
+    projection: str,
+    B: np.ndarray | None,
+    bootstrap: int,
+    seed: int | None,
+    simultaneous: bool,
+    tol: float,
+    max_iter: int,
+    diagnostics: dict,
+    notes: list[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """Standard errors and percentile intervals (level ``a``) from B parametric-bootstrap resamples of
+    ``nrep`` reports drawn from K^T p̂, and the sentence that names them."""
+    rng = np.random.default_rng(seed)
+    q = np.clip(K.T @ p, 0, None)
+    q /= q.sum()
+    Cb = rng.multinomial(nrep, q, size=int(bootstrap)).astype(float)
+    # warm start at p̂ itself, zeros included: Newton starts on p̂'s support (|S| × |S| Hessians, not
+    # N × N: N = 1000, 13 s -> 4 s) and adds every mass whose KKT condition fails; every count of a
+    # resample falls on an output with (K^T p̂)_y > 0, so L is finite there. Rows left to EM restart
+    # from masses > 0 everywhere (em_mle).
+    p0 = p.copy()
+    Pb, emb = _point_estimates(K, Cb, method, projection, B, tol, max_iter, p0=p0)
+    se = Pb.std(axis=0, ddof=1)
+    lower, upper = np.quantile(Pb, a / 2, axis=0), np.quantile(Pb, 1 - a / 2, axis=0)
+    uncertainty = f"parametric bootstrap (B = {int(bootstrap)}, seed {seed}), percentile intervals"
+    diagnostics["bootstrap"] = int(bootstrap)
+    diagnostics["seed"] = seed
+    if emb is not None and not emb.converged.all():
+        notes.append(f"{int((~emb.converged).sum())} of {int(bootstrap)} bootstrap EM runs did not reach tol")
+    if simultaneous and bootstrap * a / 2 < 5:
+        notes.append(
+            f"B = {bootstrap} resamples give fewer than 5 beyond each Bonferroni quantile "
+            f"({a / 2:.2g}); raise --bootstrap for a stable band"
+        )
+    return se, lower, upper, uncertainty
+
+
+def _identified_set_intervals(
+    K: np.ndarray,
+    p: np.ndarray,
+    c: np.ndarray,
+    a: float,
+    labels: tuple[str, ...],
+    identified: np.ndarray,
+    se: np.ndarray | None,
+    uncertainty: str,
+    diagnostics: dict,
+):
+    """Rank K < N: every interval from the identified-set LPs (module docstring), which need no bootstrap
+    and stay valid on the simplex's boundary; standard errors only where P_x is identified. Returns
+    (se, lower, upper, uncertainty)."""
+    from scipy.stats import norm
+
+    masses = np.arange(K.shape[0])
+    z = norm.ppf(1 - a / 2)
+    lo, hi, lower, upper = identification_intervals(K, p, c, z, masses)
+    if se is not None:
+        se = np.where(identified, se, np.nan)
+    diagnostics["identified_range"] = {labels[x]: [float(lo[x]), float(hi[x])] for x in np.flatnonzero(~identified)}
+    uncertainty = (
+        ("" if se is None else uncertainty.replace("percentile intervals", "standard errors") + "; ")
+        + "rank K < N: intervals from the range of P_x over the maximisers (an LP per end) widened by "
+        + f"z = {z:.3g} sampling sds of its dual bound"
+    )
+    return se, lower, upper, uncertainty
+
+
 @single_threaded_blas()
 def estimate_distribution(
     K,
@@ -737,21 +908,7 @@ def estimate_distribution(
     n_sym, m = K.shape
     labels = tuple(str(v) for v in (range(n_sym) if labels is None else labels))
     output_labels = tuple(str(v) for v in (range(m) if output_labels is None else output_labels))
-    if method not in METHODS:
-        raise InputError(f"--method: must be one of {', '.join(METHODS)}, found {method!r}")
-    if projection not in PROJECTIONS:
-        raise InputError(f"--projection: must be one of {', '.join(PROJECTIONS)}, found {projection!r}")
-    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
-        raise InputError(f"--confidence: must lie in (0, 1), found {confidence}")
-    if isinstance(bootstrap, bool) or int(bootstrap) != bootstrap or bootstrap < 0:
-        raise InputError(f"--bootstrap: must be an integer >= 0, found {bootstrap}")
-    if bootstrap * m > MAX_BOOTSTRAP_COUNTS:
-        raise InputError(
-            f"--bootstrap: B x M must be at most {MAX_BOOTSTRAP_COUNTS:.0e} (the resampled count vectors are held "
-            f"in memory), found B = {bootstrap} with M = {m}"
-        )
-    if not (tol > 0):
-        raise InputError(f"--tol: must be > 0, found {tol}")
+    _check_estimate_options(method, projection, confidence, bootstrap, m, tol)
     c = check_counts(K, counts, output_labels)
     nrep = int(c.sum())
     alpha = 1.0 - confidence
@@ -759,52 +916,12 @@ def estimate_distribution(
     rank = kernel_rank(K)
     diagnostics: dict[str, Any] = {"rank": rank}
     notes: list[str] = []
-    B = None
-    if method in ("inversion", "projected"):
-        try:
-            B = inversion_matrix(K)
-        except ValueError:
-            raise InputError(
-                f"--method {method}: the kernel has rank {rank} < N = {n_sym}, so K^T p = q has no "
-                "unique solution (P_X is not identifiable from the outputs); use --method mle"
-            ) from None
-    identified = None
-    if method == "mle" and rank < n_sym:
-        identified = identified_masses(K)
-        missing = [labels[x] for x in np.flatnonzero(~identified)]
-        msg = (
-            f"the kernel has rank {rank} < N = {n_sym}, so P_X is not identifiable from the outputs: the "
-            f"likelihood is flat along the null space of K^T and the reports do not identify the masses of "
-            f"{_preview(missing)}; their intervals hold every value compatible with the maximisers, widened "
-            "by sampling uncertainty"
-        )
-        warnings.warn(msg, NotIdentifiableWarning, stacklevel=3)
-        notes.append(msg)
-        diagnostics["not_identified"] = missing
+    B = _linear_inverse(K, method, rank)
+    identified = _identified_or_none(K, labels, method, rank, diagnostics, notes)
     C = c[None, :].astype(float)
     P, em = _point_estimates(K, C, method, projection, B, tol, max_iter)
     p = P[0]
-    if em is not None:
-        diagnostics.update(
-            loglik=float(em.loglik[0]),
-            iterations=int(em.iterations[0]),
-            newton_iterations=int(em.newton_iterations[0]),
-            tolerance=tol,
-            gap=float(em.gap[0]),
-            converged=bool(em.converged[0]),
-        )
-        if not em.converged[0]:
-            msg = (
-                f"EM stopped after {int(em.iterations[0])} iterations with gap {em.gap[0]:.3g} > tol {tol:g}; "
-                "raise max_iter"
-            )
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
-            notes.append(msg)
-    else:
-        diagnostics["residual"] = float(np.linalg.norm(K.T @ P[0] - c / nrep))
-        if method == "projected":
-            diagnostics["projection"] = projection
-            diagnostics["moved"] = float(np.linalg.norm(p - (c / nrep) @ B.T))
+    _point_diagnostics(K, c, p, em, method, projection, B, tol, diagnostics, notes)
     se = lower = upper = None
     if method == "inversion":
         se = np.sqrt(inversion_variances(B, c / nrep, nrep))
@@ -812,43 +929,14 @@ def estimate_distribution(
         lower, upper = p - z * se, p + z * se
         uncertainty = "asymptotic (plug-in covariance of the linear estimator)"
     elif bootstrap > 0 and (identified is None or identified.any()):  # no standard error to bootstrap else
-        rng = np.random.default_rng(seed)
-        q = np.clip(K.T @ p, 0, None)
-        q /= q.sum()
-        Cb = rng.multinomial(nrep, q, size=int(bootstrap)).astype(float)
-        # warm start at p̂ itself, zeros included: Newton starts on p̂'s support (|S| × |S| Hessians, not
-        # N × N: N = 1000, 13 s -> 4 s) and adds every mass whose KKT condition fails; every count of a
-        # resample falls on an output with (K^T p̂)_y > 0, so L is finite there. Rows left to EM restart
-        # from masses > 0 everywhere (em_mle).
-        p0 = p.copy()
-        Pb, emb = _point_estimates(K, Cb, method, projection, B, tol, max_iter, p0=p0)
-        se = Pb.std(axis=0, ddof=1)
-        lower, upper = np.quantile(Pb, a / 2, axis=0), np.quantile(Pb, 1 - a / 2, axis=0)
-        uncertainty = f"parametric bootstrap (B = {int(bootstrap)}, seed {seed}), percentile intervals"
-        diagnostics["bootstrap"] = int(bootstrap)
-        diagnostics["seed"] = seed
-        if emb is not None and not emb.converged.all():
-            notes.append(f"{int((~emb.converged).sum())} of {int(bootstrap)} bootstrap EM runs did not reach tol")
-        if simultaneous and bootstrap * a / 2 < 5:
-            notes.append(
-                f"B = {bootstrap} resamples give fewer than 5 beyond each Bonferroni quantile "
-                f"({a / 2:.2g}); raise --bootstrap for a stable band"
-            )
+        se, lower, upper, uncertainty = _bootstrap_intervals(
+            K, p, nrep, a, method, projection, B, bootstrap, seed, simultaneous, tol, max_iter, diagnostics, notes
+        )
     else:
         uncertainty = "none (bootstrap = 0)"
     if identified is not None:
-        # rank K < N: every interval from the identified-set LPs (module docstring), which need no
-        # bootstrap and stay valid on the simplex's boundary; standard errors only where P_x is identified
-        masses = np.arange(n_sym)
-        z = norm.ppf(1 - a / 2)
-        lo, hi, lower, upper = identification_intervals(K, p, c, z, masses)
-        if se is not None:
-            se = np.where(identified, se, np.nan)
-        diagnostics["identified_range"] = {labels[x]: [float(lo[x]), float(hi[x])] for x in np.flatnonzero(~identified)}
-        uncertainty = (
-            ("" if se is None else uncertainty.replace("percentile intervals", "standard errors") + "; ")
-            + "rank K < N: intervals from the range of P_x over the maximisers (an LP per end) widened by "
-            + f"z = {z:.3g} sampling sds of its dual bound"
+        se, lower, upper, uncertainty = _identified_set_intervals(
+            K, p, c, a, labels, identified, se, uncertainty, diagnostics
         )
     return EstimateResult(
         method=method if method != "projected" else f"projected ({projection})",

@@ -333,37 +333,75 @@ class _NotRational(Exception):
     pass
 
 
-def _exact_op(op: str, a, b=None):
+def _exact_sum(op: str, a, b):
+    """a + b or a - b over rationals and logs: log r ± log s = log(r s^±1); 0 ± log r; log r + 0."""
     lg = isinstance(a, _Log), isinstance(b, _Log)
-    if op in ("add", "sub"):
-        if isinstance(a, Fraction) and a == 0 and lg[1]:
-            return b if op == "add" else _Log(1 / b.r)
-        if isinstance(b, Fraction) and b == 0 and lg[0]:
-            return a
-        if lg == (True, True):
-            return _Log(a.r * b.r if op == "add" else a.r / b.r)
-        if lg == (False, False):
-            return a + b if op == "add" else a - b
-    elif op == "mul":
-        if lg == (False, False):
-            return a * b
-        k, g = (a, b) if lg[1] else (b, a)
-        if isinstance(k, Fraction) and k.denominator == 1 and abs(k) <= 64:
-            return _Log(g.r ** int(k))
-    elif op == "div":
-        if lg == (False, False):
-            if b == 0:
-                raise _NotRational
-            return a / b
-        if lg == (True, False) and b == 1:
-            return a
-    elif op == "pow":
-        if lg == (False, False) and b.denominator == 1 and abs(b) <= 64 and not (a == 0 and b < 0):
-            return a ** int(b)
-    elif op == "log":
-        if not lg[0] and a > 0:
-            return _Log(a)
+    if isinstance(a, Fraction) and a == 0 and lg[1]:
+        return b if op == "add" else _Log(1 / b.r)
+    if isinstance(b, Fraction) and b == 0 and lg[0]:
+        return a
+    if lg == (True, True):
+        return _Log(a.r * b.r if op == "add" else a.r / b.r)
+    if lg == (False, False):
+        return a + b if op == "add" else a - b
     raise _NotRational
+
+
+def _exact_product(a, b):
+    """a * b over rationals, or k log r = log(r^k) for a small integer k (|k| <= 64)."""
+    lg = isinstance(a, _Log), isinstance(b, _Log)
+    if lg == (False, False):
+        return a * b
+    k, g = (a, b) if lg[1] else (b, a)
+    if isinstance(k, Fraction) and k.denominator == 1 and abs(k) <= 64:
+        return _Log(g.r ** int(k))
+    raise _NotRational
+
+
+def _exact_quotient(a, b):
+    """a / b over rationals (b != 0), or log r / 1."""
+    lg = isinstance(a, _Log), isinstance(b, _Log)
+    if lg == (False, False):
+        if b == 0:
+            raise _NotRational
+        return a / b
+    if lg == (True, False) and b == 1:
+        return a
+    raise _NotRational
+
+
+def _exact_power(a, b):
+    """a ** b for rationals with a small integer exponent (|b| <= 64), never 0 to a negative power."""
+    if not isinstance(a, _Log) and not isinstance(b, _Log):
+        if b.denominator == 1 and abs(b) <= 64 and not (a == 0 and b < 0):
+            return a ** int(b)
+    raise _NotRational
+
+
+def _exact_log(a, b=None):
+    """log a of a positive rational a, held exactly as :class:`_Log`."""
+    if not isinstance(a, _Log) and a > 0:
+        return _Log(a)
+    raise _NotRational
+
+
+_EXACT_OPS = {
+    "add": lambda a, b: _exact_sum("add", a, b),
+    "sub": lambda a, b: _exact_sum("sub", a, b),
+    "mul": _exact_product,
+    "div": _exact_quotient,
+    "pow": _exact_power,
+    "log": _exact_log,
+}
+
+
+def _exact_op(op: str, a, b=None):
+    """``op`` applied exactly to rationals and logs of rationals; :class:`_NotRational` when the result is
+    not of that form in an evident way."""
+    rule = _EXACT_OPS.get(op)
+    if rule is None:
+        raise _NotRational
+    return rule(a, b)
 
 
 def exp_exact(text: str) -> Fraction | None:

@@ -642,6 +642,71 @@ def _vulnerability_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
     return errors
 
 
+def _length_error(field: str, values, n: int) -> list[tuple[str, str]]:
+    """The error for a list of masses that does not have N entries, else none."""
+    return [] if len(values) == n else [(field, f"must have N = {n} entries, found {len(values)}")]
+
+
+def _prior_set_shape_errors(ps, n: int) -> list[tuple[str, str]]:
+    """The prior set's lists have N entries, and a min-mass bound c is at most 1/N."""
+    errors = []
+    if isinstance(ps, MinMass) and ps.c * n > 1:
+        errors.append(("prior_set.c", f"must be <= 1/N = 1/{n}, found {shown_number(ps.c)}"))
+    if isinstance(ps, Point):
+        errors += _length_error("prior_set.prior", ps.prior, n)
+    if isinstance(ps, Hull):
+        for i, p in enumerate(ps.priors):
+            errors += _length_error(f"prior_set.priors[{i}]", p, n)
+    if isinstance(ps, Box):
+        errors += _length_error("prior_set.lower", ps.lower, n)
+    if isinstance(ps, L1Ball):
+        errors += _length_error("prior_set.center", ps.center, n)
+    return errors
+
+
+def _expected_loss_shape_errors(obj, n: int, output_size) -> list[tuple[str, str]]:
+    """An expected_loss objective's loss matrix is N x M and its prior has N entries."""
+    errors = []
+    if isinstance(obj.loss, list):
+        rows, cols = len(obj.loss), len(obj.loss[0])
+        if rows != n:
+            errors.append(("objective.loss", f"must have N = {n} rows, found {rows}"))
+        if output_size != "auto" and cols != output_size:
+            errors.append(("objective.loss", f"must have M = output_size = {output_size} columns, found {cols}"))
+    if isinstance(obj.prior, list):
+        errors += _length_error("objective.prior", obj.prior, n)
+    return errors
+
+
+def _objective_shape_errors(obj, n: int, output_size, m: int) -> list[tuple[str, str]]:
+    """The objective's matrices and priors fit N (and M), in the order the objective kinds are listed."""
+    errors = []
+    if isinstance(obj, ExpectedLoss):
+        errors += _expected_loss_shape_errors(obj, n, output_size)
+    if isinstance(obj, (ExpectedLoss, MinVulnerability)):
+        errors += _vulnerability_errors(obj, n, output_size)
+    if isinstance(obj, (MutualInformation, BayesVulnerability, FrequencyEstimation)) and isinstance(obj.prior, list):
+        errors += _length_error("objective.prior", obj.prior, n)
+    if isinstance(obj, FrequencyEstimation):
+        for i, p in enumerate(obj.priors or []):
+            errors += _length_error(f"objective.priors[{i}]", p, n)
+    if isinstance(obj, FDivergence):
+        for i, p in enumerate(obj.priors):
+            errors += _length_error(f"objective.priors[{i}]", p, n)
+    if isinstance(obj, Dobrushin) and m < 2:
+        errors.append(("output_size", f"must be >= 2 for the dobrushin objective, found {m}"))
+    return errors
+
+
+def _kernel_size_errors(n: int, m: int) -> list[tuple[str, str]]:
+    """M and N*M within the limits MAX_M and MAX_NM."""
+    if m > MAX_M:
+        return [("output_size", f"M must be <= {MAX_M}, found {m}")]
+    if n * m > MAX_NM:
+        return [("output_size", f"N*M must be <= {MAX_NM}, found {n}*{m} = {n * m}")]
+    return []
+
+
 # ----------------------------------------------------- privacy constraints
 # The privacy guarantee as a list of constraints.
 #
@@ -1038,58 +1103,12 @@ class Spec(_Model):
 
     @model_validator(mode="after")
     def _shapes_match(self) -> "Spec":
-        n = self.n
-        ps = self.prior_set
-        errors = []
-        if isinstance(ps, MinMass) and ps.c * n > 1:
-            errors.append(("prior_set.c", f"must be <= 1/N = 1/{n}, found {shown_number(ps.c)}"))
-        if isinstance(ps, Point) and len(ps.prior) != n:
-            errors.append(("prior_set.prior", f"must have N = {n} entries, found {len(ps.prior)}"))
-        if isinstance(ps, Hull):
-            for i, p in enumerate(ps.priors):
-                if len(p) != n:
-                    errors.append((f"prior_set.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
-        if isinstance(ps, Box):
-            if len(ps.lower) != n:
-                errors.append(("prior_set.lower", f"must have N = {n} entries, found {len(ps.lower)}"))
-        if isinstance(ps, L1Ball) and len(ps.center) != n:
-            errors.append(("prior_set.center", f"must have N = {n} entries, found {len(ps.center)}"))
-        obj = self.objective
-        if isinstance(obj, ExpectedLoss):
-            if isinstance(obj.loss, list):
-                rows, cols = len(obj.loss), len(obj.loss[0])
-                if rows != n:
-                    errors.append(("objective.loss", f"must have N = {n} rows, found {rows}"))
-                if self.output_size != "auto" and cols != self.output_size:
-                    errors.append(
-                        ("objective.loss", f"must have M = output_size = {self.output_size} columns, found {cols}")
-                    )
-            if isinstance(obj.prior, list) and len(obj.prior) != n:
-                errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
-        if isinstance(obj, (ExpectedLoss, MinVulnerability)):
-            errors += _vulnerability_errors(obj, n, self.output_size)
-        if (
-            isinstance(obj, (MutualInformation, BayesVulnerability))
-            and isinstance(obj.prior, list)
-            and len(obj.prior) != n
-        ):
-            errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
-        if isinstance(obj, FrequencyEstimation):
-            if isinstance(obj.prior, list) and len(obj.prior) != n:
-                errors.append(("objective.prior", f"must have N = {n} entries, found {len(obj.prior)}"))
-            for i, p in enumerate(obj.priors or []):
-                if len(p) != n:
-                    errors.append((f"objective.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
-        if isinstance(obj, FDivergence):
-            for i, p in enumerate(obj.priors):
-                if len(p) != n:
-                    errors.append((f"objective.priors[{i}]", f"must have N = {n} entries, found {len(p)}"))
-        if isinstance(obj, Dobrushin) and self.m < 2:
-            errors.append(("output_size", f"must be >= 2 for the dobrushin objective, found {self.m}"))
-        if self.m > MAX_M:
-            errors.append(("output_size", f"M must be <= {MAX_M}, found {self.m}"))
-        elif n * self.m > MAX_NM:
-            errors.append(("output_size", f"N*M must be <= {MAX_NM}, found {n}*{self.m} = {n * self.m}"))
+        """The prior set's and the objective's lists fit N (and M), and N x M is within the limits."""
+        errors = (
+            _prior_set_shape_errors(self.prior_set, self.n)
+            + _objective_shape_errors(self.objective, self.n, self.output_size, self.m)
+            + _kernel_size_errors(self.n, self.m)
+        )
         if errors:
             raise SpecError.from_pairs(errors)
         return self

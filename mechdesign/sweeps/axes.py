@@ -228,8 +228,10 @@ def make_axes(axes: Mapping[str, Any] | Iterable[Axis]) -> list[Axis]:
     return list(axes)
 
 
-def expand_points(base: dict, axes: Sequence[Axis], zip_groups: Sequence[Sequence[str]] = ()) -> list[Point]:
-    """Every point of the sweep: the product over factors, a factor being one axis or one zip group."""
+def _zip_group_of(axes: Sequence[Axis], zip_groups: Sequence[Sequence[str]]) -> dict[str, int]:
+    """The zip group (index into ``zip_groups``) of each zipped axis; InputError when an axis is given twice,
+    a group has fewer than two axes, names an unknown axis, shares an axis with another group, or zips
+    axes of different lengths."""
     paths = [a.path for a in axes]
     if len(set(paths)) != len(paths):
         dup = next(p for p in paths if paths.count(p) > 1)
@@ -250,9 +252,19 @@ def expand_points(base: dict, axes: Sequence[Axis], zip_groups: Sequence[Sequenc
             raise InputError(
                 "--zip: zipped axes need equal lengths, found " + ", ".join(f"{p}: {n}" for p, n in lengths.items())
             )
+    return grouped
+
+
+def _sweep_factors(
+    axes: Sequence[Axis], zip_groups: Sequence[Sequence[str]], grouped: dict[str, int]
+) -> list[list[dict]]:
+    """The factors of the product, each a list of {path: value} parts: one per axis, or one per zip group
+    (its axes advance together), in the order the axes were given; a group sits where its first axis is.
+    InputError when the product has more than MAX_POINTS points."""
+    by_path = {a.path: a for a in axes}
     factors: list[list[dict]] = []
     seen_groups: set[int] = set()
-    for a in axes:  # factors in the order the axes were given; a group sits where its first axis is
+    for a in axes:
         if a.path in grouped:
             g = grouped[a.path]
             if g in seen_groups:
@@ -269,6 +281,14 @@ def expand_points(base: dict, axes: Sequence[Axis], zip_groups: Sequence[Sequenc
             + " x ".join(str(len(f)) for f in factors)
             + ")"
         )
+    return factors
+
+
+def expand_points(base: dict, axes: Sequence[Axis], zip_groups: Sequence[Sequence[str]] = ()) -> list[Point]:
+    """Every point of the sweep: the product over factors, a factor being one axis or one zip group."""
+    paths = [a.path for a in axes]
+    grouped = _zip_group_of(axes, zip_groups)
+    factors = _sweep_factors(axes, zip_groups, grouped)
     points = []
     for index, combo in enumerate(itertools.product(*factors)):
         values: dict = {}

@@ -612,6 +612,111 @@ MAX_ENTRIES = 2_500
 """Kernels with more entries get only the cheap entries of :func:`bounds_for` (design() stays fast)."""
 
 
+def _lemma1_entry(K, eps: float, cf: float, n: int) -> dict:
+    """Lemma 1: the zeros per non-zero column against floor(N − e^−ε / c)."""
+    zmax = lemma1_max_zeros(eps, cf, n)
+    z = measures.zeros_per_column(K)
+    return _entry("Lemma 1: zeros per (non-zero) column <= floor(N - e^-eps / c)", zmax, z, z <= zmax)
+
+
+def _min_mass_bounds(prior_set, eps: float, c, kernel, K: np.ndarray, slack) -> list[dict]:
+    """For 𝒫 = Q_X(c): Theorems 1–3 (η_TV ≤ Ξ), Lemma 1 and Proposition 2 (Γ_max) when c > 0."""
+    n = K.shape[0]
+    cf = float(c)
+    bound = xi(eps, cf, n)
+    eta = measures.dobrushin(K)
+    out = [_entry(f"eta_TV <= Xi(eps, c): {xi_regime(eps, cf, n)}", bound, eta, eta <= slack(bound))]
+    if c > 0:
+        out.append(_lemma1_entry(K, eps, cf, n))
+        if eps <= -log_of_rational(c):  # −log c, exact (c = 1e-400 is 0.0 as a double)
+            g, _ = proposition2_gamma_bounds(eps, cf, n)
+            # the exact kernel when given: its int64 numerators take the O(NM) integer path
+            gm = measures.gamma_max(kernel if hasattr(kernel, "int64") else K, prior_set)
+            out.append(_entry("Proposition 2: Gamma_max <= (1 - Nc) e^eps + 1", g, gm, gm <= slack(g)))
+    return out
+
+
+def _vertex_pair_bounds(prior_set, eps: float, c, K: np.ndarray, slack) -> list[dict]:
+    """Corollaries 1–2 and, for LDP (c = 0), Duchi et al., measured as the largest ratio over pairs of
+    vertices of Q_X(c) (N ≤ 40, c N < 1)."""
+    n = K.shape[0]
+    cf = float(c)
+    verts = vertices(prior_set, n)
+    if not (c * n < 1 and verts is not None and n <= 40):
+        return []
+    V = np.array([[float(v) for v in row] for row in verts])
+    outs = V @ K
+    tv_x = 1 - n * cf  # TV between two vertices of Q_X(c)
+    kl_ratio = max(measures.kl_divergence(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
+    hel_ratio = max(measures.hellinger_squared(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
+    b1 = corollary1_kl_bound(eps, cf, n, 1.0)
+    b2 = corollary2_hellinger_bound(eps, cf, n, 1.0)
+    out = [
+        _entry(
+            "Corollary 1: D(KP||KQ)/TV(P,Q) <= Xi log((1-Nc)e^eps + 1) (vertex pairs)",
+            b1,
+            kl_ratio,
+            kl_ratio <= slack(b1),
+        ),
+        _entry(
+            "Corollary 2: H^2(KP||KQ)/TV(P,Q) <= Xi (2 - 4/(sqrt((1-Nc)e^eps+1) + 1)) (vertex pairs)",
+            b2,
+            hel_ratio,
+            hel_ratio <= slack(b2),
+        ),
+    ]
+    if c == 0:
+        b3 = duchi_kl_bound(eps, 1.0)
+        out.append(
+            _entry(
+                "Duchi et al.: D(KP||KQ)/TV(P,Q)^2 <= min{4, e^2eps}(e^eps - 1)^2 (vertex pairs)",
+                b3,
+                kl_ratio,
+                kl_ratio <= slack(b3),
+            )
+        )
+    return out
+
+
+def _point_prior_bounds(prior, eps: float, K: np.ndarray, delta: str, slack) -> list[dict]:
+    """For a point prior: the disclosure thresholds (Proposition 7, Corollary 8 of the disclosure paper;
+    listed when ε is below them) and Theorem 3 of the envelopes paper at ``delta``."""
+    out = []
+    t7 = measures.disclosure_threshold(prior)
+    if eps < t7:
+        cap = measures.ldp(K)
+        out.append(
+            _entry(
+                "Proposition 7 (disclosure): eps < log 1/(1 - p_min) => finite leakage capacity",
+                t7,
+                cap,
+                cap < math.inf,
+            )
+        )
+    t8 = measures.singling_out_threshold(prior)
+    if eps < t8:
+        h = float(np.nanmin(measures.posterior_min_entropies(K, prior)))
+        out.append(
+            _entry(
+                "Corollary 8 (disclosure): eps < H_inf(P_X) => no singling out (min_y H_inf(P_X|Y=y) > 0)",
+                t8,
+                h,
+                h > 0,
+            )
+        )
+    lower, upper = envelope_bounds(K, prior, delta)
+    d = str(delta).strip()
+    out.append(
+        _entry(
+            f"Theorem 3 (envelopes): eps_c({d}) <= min{{L(X->Y) + log(1/{d}), eps}} (measured: lower bound)",
+            upper,
+            lower,
+            lower <= slack(upper),
+        )
+    )
+    return out
+
+
 def bounds_for(
     prior_set, epsilon: float, kernel, tol: float = 1e-9, max_entries: int = MAX_ENTRIES, delta: str = "0.1"
 ) -> list[dict]:
@@ -631,103 +736,18 @@ def bounds_for(
     K = kernel if exact else measures._float_matrix(kernel)
     n, size = K.shape[0], math.prod(K.shape)
     eps = float(epsilon)
-    out: list[dict] = []
     c = _equivalent_c(prior_set, n)
     slack = lambda v: v * (1 + tol) + tol
     if size > max_entries:  # O(NM) only: no float copy of an exact kernel
-        if c is not None and c > 0:
-            zmax = lemma1_max_zeros(eps, float(c), n)
-            z = measures.zeros_per_column(K)
-            out.append(_entry("Lemma 1: zeros per (non-zero) column <= floor(N - e^-eps / c)", zmax, z, z <= zmax))
-        return out
+        return [_lemma1_entry(K, eps, float(c), n)] if c is not None and c > 0 else []
     K = measures._float_matrix(kernel)
+    out: list[dict] = []
     if c is not None:
-        cf = float(c)
-        bound = xi(eps, cf, n)
-        eta = measures.dobrushin(K)
-        out.append(_entry(f"eta_TV <= Xi(eps, c): {xi_regime(eps, cf, n)}", bound, eta, eta <= slack(bound)))
-        if c > 0:
-            zmax = lemma1_max_zeros(eps, cf, n)
-            z = measures.zeros_per_column(K)
-            out.append(_entry("Lemma 1: zeros per (non-zero) column <= floor(N - e^-eps / c)", zmax, z, z <= zmax))
-            if eps <= -log_of_rational(c):  # −log c, exact (c = 1e-400 is 0.0 as a double)
-                g, _ = proposition2_gamma_bounds(eps, cf, n)
-                # the exact kernel when given: its int64 numerators take the O(NM) integer path
-                gm = measures.gamma_max(kernel if hasattr(kernel, "int64") else K, prior_set)
-                out.append(_entry("Proposition 2: Gamma_max <= (1 - Nc) e^eps + 1", g, gm, gm <= slack(g)))
-        verts = vertices(prior_set, n)
-        if c * n < 1 and verts is not None and n <= 40:
-            V = np.array([[float(v) for v in row] for row in verts])
-            outs = V @ K
-            tv_x = 1 - n * cf  # TV between two vertices of Q_X(c)
-            kl_ratio = (
-                max(measures.kl_divergence(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
-            )
-            hel_ratio = (
-                max(measures.hellinger_squared(outs[i], outs[j]) for i in range(n) for j in range(n) if i != j) / tv_x
-            )
-            b1 = corollary1_kl_bound(eps, cf, n, 1.0)
-            b2 = corollary2_hellinger_bound(eps, cf, n, 1.0)
-            out.append(
-                _entry(
-                    "Corollary 1: D(KP||KQ)/TV(P,Q) <= Xi log((1-Nc)e^eps + 1) (vertex pairs)",
-                    b1,
-                    kl_ratio,
-                    kl_ratio <= slack(b1),
-                )
-            )
-            out.append(
-                _entry(
-                    "Corollary 2: H^2(KP||KQ)/TV(P,Q) <= Xi (2 - 4/(sqrt((1-Nc)e^eps+1) + 1)) (vertex pairs)",
-                    b2,
-                    hel_ratio,
-                    hel_ratio <= slack(b2),
-                )
-            )
-            if c == 0:
-                b3 = duchi_kl_bound(eps, 1.0)
-                out.append(
-                    _entry(
-                        "Duchi et al.: D(KP||KQ)/TV(P,Q)^2 <= min{4, e^2eps}(e^eps - 1)^2 (vertex pairs)",
-                        b3,
-                        kl_ratio,
-                        kl_ratio <= slack(b3),
-                    )
-                )
+        out += _min_mass_bounds(prior_set, eps, c, kernel, K, slack)
+        out += _vertex_pair_bounds(prior_set, eps, c, K, slack)
     prior = rules(prior_set, n).point_prior()
     if prior is not None:
-        t7 = measures.disclosure_threshold(prior)
-        if eps < t7:
-            cap = measures.ldp(K)
-            out.append(
-                _entry(
-                    "Proposition 7 (disclosure): eps < log 1/(1 - p_min) => finite leakage capacity",
-                    t7,
-                    cap,
-                    cap < math.inf,
-                )
-            )
-        t8 = measures.singling_out_threshold(prior)
-        if eps < t8:
-            h = float(np.nanmin(measures.posterior_min_entropies(K, prior)))
-            out.append(
-                _entry(
-                    "Corollary 8 (disclosure): eps < H_inf(P_X) => no singling out (min_y H_inf(P_X|Y=y) > 0)",
-                    t8,
-                    h,
-                    h > 0,
-                )
-            )
-        lower, upper = envelope_bounds(K, prior, delta)
-        d = str(delta).strip()
-        out.append(
-            _entry(
-                f"Theorem 3 (envelopes): eps_c({d}) <= min{{L(X->Y) + log(1/{d}), eps}} (measured: lower bound)",
-                upper,
-                lower,
-                lower <= slack(upper),
-            )
-        )
+        out += _point_prior_bounds(prior, eps, K, delta, slack)
     return out
 
 

@@ -167,6 +167,107 @@ def _provably_greater(a, b) -> bool:
     return a_lo > b_hi
 
 
+def _strict_choice(written, text, enclosure, value, theorem, what) -> EpsilonResolution:
+    """The largest DIGITS-digit decimal ε provably below the threshold ``text`` (enclosed by ``enclosure``)."""
+    eps = _decimal_below(enclosure[0], text)
+    shown = f"{value:.17g}" if value > 0 else mpmath.nstr(enclosure[0], 17)  # below the doubles: 1e-400
+    return EpsilonResolution(
+        written,
+        eps,
+        theorem,
+        f"eps < {text} = {shown} guarantees {what}; enforced: the largest {DIGITS}-digit decimal "
+        f"provably below it, {eps}",
+        value,
+    )
+
+
+def _min_entropy_choice(protect, written, low, disclosure_text, disclosure_value) -> EpsilonResolution:
+    """ε for ``min_entropy: h``: h itself (Theorem 4), or the no-disclosure threshold when that is provably
+    larger (stronger); SpecError when h is at or above the vacuous level −log(min mass)."""
+    h = protect.min_entropy.text
+    if low > 0:
+        vacuous_text = f"-log({_ratio_text(low, bare=True)})"
+        vacuous = _minus_log_enclosure(low) if low < 1 else (mpmath.mpf(0), mpmath.mpf(0))
+        if not _provably_greater(vacuous, h):
+            if _provably_greater(h, vacuous) or h.strip() == vacuous_text:
+                raise SpecError(
+                    [
+                        (
+                            f"{FIELD}.min_entropy",
+                            f"must be below -log(min over the prior set of min_x P(x)) = "
+                            f"{float_minus_log(low):.6g} nats, found {h}: at or above it every "
+                            "mechanism is (h, P)-PML, so the requirement protects nothing",
+                        )
+                    ]
+                )
+    theorem4 = EpsilonResolution(
+        written,
+        h,
+        "Theorem 4 (disclosure paper)",
+        f"(eps, P_X)-PML with eps = {h} discloses no attribute U with H_inf(P_U) > {h} nats, "
+        "to any adversary, for every P_X in the prior set",
+        None,
+    )
+    if disclosure_text is None:
+        return theorem4
+    stronger = _strict_choice(
+        written,
+        disclosure_text,
+        _minus_log_enclosure(1 - low),
+        disclosure_value,
+        "Proposition 7 + Theorem 6 (disclosure paper)",
+        f"finite leakage capacity, so no attribute at all is disclosed (stronger than protecting H_inf > {h})",
+    )
+    return stronger if _provably_greater(stronger.epsilon_text, h) else theorem4
+
+
+def _no_disclosure_choice(written, low, disclosure_text, disclosure_value) -> EpsilonResolution:
+    """ε for ``no_disclosure``: below −log(1 − min mass) (Proposition 7 + Theorem 6); SpecError when the
+    prior set has a prior with a zero mass."""
+    if disclosure_text is None:
+        raise SpecError(
+            [
+                (
+                    f"{FIELD}.no_disclosure",
+                    "the prior set contains a prior with a zero mass (min over the set of min_x P(x) = 0), "
+                    "so only eps = 0 (a constant kernel) is guaranteed to disclose nothing "
+                    "(Proposition 7 + Theorem 6); restrict the prior set, e.g. {kind: min_mass, c: C}",
+                )
+            ]
+        )
+    return _strict_choice(
+        written,
+        disclosure_text,
+        _minus_log_enclosure(1 - low),
+        disclosure_value,
+        "Proposition 7 + Theorem 6 (disclosure paper)",
+        "finite leakage capacity, so no attribute of X is disclosed",
+    )
+
+
+def _no_singling_out_choice(written, high) -> EpsilonResolution:
+    """ε for ``no_singling_out``: below −log(max mass) (Corollary 8); SpecError when the prior set has a
+    point mass."""
+    if high >= 1:
+        raise SpecError(
+            [
+                (
+                    f"{FIELD}.no_singling_out",
+                    "the prior set contains a point mass (max over the set of max_x P(x) = 1), so only "
+                    "eps = 0 is guaranteed never to single out X (Corollary 8); restrict the prior set",
+                )
+            ]
+        )
+    return _strict_choice(
+        written,
+        f"-log({_short_text(high)})",
+        _minus_log_enclosure(high),
+        float_minus_log(high),
+        "Corollary 8 (disclosure paper)",
+        "H_inf(P_X) > eps for every P_X in the prior set, so X is never singled out",
+    )
+
+
 def resolve_requirement(protect, prior_set, n: int) -> EpsilonResolution:
     """The largest ε guaranteeing ``protect`` (a :class:`~mechdesign.spec.models.ProtectRequirement`) for
     every prior of ``prior_set`` over N symbols; raises :class:`SpecError` naming the field when the
@@ -178,97 +279,12 @@ def resolve_requirement(protect, prior_set, n: int) -> EpsilonResolution:
     disclosure_text = f"-log(1 - {_short_text(low)})" if low > 0 else None
     disclosure_value = float_minus_log(1 - low) if low > 0 else 0.0
     choices: list[EpsilonResolution] = []
-
-    def strict_choice(text, enclosure, value, theorem, what):
-        eps = _decimal_below(enclosure[0], text)
-        shown = f"{value:.17g}" if value > 0 else mpmath.nstr(enclosure[0], 17)  # below the doubles: 1e-400
-        return EpsilonResolution(
-            written,
-            eps,
-            theorem,
-            f"eps < {text} = {shown} guarantees {what}; enforced: the largest {DIGITS}-digit decimal "
-            f"provably below it, {eps}",
-            value,
-        )
-
     if protect.min_entropy is not None:
-        h = protect.min_entropy.text
-        if low > 0:
-            vacuous_text = f"-log({_ratio_text(low, bare=True)})"
-            vacuous = _minus_log_enclosure(low) if low < 1 else (mpmath.mpf(0), mpmath.mpf(0))
-            if not _provably_greater(vacuous, h):
-                if _provably_greater(h, vacuous) or h.strip() == vacuous_text:
-                    raise SpecError(
-                        [
-                            (
-                                f"{FIELD}.min_entropy",
-                                f"must be below -log(min over the prior set of min_x P(x)) = "
-                                f"{float_minus_log(low):.6g} nats, found {h}: at or above it every "
-                                "mechanism is (h, P)-PML, so the requirement protects nothing",
-                            )
-                        ]
-                    )
-        theorem4 = EpsilonResolution(
-            written,
-            h,
-            "Theorem 4 (disclosure paper)",
-            f"(eps, P_X)-PML with eps = {h} discloses no attribute U with H_inf(P_U) > {h} nats, "
-            "to any adversary, for every P_X in the prior set",
-            None,
-        )
-        choice = theorem4
-        if disclosure_text is not None:
-            stronger = strict_choice(
-                disclosure_text,
-                _minus_log_enclosure(1 - low),
-                disclosure_value,
-                "Proposition 7 + Theorem 6 (disclosure paper)",
-                f"finite leakage capacity, so no attribute at all is disclosed (stronger than protecting H_inf > {h})",
-            )
-            if _provably_greater(stronger.epsilon_text, h):
-                choice = stronger
-        choices.append(choice)
+        choices.append(_min_entropy_choice(protect, written, low, disclosure_text, disclosure_value))
     if protect.no_disclosure:
-        if disclosure_text is None:
-            raise SpecError(
-                [
-                    (
-                        f"{FIELD}.no_disclosure",
-                        "the prior set contains a prior with a zero mass (min over the set of min_x P(x) = 0), "
-                        "so only eps = 0 (a constant kernel) is guaranteed to disclose nothing "
-                        "(Proposition 7 + Theorem 6); restrict the prior set, e.g. {kind: min_mass, c: C}",
-                    )
-                ]
-            )
-        choices.append(
-            strict_choice(
-                disclosure_text,
-                _minus_log_enclosure(1 - low),
-                disclosure_value,
-                "Proposition 7 + Theorem 6 (disclosure paper)",
-                "finite leakage capacity, so no attribute of X is disclosed",
-            )
-        )
+        choices.append(_no_disclosure_choice(written, low, disclosure_text, disclosure_value))
     if protect.no_singling_out:
-        if high >= 1:
-            raise SpecError(
-                [
-                    (
-                        f"{FIELD}.no_singling_out",
-                        "the prior set contains a point mass (max over the set of max_x P(x) = 1), so only "
-                        "eps = 0 is guaranteed never to single out X (Corollary 8); restrict the prior set",
-                    )
-                ]
-            )
-        choices.append(
-            strict_choice(
-                f"-log({_short_text(high)})",
-                _minus_log_enclosure(high),
-                float_minus_log(high),
-                "Corollary 8 (disclosure paper)",
-                "H_inf(P_X) > eps for every P_X in the prior set, so X is never singled out",
-            )
-        )
+        choices.append(_no_singling_out_choice(written, high))
     best = choices[0]
     for ch in choices[1:]:
         if _provably_greater(best.epsilon_text, ch.epsilon_text):
