@@ -51,3 +51,23 @@ def test_no_stage_branches_on_a_kind():
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{i}: {line.strip()}")
     assert offenders == []
+
+
+def test_the_readme_route_table_is_the_routing_table():
+    """README.md's "How it works" table lists, per objective kind, the engines of ROUTES in their order, and the
+    fallbacks: a new engine or route that the front page does not show fails here."""
+    import re
+
+    from helpers import ROOT
+    from mechdesign.engines.routing import FALLBACKS, ROUTES
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## How it works", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = re.findall(r"`([a-z-]+)`", cells[1])
+    assert {k: tuple(v) for k, v in rows.items()} == ROUTES
+    fallbacks = [line for line in section.splitlines() if line.startswith("| after any route")]
+    assert len(fallbacks) == 1 and tuple(re.findall(r"`([a-z-]+)`", fallbacks[0])) == tuple(FALLBACKS)
