@@ -35,6 +35,15 @@ from mechdesign.spec.errors import InputError
 __all__ = ["HadamardResponse", "hadamard_response", "walsh_hadamard"]
 
 
+def _parity(v: np.ndarray) -> np.ndarray:
+    """The parity of the set bits of each nonnegative integer of ``v`` (< 2^63), by folding the halves with XOR
+    (numpy's ``bitwise_count`` exists only from numpy 2.0; this project supports numpy 1.24)."""
+    v = np.asarray(v, dtype=np.int64).copy()
+    for shift in (32, 16, 8, 4, 2, 1):
+        v ^= v >> shift
+    return v & 1
+
+
 def walsh_hadamard(v: np.ndarray) -> np.ndarray:
     """H v for the Sylvester–Hadamard matrix of order len(v) (a power of two), in O(K log K) by
     butterflies on reshaped views (exact for integer dtypes)."""
@@ -85,7 +94,7 @@ class HadamardResponse(StructuredMechanism):
         row = idx + 1
         inside = uniform_below(rng, self._r + self._t, n) < self._r
         y = uniform_below(rng, self.order, n)
-        odd = (np.bitwise_count(row & y) & 1).astype(bool)  # y ∉ C_x
+        odd = _parity(row & y).astype(bool)  # y ∉ C_x
         flip = odd == inside
         y = np.where(flip, y ^ (row & -row), y)
         return Reports(n=n, values=y)

@@ -464,3 +464,15 @@ def test_local_hashing_pool_mle_equals_em_on_the_explicit_kernel():
     reference = em_mle(kernel.to_float(), counts, tol=1e-12).p[0]
     assert ours.diagnostics["gap"] <= 1e-9
     assert np.abs(ours.estimate - reference).max() < 1e-4
+
+
+def test_hadamard_parity_of_set_bits_against_python_integers():
+    """Hadamard response's sampler needs the parity of row & y; numpy's bitwise_count exists only from numpy 2.0,
+    so the sampler folds bits itself: checked against Python's own bit count (int.bit_count is 3.10+)."""
+    import numpy as np
+
+    from mechdesign.mechanisms.hadamard_response import _parity
+
+    v = np.random.default_rng(1).integers(0, 2**62, 5000)
+    v[:4] = [0, 1, 2**62 - 1, 3]
+    assert [int(p) for p in _parity(v)] == [int(x).bit_count() % 2 for x in v]
