@@ -194,7 +194,8 @@ def f_divergence_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
        ≈ 100(δa + δb), the error that made the computed μ of the all-ones ray −3.3e−14 instead of 0.
     3. Evaluation of G(â, b̂) in doubles, each operation relative u, log/exp/pow/sqrt within LIBM_ULPS ulps:
        kl â log(â/b̂): ≤ (LIBM_ULPS + 2)u·â(|log(â/b̂)| + 1); tv ½|â − b̂|: u|â − b̂|;
-       hellinger (√â − √b̂)²: ≤ (2 LIBM_ULPS + 3)u·(√â + √b̂)²; chi2 (â − b̂)²/b̂: ≤ 5u·|μ̂|;
+       hellinger d² with d = √â − √b̂: d̂ is within Δ = LIBM_ULPS u(√â + √b̂) + u|d̂| of d, so d̂² rounded is within
+       2|d̂|Δ + Δ² + u d̂² (small where â ≈ b̂); chi2 (â − b̂)²/b̂: ≤ 5u·|μ̂|;
        f_α: T = â^α b̂^(1−α) (or its log-space form exp(α log â + (1−α) log b̂)) has relative error at most
        ρ = (3 + 2 LIBM_ULPS)u + 2 LIBM_ULPS u·(α|log â| + |1 − α||log b̂|), and T − b̂: ≤ ρ T + u(T + b̂).
     4. b̂ = 0 (P1 misses the ray's support): μ̂ = â·f'(∞) (finite slopes only; ∞ is refused earlier), error
@@ -231,7 +232,9 @@ def f_divergence_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
             elif f == "tv":
                 ev = u * np.abs(ap - bp)
             elif f == "hellinger":
-                ev = (2 * L + 3) * u * (np.sqrt(ap) + np.sqrt(bp)) ** 2
+                d = np.abs(np.sqrt(ap) - np.sqrt(bp))
+                dd = L * u * (np.sqrt(ap) + np.sqrt(bp)) + u * d
+                ev = 2 * d * dd + dd * dd + u * d * d
             elif f == "chi2":
                 ev = 5 * u * (ap - bp) ** 2 / bp
             else:
