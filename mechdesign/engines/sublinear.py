@@ -19,7 +19,11 @@ solution uses at most N rays: output size N suffices.
 (μ(r) − λ·r)/(1·r) (the maximum of the convex function μ − λ·k over the
 polytope C ∩ {1·k = 1} is at a vertex, i.e. a normalised ray). Then
 μ(k) − λ·k ≤ g·(1·k) on C, and summing over the columns of any feasible kernel
-(Σ_y 1·K(:,y) = N) gives  U(K) ≤ Σ_x λ_x + N·max(g, 0).
+(Σ_y 1·K(:,y) = N) gives  U(K) ≤ Σ_x λ_x + N·max(g, 0).  In doubles, g is computed from μ̂(r) + E(r), where
+E(r) bounds the absolute error of the computed utility (:func:`mechdesign.objectives.rays.utility_rounding`: μ
+cancels near P0·r = P1·r or r ∝ 1, so the error is not proportional to |μ|), plus the rounding of r·λ, the sums
+and Σλ; column generation adds the uniform per-mass bound of E (:class:`RoundedPricer`). At ε = 0 exactly the
+only ray is 1, where μ = 0 exactly (:func:`_epsilon_is_zero`).
 
 **Exact method** (:func:`design_exact`): all rays listed (:func:`extremes.extreme_rays`),
 (P) solved once, g computed over all of them. Used while the list is at most
