@@ -145,11 +145,13 @@ COLUMN_UTILITIES: dict[str, Callable[[Spec], Callable[[np.ndarray], np.ndarray]]
 # ------------------------------------------------------------------ rounding of μ
 UNIT_ROUNDOFF = 2.0**-53
 """u: the relative rounding of one correctly rounded double operation."""
-ROUNDING_SAFETY = 2.0
-"""Factor on every evaluated error bound below (it covers the rounding of the bound's own arithmetic, which is
-a few ulps of a positive quantity)."""
+ROUNDING_SAFETY = 1.25
+"""Factor on every evaluated error bound below: it covers the second-order terms the first-order analyses drop
+(products of two γ's, below 1e-14 of the bound at N ≤ 1000) and the rounding of the bound's own arithmetic (a few
+ulps of a sum of positive terms)."""
 LIBM_ULPS = 4.0
-"""Error of numpy's log, exp, pow and sqrt, in ulps of their result (they are within 1–2 ulps; 4 is a margin)."""
+"""Relative error of numpy's log, exp, pow and sqrt in units of u = 2^−53 (glibc's are within 1 ulp ≤ 2u;
+4u is a margin)."""
 
 
 def _gamma(k: int) -> float:
@@ -192,7 +194,7 @@ def f_divergence_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
        |G(a, b) − G(â, b̂)| ≤ max(|f'(t_lo)|, |f'(t_hi)|)·δa + max(|h(t_lo)|, |h(t_hi)|)·δb,
        the maxima at the ends because f' and h are monotone (:func:`_f_slopes`). For f_α, α = 100, at â ≈ b̂:
        ≈ 100(δa + δb), the error that made the computed μ of the all-ones ray −3.3e−14 instead of 0.
-    3. Evaluation of G(â, b̂) in doubles, each operation relative u, log/exp/pow/sqrt within LIBM_ULPS ulps:
+    3. Evaluation of G(â, b̂) in doubles, each operation relative u, log/exp/pow/sqrt within LIBM_ULPS·u relative:
        kl â log(â/b̂): ≤ (LIBM_ULPS + 2)u·â(|log(â/b̂)| + 1); tv ½|â − b̂|: u|â − b̂|;
        hellinger d² with d = √â − √b̂: d̂ is within Δ = LIBM_ULPS u(√â + √b̂) + u|d̂| of d, so d̂² rounded is within
        2|d̂|Δ + Δ² + u d̂² (small where â ≈ b̂); chi2 (â − b̂)²/b̂: ≤ 5u·|μ̂|;
@@ -257,12 +259,15 @@ def f_divergence_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
 def mutual_information_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
     """E(r) ≥ |μ̂(r) − μ(r)| for μ(r) = Σ_x w_x log(r_x/s), w_x = P(x) r_x, s = P·r (exact prior, r as stored).
 
-    The terms cancel (their sum is 0 on r = 1), so the bound is absolute. ŝ has relative error γ_(N+2) (prior
-    rounding, N products, their sum); r_x/ŝ then γ_(N+3), so log(r_x/ŝ) is within γ_(N+3)/(1 − γ_(N+3)) +
-    LIBM_ULPS·u·|L_x| of log(r_x/s), L_x = log(r_x/ŝ); ŵ_x within 2u w_x; each product and the N-term sum add
-    γ_(N+1) of Σ|w_x L_x|. Hence E ≤ Σ_x w_x(γ_(N+4) + (γ_(N+2) + LIBM_ULPS u)|L_x|)·(1 + 4u), times
-    :data:`ROUNDING_SAFETY` (0 on a ray c·1, where μ̂ = 0 = μ exactly). Per unit of mass it is at most 2(N + 8)u·(1 + 2/e) (Σ w_x|L_x| ≤ 2/e for r of
-    entries ≤ 1 and mass 1): :func:`rounding_per_mass`."""
+    The terms cancel (their sum is 0 on r = 1), so the bound is absolute. ŝ has relative error γ_(N+1) (prior
+    rounding u, each product u, the sum γ_(N−1)); the quotient r_x/ŝ then γ_(N+2), so log(r_x/ŝ) is within
+    γ_(N+2)(1 + γ_(N+2)) + LIBM_ULPS·u·|L_x| of log(r_x/s), L_x = log(r_x/ŝ) (this shift of every log by the error
+    of ŝ is the cancelling part: it adds s·γ_(N+2) however small μ is); ŵ_x = P̂_x r_x is within γ_2 of w_x, the
+    product ŵ_x L_x rounds by u and the N-term sum by γ_(N−1) of Σ|w_x L_x|. Hence, to first order,
+    E ≤ Σ_x w_x(γ_(N+2) + (γ_(N+2) + LIBM_ULPS u)|L_x|), times :data:`ROUNDING_SAFETY` (0 on a ray c·1, where
+    μ̂ = 0 = μ exactly). Per unit of mass (r of entries ≤ 1 and mass 1: s ≤ 1 and Σ w_x|L_x| ≤
+    Σ P_x r_x|log r_x| + s|log s| ≤ 2/e) it is at most ROUNDING_SAFETY·(2γ_(N+2) + LIBM_ULPS u)·(1 + 2/e):
+    :func:`rounding_per_mass`."""
     P = _prior(spec, spec.objective.prior)
     n = spec.n
 
@@ -273,8 +278,8 @@ def mutual_information_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
             L = np.abs(np.log(ratio))
-        terms = w * (_gamma(n + 4) + (_gamma(n + 2) + LIBM_ULPS * UNIT_ROUNDOFF) * L)
-        return np.where(_constant_rows(R), 0.0, ROUNDING_SAFETY * (1 + 4 * UNIT_ROUNDOFF) * terms.sum(axis=1))
+        terms = w * (_gamma(n + 2) + (_gamma(n + 2) + LIBM_ULPS * UNIT_ROUNDOFF) * L)
+        return np.where(_constant_rows(R), 0.0, ROUNDING_SAFETY * terms.sum(axis=1))
 
     return err
 
@@ -302,11 +307,11 @@ def utility_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
 
 def rounding_per_mass(spec: Spec) -> float:
     """sup over rays r of E(r)/(1·r), where a uniform bound is known (mutual information, Bayes vulnerability:
-    for r ≥ 0 of mass 1, μ_MI's error ≤ 2(N + 8)u·(1 + 2/e)·ROUNDING_SAFETY/2 and μ_Bayes ≤ 1 gives 4u·2): used by
+    for r ≥ 0 of mass 1, μ_MI's error ≤ ROUNDING_SAFETY·(2γ_(N+2) + LIBM_ULPS u)·(1 + 2/e), and μ_Bayes ≤ 1): used by
     pricing, which bounds rays it does not list. None for f-divergences (their slopes are unbounded)."""
     n, u = spec.n, UNIT_ROUNDOFF
     if spec.objective.kind == "mutual_information":
-        return ROUNDING_SAFETY * (1 + 4 * u) * (_gamma(n + 4) + _gamma(n + 2) + LIBM_ULPS * u) * (1 + 2 / math.e)
+        return ROUNDING_SAFETY * (2 * _gamma(n + 2) + LIBM_ULPS * u) * (1 + 2 / math.e)
     if spec.objective.kind == "bayes_vulnerability":
         return ROUNDING_SAFETY * 2 * u * (1 + 2 * u)
     return None
