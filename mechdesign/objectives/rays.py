@@ -305,16 +305,21 @@ def utility_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
     return UTILITY_ROUNDING[spec.objective.kind](spec)
 
 
-def rounding_per_mass(spec: Spec) -> float:
-    """sup over rays r of E(r)/(1·r), where a uniform bound is known (mutual information, Bayes vulnerability:
-    for r ≥ 0 of mass 1, μ_MI's error ≤ ROUNDING_SAFETY·(2γ_(N+2) + LIBM_ULPS u)·(1 + 2/e), and μ_Bayes ≤ 1): used by
-    pricing, which bounds rays it does not list. None for f-divergences (their slopes are unbounded)."""
-    n, u = spec.n, UNIT_ROUNDOFF
-    if spec.objective.kind == "mutual_information":
-        return ROUNDING_SAFETY * (2 * _gamma(n + 2) + LIBM_ULPS * u) * (1 + 2 / math.e)
-    if spec.objective.kind == "bayes_vulnerability":
-        return ROUNDING_SAFETY * 2 * u * (1 + 2 * u)
-    return None
+ROUNDING_PER_MASS: dict[str, Callable[[int], float]] = {
+    "mutual_information": lambda n: (
+        ROUNDING_SAFETY * (2 * _gamma(n + 2) + LIBM_ULPS * UNIT_ROUNDOFF) * (1 + 2 / math.e)
+    ),
+    "bayes_vulnerability": lambda n: ROUNDING_SAFETY * 2 * UNIT_ROUNDOFF * (1 + 2 * UNIT_ROUNDOFF),
+}
+"""By kind, N → sup over rays r of E(r)/(1·r), where a uniform bound is known: for r ≥ 0 of mass 1, μ_MI's error is
+≤ ROUNDING_SAFETY·(2γ_(N+2) + LIBM_ULPS u)·(1 + 2/e) (:func:`mutual_information_rounding`), and μ_Bayes ≤ 1."""
+
+
+def rounding_per_mass(spec: Spec) -> float | None:
+    """sup over rays r of E(r)/(1·r) (:data:`ROUNDING_PER_MASS`): used by pricing, which bounds rays it does not
+    list. None where no uniform bound is known (f-divergences: their slopes are unbounded)."""
+    per_mass = ROUNDING_PER_MASS.get(spec.objective.kind)
+    return None if per_mass is None else per_mass(spec.n)
 
 
 def column_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
