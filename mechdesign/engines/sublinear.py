@@ -19,7 +19,11 @@ solution uses at most N rays: output size N suffices.
 (μ(r) − λ·r)/(1·r) (the maximum of the convex function μ − λ·k over the
 polytope C ∩ {1·k = 1} is at a vertex, i.e. a normalised ray). Then
 μ(k) − λ·k ≤ g·(1·k) on C, and summing over the columns of any feasible kernel
-(Σ_y 1·K(:,y) = N) gives  U(K) ≤ Σ_x λ_x + N·max(g, 0).
+(Σ_y 1·K(:,y) = N) gives  U(K) ≤ Σ_x λ_x + N·max(g, 0).  In doubles, g is computed from μ̂(r) + E(r), where
+E(r) bounds the absolute error of the computed utility (:func:`mechdesign.objectives.rays.utility_rounding`: μ
+cancels near P0·r = P1·r or r ∝ 1, so the error is not proportional to |μ|), plus the rounding of r·λ, the sums
+and Σλ; column generation adds the uniform per-mass bound of E (:class:`RoundedPricer`). At ε = 0 exactly the
+only ray is 1, where μ = 0 exactly (:func:`_epsilon_is_zero`).
 
 **Exact method** (:func:`design_exact`): all rays listed (:func:`extremes.extreme_rays`),
 (P) solved once, g computed over all of them. Used while the list is at most
@@ -73,8 +77,9 @@ from typing import Callable
 
 import numpy as np
 
+from mechdesign.spec import expr
 from mechdesign.spec.errors import InputError
-from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays, extreme_rays
+from mechdesign.privacy.extremes import CDD_MAX_N, count_structured_rays, extreme_rays, prior_vertices
 from mechdesign.privacy.ray_families import families, start_rays
 from mechdesign.lp.solve import Status
 from mechdesign.spec.models import Spec
@@ -93,6 +98,8 @@ from mechdesign.objectives.rays import (  # noqa: F401  (re-exported: the ray en
     compact_columns,
     ray_lp,
     rays_to_kernel,
+    rounding_per_mass,
+    utility_rounding,
     _prior,
     _perspective,
     _xlogy,
@@ -131,6 +138,23 @@ def ray_epsilon(spec: Spec) -> float:
     return eps + 3e-16 * max(1.0, eps)
 
 
+def _epsilon_is_zero(spec: Spec) -> bool:
+    """ε is exactly 0 as written (not a positive ε that rounds to 0.0). When 𝒫 holds a prior P > 0
+    (:func:`_has_full_support_prior`), C(0,𝒫) is then the ray 1 alone (max_x k_x ≤ P·k forces equal entries), where
+    μ = 0 exactly;
+    the nudged ε of :func:`ray_epsilon` would list rays 1 − O(u) instead, whose utilities next to a large slope of
+    μ (f_α, α = 100) are O(100u) and would loosen the bound by as much."""
+    return spec.epsilon.value == 0 and expr.enclose(spec.epsilon.text)[1] == 0
+
+
+def _has_full_support_prior(spec: Spec) -> bool:
+    """𝒫 holds a prior with every mass > 0: always for point, min_mass and simplex; for the other sets the mean of
+    its vertices (a member, 𝒫 being convex) is tested."""
+    if count_structured_rays(spec.prior_set, spec.n) is not None:
+        return True
+    return bool(np.all(prior_vertices(spec.prior_set, spec.n).mean(axis=0) > 0))
+
+
 def _pricing_bound(lam: np.ndarray, g: float, n: int) -> float:
     return float(lam.sum() + n * max(g, 0.0))
 
@@ -139,7 +163,11 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
     """(P) over all extreme rays; the bound Σλ + N·max(g, 0) with g over all rays."""
     t0 = time.perf_counter()
     if R is None:
-        R = extreme_rays(spec.prior_set, spec.n, ray_epsilon(spec))
+        R = (
+            np.ones((1, spec.n))
+            if _epsilon_is_zero(spec) and _has_full_support_prior(spec)
+            else extreme_rays(spec.prior_set, spec.n, ray_epsilon(spec))
+        )
     mu = column_utility(spec)(R)
     if not np.all(np.isfinite(mu)):
         raise InputError(
@@ -150,9 +178,10 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
     if theta is None:
         return RayDesign(R, None, None, None, None, "exact", seconds=time.perf_counter() - t0)
     sums = R.sum(axis=1)
-    g = float(np.max((mu - R @ lam) / sums))
-    # floating-point rounding of μ(r), r·λ and the sums, stated explicitly:
-    # each g term is within 8(N + 2)u·(|μ(r)| + |r|·|λ|)/(1·r) of its exact value, u = 2^−53
+    # floating-point rounding, stated explicitly (u = 2^−53): E(r) ≥ |μ̂(r) − μ(r)| is the absolute error of the
+    # computed utility (objectives/rays.py::utility_rounding: μ cancels, so it is not proportional to |μ|);
+    # r·λ, the subtraction, the sums and the division add at most 8(N + 2)u·(|μ̂(r)| + |r|·|λ|)/(1·r)
+    g = float(np.max((mu - R @ lam + utility_rounding(spec)(R)) / sums))
     rounding = 8 * (spec.n + 2) * 2.0**-53 * float(np.max((np.abs(mu) + R @ np.abs(lam)) / sums))
     bound = _pricing_bound(lam, g, spec.n) + spec.n * rounding + 4 * spec.n * 2.0**-53 * float(np.abs(lam).sum())
     return RayDesign(
@@ -168,10 +197,31 @@ def design_exact(spec: Spec, R: np.ndarray | None = None) -> RayDesign:
 
 
 # ------------------------------------------------------------------ column generation
+class RoundedPricer:
+    """A pricer whose certified g also covers floating-point rounding, so that Σλ + N·max(g, 0) is a true bound.
+
+    The wrapped pricer certifies g ≥ max over all rays of (μ̂(r) − λ·r)/(1·r) with μ̂ and λ·r as doubles. The exact
+    (μ(r) − λ·r)/(1·r) differs by at most E(r)/(1·r) ≤ :func:`rounding_per_mass` (the absolute error of μ̂,
+    objectives/rays.py) plus 8(N + 2)u·(1 + 2/e + max|λ|) for λ·r and the pricer's own sums (entries of mass 1
+    are ≤ 1 and Σ P_x r_x|log(r_x/s)| ≤ 2/e). Returned: g' = max(g + that, 0) + 4u·Σ|λ|/N, so that
+    Σλ + N·g' also covers the rounding of Σλ (u = 2^−53)."""
+
+    def __init__(self, pricer, spec: Spec):
+        self.pricer, self.n = pricer, spec.n
+        self.per_mass = rounding_per_mass(spec)
+        self.method = pricer.method
+
+    def price(self, lam: np.ndarray, floor: float, out_of_time: bool, known: set | None = None):
+        new, g, note = self.pricer.price(lam, floor, out_of_time, known)
+        u, n, mag = 2.0**-53, self.n, float(np.abs(lam).max(initial=0.0))
+        g = max(g + self.per_mass + 8 * (n + 2) * u * (1 + 2 / math.e + mag), 0.0)
+        return new, g + 4 * u * float(np.abs(lam).sum()) / n, note
+
+
 def _mi_pricer(spec: Spec, fams):
     from mechdesign.objectives.pricing_mi import MIPricer
 
-    return MIPricer(_prior(spec, spec.objective.prior), fams)
+    return RoundedPricer(MIPricer(_prior(spec, spec.objective.prior), fams), spec)
 
 
 PRICERS: dict[str, Callable] = {"mutual_information": _mi_pricer}

@@ -25,6 +25,8 @@ __all__ = [
     "CG_TIME_LIMIT",
     "RayDesign",
     "column_utility",
+    "utility_rounding",
+    "rounding_per_mass",
     "kernel_utility",
     "bayes_kernel_utility",
     "ray_lp",
@@ -94,6 +96,12 @@ def _perspective(f, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _constant_rows(R: np.ndarray) -> np.ndarray:
+    """Rows c·1: there μ = 0 exactly for mutual information and every f-divergence offered (P·(c1) = c for every
+    exact prior, log 1 = 0, f(1) = 0), whereas the doubles would give a few ulps of the wrong sign."""
+    return R.max(axis=1) == R.min(axis=1)
+
+
 def mutual_information_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
     """μ(k) = Σ_x P(x) k_x log(k_x / P·k): I(X;Y) = Σ_y μ(K(:,y)) under the objective's prior P."""
     P = _prior(spec, spec.objective.prior)
@@ -103,7 +111,7 @@ def mutual_information_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]
         s = R @ P
         w = R * P[None, :]
         ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
-        return _xlogy(w, ratio).sum(axis=1)
+        return np.where(_constant_rows(R), 0.0, _xlogy(w, ratio).sum(axis=1))
 
     return mi
 
@@ -115,7 +123,7 @@ def f_divergence_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
 
     def fdiv(R):
         R = np.atleast_2d(R)
-        return _perspective(f, R @ P0, R @ P1)
+        return np.where(_constant_rows(R), 0.0, _perspective(f, R @ P0, R @ P1))
 
     return fdiv
 
@@ -132,6 +140,186 @@ COLUMN_UTILITIES: dict[str, Callable[[Spec], Callable[[np.ndarray], np.ndarray]]
     "bayes_vulnerability": bayes_vulnerability_utility,
 }
 """μ of each sublinear objective, by kind: the engine evaluates it on candidate rays."""
+
+
+# ------------------------------------------------------------------ rounding of μ
+UNIT_ROUNDOFF = 2.0**-53
+"""u: the relative rounding of one correctly rounded double operation."""
+ROUNDING_SAFETY = 1.25
+"""Factor on every evaluated error bound below: it covers the second-order terms the first-order analyses drop
+(products of two γ's, below 1e-14 of the bound at N ≤ 1000) and the rounding of the bound's own arithmetic (a few
+ulps of a sum of positive terms)."""
+LIBM_ULPS = 4.0
+"""Relative error of numpy's log, exp, pow and sqrt in units of u = 2^−53 (glibc's are within 1 ulp ≤ 2u;
+4u is a margin)."""
+
+
+def _gamma(k: int) -> float:
+    """γ_k = k u/(1 − k u): the relative error of a sum of k nonnegative rounded products (Higham, Accuracy and
+    Stability of Numerical Algorithms, Lemma 3.1 and eq. 3.5)."""
+    return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
+
+
+def _f_slopes(f):
+    """(f', h) with h(t) = f(t) − t f'(t), the partial derivatives of the perspective G(a, b) = b f(a/b):
+    ∂G/∂a = f'(a/b), ∂G/∂b = h(a/b). f' is nondecreasing (f convex) and h' = −t f'' ≤ 0, so over an interval of
+    ratios both reach their largest magnitude at an end (tv: f' is the subgradient sign, |f'| = |h| = ½)."""
+    if f == "kl" or (not isinstance(f, str) and f.alpha == 1):
+        return (lambda t: np.log(t) + 1.0), (lambda t: -t)
+    if f == "tv":
+        return (lambda t: np.full_like(t, 0.5)), (lambda t: np.full_like(t, 0.5))
+    if f == "hellinger":
+        return (lambda t: 1.0 - 1.0 / np.sqrt(t)), (lambda t: 1.0 - np.sqrt(t))
+    if f == "chi2":
+        return (lambda t: 2.0 * (t - 1.0)), (lambda t: 1.0 - t * t)
+    alpha = float(f.alpha)
+    if alpha < 1:
+        return (lambda t: -alpha * t ** (alpha - 1.0)), (lambda t: 1.0 - (1.0 - alpha) * t**alpha)
+    return (lambda t: alpha * t ** (alpha - 1.0)), (lambda t: (1.0 - alpha) * t**alpha - 1.0)
+
+
+def f_divergence_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """E(r) ≥ |μ̂(r) − μ(r)| for the f-divergence column utility: μ̂ as :func:`f_divergence_utility` computes it in
+    doubles, μ(r) = G(P0·r, P1·r) exactly, with the spec's exact priors and the ray r as stored.
+
+    An absolute bound: μ = b f(a/b) cancels (a^α b^(1−α) − b at a ≈ b, a log(a/b), (√a − √b)², …), so its error
+    is not proportional to |μ|. Derivation, for r ≥ 0 with N entries, a = P0·r, b = P1·r, â, b̂ their doubles:
+
+    1. Inputs. Each prior mass is rounded once (relative u) and a·b is a sum of N nonnegative rounded products,
+       so |â − a| ≤ δa = γ_(N+2)·â/(1 − γ_(N+2)) (γ_k = ku/(1 − ku)), likewise δb; â = 0 means every product is 0,
+       so a = 0 exactly.
+    2. Propagation. G is differentiable in (a, b) for b > 0 with ∂G/∂a = f'(t), ∂G/∂b = h(t) = f(t) − t f'(t),
+       t = a/b. By the mean value theorem on the box [â ± δa] × [b̂ ± δb], whose ratios lie in
+       [t_lo, t_hi] = [(â − δa)/(b̂ + δb), (â + δa)/(b̂ − δb)]:
+       |G(a, b) − G(â, b̂)| ≤ max(|f'(t_lo)|, |f'(t_hi)|)·δa + max(|h(t_lo)|, |h(t_hi)|)·δb,
+       the maxima at the ends because f' and h are monotone (:func:`_f_slopes`). For f_α, α = 100, at â ≈ b̂:
+       ≈ 100(δa + δb), the error that made the computed μ of the all-ones ray −3.3e−14 instead of 0.
+    3. Evaluation of G(â, b̂) in doubles, each operation relative u, log/exp/pow/sqrt within LIBM_ULPS·u relative:
+       kl â log(â/b̂): ≤ (LIBM_ULPS + 2)u·â(|log(â/b̂)| + 1); tv ½|â − b̂|: u|â − b̂|;
+       hellinger d² with d = √â − √b̂: d̂ is within Δ = LIBM_ULPS u(√â + √b̂) + u|d̂| of d, so d̂² rounded is within
+       2|d̂|Δ + Δ² + u d̂² (small where â ≈ b̂); chi2 (â − b̂)²/b̂: ≤ 5u·|μ̂|;
+       f_α: T = â^α b̂^(1−α) (or its log-space form exp(α log â + (1−α) log b̂)) has relative error at most
+       ρ = (3 + 2 LIBM_ULPS)u + 2 LIBM_ULPS u·(α|log â| + |1 − α||log b̂|), and T − b̂: ≤ ρ T + u(T + b̂).
+    4. b̂ = 0 (P1 misses the ray's support): μ̂ = â·f'(∞) (finite slopes only; ∞ is refused earlier), error
+       ≤ f'(∞)(δa + u â).
+
+    E is the sum of 2 and 3 (or 4), times :data:`ROUNDING_SAFETY`; 0 on a ray c·1, where μ̂ = 0 = μ is exact
+    (:func:`_constant_rows`). At N = 4 and unit-scale values E is about
+    1e−15 times the slopes: the bound stays tight where μ does not cancel against large slopes."""
+    P0, P1 = (np.array([float(p) for p in pr]) for pr in spec.objective.priors)
+    f = spec.objective.f
+    slope, h = _f_slopes(f)
+    u = UNIT_ROUNDOFF
+    n = spec.n
+
+    def err(R):
+        R = np.atleast_2d(R)
+        a, b = R @ P0, R @ P1
+        rel = _gamma(n + 2) / (1.0 - _gamma(n + 2))
+        da, db = rel * a, rel * b
+        out = np.zeros(len(a))
+        pos = b > 0
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+            ap, bp, dap, dbp = a[pos], b[pos], da[pos], db[pos]
+            t_lo = np.maximum(ap - dap, 0.0) / (bp + dbp) * (1 - 4 * u)
+            t_hi = (ap + dap) / (bp - dbp) * (1 + 4 * u)
+            # the a-derivative matters only where a can move (â > 0); at â = 0, t_lo = 0 may be a pole of f'
+            fa = np.where(dap > 0, np.maximum(np.abs(slope(np.where(dap > 0, t_lo, 1.0))), np.abs(slope(t_hi))), 0.0)
+            hb = np.maximum(np.abs(h(t_lo)), np.abs(h(t_hi)))
+            prop = np.where(dap > 0, fa * dap, 0.0) + hb * dbp
+            L = LIBM_ULPS
+            if f == "kl" or (not isinstance(f, str) and f.alpha == 1):
+                q = np.where(ap > 0, ap / bp, 1.0)
+                ev = (L + 2) * u * ap * (np.abs(np.log(q)) + 1.0)
+            elif f == "tv":
+                ev = u * np.abs(ap - bp)
+            elif f == "hellinger":
+                d = np.abs(np.sqrt(ap) - np.sqrt(bp))
+                dd = L * u * (np.sqrt(ap) + np.sqrt(bp)) + u * d
+                ev = 2 * d * dd + dd * dd + u * d * d
+            elif f == "chi2":
+                ev = 5 * u * (ap - bp) ** 2 / bp
+            else:
+                alpha = float(f.alpha)
+                la = np.where(ap > 0, np.abs(np.log(np.where(ap > 0, ap, 1.0))), 0.0)
+                T = np.where(ap > 0, np.exp(alpha * np.log(np.where(ap > 0, ap, 1.0)) + (1 - alpha) * np.log(bp)), 0.0)
+                rho = (3 + 2 * L) * u + 2 * L * u * (alpha * la + abs(1 - alpha) * np.abs(np.log(bp)))
+                ev = rho * T * (1 + 1e-6) + u * (T + bp)
+            out[pos] = prop + ev
+        zero_b = ~pos & (a > 0)
+        if zero_b.any():
+            s_inf = {"tv": 0.5, "hellinger": 1.0}.get(f, 0.0) if isinstance(f, str) else 0.0
+            out[zero_b] = s_inf * (da[zero_b] + u * a[zero_b])
+        out = ROUNDING_SAFETY * out
+        return np.where(_constant_rows(R), 0.0, np.where(np.isnan(out), np.inf, out))
+
+    return err
+
+
+def mutual_information_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """E(r) ≥ |μ̂(r) − μ(r)| for μ(r) = Σ_x w_x log(r_x/s), w_x = P(x) r_x, s = P·r (exact prior, r as stored).
+
+    The terms cancel (their sum is 0 on r = 1), so the bound is absolute. ŝ has relative error γ_(N+1) (prior
+    rounding u, each product u, the sum γ_(N−1)); the quotient r_x/ŝ then γ_(N+2), so log(r_x/ŝ) is within
+    γ_(N+2)(1 + γ_(N+2)) + LIBM_ULPS·u·|L_x| of log(r_x/s), L_x = log(r_x/ŝ) (this shift of every log by the error
+    of ŝ is the cancelling part: it adds s·γ_(N+2) however small μ is); ŵ_x = P̂_x r_x is within γ_2 of w_x, the
+    product ŵ_x L_x rounds by u and the N-term sum by γ_(N−1) of Σ|w_x L_x|. Hence, to first order,
+    E ≤ Σ_x w_x(γ_(N+2) + (γ_(N+2) + LIBM_ULPS u)|L_x|), times :data:`ROUNDING_SAFETY` (0 on a ray c·1, where
+    μ̂ = 0 = μ exactly). Per unit of mass (r of entries ≤ 1 and mass 1: s ≤ 1 and Σ w_x|L_x| ≤
+    Σ P_x r_x|log r_x| + s|log s| ≤ 2/e) it is at most ROUNDING_SAFETY·(2γ_(N+2) + LIBM_ULPS u)·(1 + 2/e):
+    :func:`rounding_per_mass`."""
+    P = _prior(spec, spec.objective.prior)
+    n = spec.n
+
+    def err(R):
+        R = np.atleast_2d(R)
+        s = R @ P
+        w = R * P[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(w > 0, R / np.where(s > 0, s, 1.0)[:, None], 1.0)
+            L = np.abs(np.log(ratio))
+        terms = w * (_gamma(n + 2) + (_gamma(n + 2) + LIBM_ULPS * UNIT_ROUNDOFF) * L)
+        return np.where(_constant_rows(R), 0.0, ROUNDING_SAFETY * terms.sum(axis=1))
+
+    return err
+
+
+def bayes_vulnerability_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """E(r) ≥ |μ̂(r) − μ(r)| for μ(r) = max_x P(x) r_x: one rounded prior mass and one product, 2u·μ̂, times
+    :data:`ROUNDING_SAFETY`."""
+    mu = bayes_vulnerability_utility(spec)
+    return lambda R: ROUNDING_SAFETY * 2 * UNIT_ROUNDOFF * (1 + 2 * UNIT_ROUNDOFF) * np.abs(mu(R))
+
+
+UTILITY_ROUNDING: dict[str, Callable[[Spec], Callable[[np.ndarray], np.ndarray]]] = {
+    "mutual_information": mutual_information_rounding,
+    "f_divergence": f_divergence_rounding,
+    "bayes_vulnerability": bayes_vulnerability_rounding,
+}
+"""By kind: E(r) ≥ |μ̂(r) − μ(r)|, the absolute floating-point error of the computed column utility of each ray
+(exact priors, ray as stored); every bound formed from μ values adds it."""
+
+
+def utility_rounding(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:
+    """E as a vectorised function: rows of R → an upper bound on the absolute error of μ̂ on each row."""
+    return UTILITY_ROUNDING[spec.objective.kind](spec)
+
+
+ROUNDING_PER_MASS: dict[str, Callable[[int], float]] = {
+    "mutual_information": lambda n: (
+        ROUNDING_SAFETY * (2 * _gamma(n + 2) + LIBM_ULPS * UNIT_ROUNDOFF) * (1 + 2 / math.e)
+    ),
+    "bayes_vulnerability": lambda n: ROUNDING_SAFETY * 2 * UNIT_ROUNDOFF * (1 + 2 * UNIT_ROUNDOFF),
+}
+"""By kind, N → sup over rays r of E(r)/(1·r), where a uniform bound is known: for r ≥ 0 of mass 1, μ_MI's error is
+≤ ROUNDING_SAFETY·(2γ_(N+2) + LIBM_ULPS u)·(1 + 2/e) (:func:`mutual_information_rounding`), and μ_Bayes ≤ 1."""
+
+
+def rounding_per_mass(spec: Spec) -> float | None:
+    """sup over rays r of E(r)/(1·r) (:data:`ROUNDING_PER_MASS`): used by pricing, which bounds rays it does not
+    list. None where no uniform bound is known (f-divergences: their slopes are unbounded)."""
+    per_mass = ROUNDING_PER_MASS.get(spec.objective.kind)
+    return None if per_mass is None else per_mass(spec.n)
 
 
 def column_utility(spec: Spec) -> Callable[[np.ndarray], np.ndarray]:

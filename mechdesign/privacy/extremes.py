@@ -83,18 +83,21 @@ def _require_cdd():
     return cdd
 
 
-def unique_rows(R: np.ndarray, digits: int = 10) -> np.ndarray:
-    """Rows of R with duplicates (to ``digits`` decimals) removed, in a stable order."""
+def unique_rows(R: np.ndarray, digits: int | None = 10) -> np.ndarray:
+    """Rows of R with duplicates (to ``digits`` decimals; None: bit for bit) removed, in a stable order."""
     if len(R) == 0:
         return R
-    _, idx = np.unique(np.round(R, digits), axis=0, return_index=True)
+    _, idx = np.unique(R if digits is None else np.round(R, digits), axis=0, return_index=True)
     return R[np.sort(idx)]
 
 
 def _normalise(R: np.ndarray) -> np.ndarray:
+    """Rays scaled to max entry 1, exact duplicates removed. Only exact ones: the bound of the ray LP is a maximum
+    over every ray listed, and two rays within 1e-10 of each other (at ε ≈ 1e-16 every ray is) can have utilities
+    far apart next to a large slope of μ (f_α, α = 100); merging them would drop a ray from that maximum."""
     R = np.asarray(R, float)
     R = R[R.max(axis=1) > 0]
-    return unique_rows(R / R.max(axis=1, keepdims=True))
+    return unique_rows(R / R.max(axis=1, keepdims=True), None)
 
 
 def count_structured_rays(prior_set: PriorSet, n: int) -> int | None:
