@@ -131,15 +131,12 @@ class InversionAccuracy:
         }
 
 
-def inversion_accuracy(K, prior, n: int) -> InversionAccuracy:
-    """E‖p̂ − P‖² (= tr Cov p̂) and sd(p̂_x) of the inversion estimator for kernel K, prior P and n reports.
-
-    ``K``: N × M row-stochastic (floats, or an object with ``to_float()`` such as an ExactKernel);
-    ``prior``: N masses (normalised here); ``n`` ≥ 1. Raises ``ValueError`` when rank K < N or the
-    arguments are malformed (a message naming the argument and the value)."""
-    if hasattr(K, "to_float"):
-        K = K.to_float()
-    K = np.asarray(K, dtype=float)
+def kernel_and_prior(kernel, prior) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel as an N × M float array (an ExactKernel through ``to_float()``) and the prior as N float masses,
+    normalised; ``ValueError`` naming the argument when either is malformed."""
+    if hasattr(kernel, "to_float"):
+        kernel = kernel.to_float()
+    K = np.asarray(kernel, dtype=float)
     if K.ndim != 2:
         raise ValueError(f"kernel: expected an N x M matrix, found shape {K.shape}")
     P = np.asarray(prior, dtype=float).ravel()
@@ -147,9 +144,18 @@ def inversion_accuracy(K, prior, n: int) -> InversionAccuracy:
         raise ValueError(f"prior: must have N = {K.shape[0]} masses, found {P.size}")
     if not np.all(np.isfinite(P)) or P.min() < 0 or P.sum() <= 0:
         raise ValueError("prior: masses must be finite, >= 0 and not all 0")
+    return K, P / P.sum()
+
+
+def inversion_accuracy(K, prior, n: int) -> InversionAccuracy:
+    """E‖p̂ − P‖² (= tr Cov p̂) and sd(p̂_x) of the inversion estimator for kernel K, prior P and n reports.
+
+    ``K``: N × M row-stochastic (floats, or an object with ``to_float()`` such as an ExactKernel);
+    ``prior``: N masses (normalised here); ``n`` ≥ 1. Raises ``ValueError`` when rank K < N or the
+    arguments are malformed (a message naming the argument and the value)."""
+    K, P = kernel_and_prior(K, prior)
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"n: must be an integer >= 1, found {n}")
-    P = P / P.sum()
     B = inversion_matrix(K)
     q = K.T @ P
     var_one = inversion_variances(B, q, 1.0)

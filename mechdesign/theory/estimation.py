@@ -51,17 +51,9 @@ ESTIMANDS = ("records", "population")
 
 
 def _kernel_prior(kernel, prior) -> tuple[np.ndarray, np.ndarray]:
-    if hasattr(kernel, "to_float"):
-        kernel = kernel.to_float()
-    K = np.asarray(kernel, dtype=float)
-    if K.ndim != 2:
-        raise ValueError(f"kernel: expected an N x M matrix, found shape {K.shape}")
-    P = np.asarray(prior, dtype=float).ravel()
-    if P.shape != (K.shape[0],):
-        raise ValueError(f"prior: must have N = {K.shape[0]} masses, found {P.size}")
-    if not np.all(np.isfinite(P)) or P.min() < 0 or P.sum() <= 0:
-        raise ValueError("prior: masses must be finite, >= 0 and not all 0")
-    return K, P / P.sum()
+    from mechdesign.theory.accuracy import kernel_and_prior
+
+    return kernel_and_prior(kernel, prior)
 
 
 def fisher_information(kernel, prior) -> np.ndarray:
