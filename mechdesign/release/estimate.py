@@ -193,6 +193,41 @@ def count_csv_column(
     the consumer and the peak grows with the file: 156 and 380 MiB; benchmarks/estimate_scale.py).
     Raises :class:`InputError` for a missing file or column, an empty input, or a
     label the mechanism cannot output (naming the row: the r-th record after the header)."""
+    path = Path(path)
+    index = {lab: j for j, lab in enumerate(output_labels)}
+    counts = np.zeros(len(output_labels), dtype=np.int64)
+    rows_before = 0
+    for col in csv_column_blocks(path, column, block_bytes):
+        enc = col.dictionary_encode()
+        words = [str(w) for w in enc.dictionary.to_pylist()]
+        longest = max(words, key=len)
+        if len(longest) > CSV_FIELD_LIMIT:  # the rule of every CSV read (the csv module's limit)
+            row = rows_before + 1 + int(np.argmax(np.asarray(enc.indices) == words.index(longest)))
+            raise InputError(
+                f"{path}: malformed CSV at row {row}: a field is longer than {CSV_FIELD_LIMIT} characters "
+                "(the csv module's limit)"
+            )
+        mapping = np.array([index.get(w, -1) for w in words], dtype=np.int64)
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        if (mapping < 0).any():
+            bad = np.flatnonzero(mapping[codes] < 0)[0]
+            check_label(words[codes[bad]], f"{path}: row {rows_before + bad + 1}, column {column!r}")
+            raise InputError(
+                f"{path}: row {rows_before + bad + 1}: unknown output label {words[codes[bad]]!r} "
+                f"in column {column!r}: the mechanism's outputs are {_preview(output_labels)}"
+            )
+        counts += np.bincount(mapping[codes], minlength=len(output_labels))
+        rows_before += len(col)
+    if rows_before == 0:
+        raise InputError(f"{path}: empty input: no records below the header")
+    return counts
+
+
+def csv_column_blocks(path: str | Path, column: str, block_bytes: int):
+    """The cells of one column of a CSV file (header row required; tab-separated for ``.tsv``) as pyarrow string
+    arrays, one per block of ``block_bytes`` read by pyarrow's streaming reader (empty blocks skipped). The header
+    is read under the rules of every CSV read (:func:`_read_header`); a missing file or column, or a CSV that
+    pyarrow cannot parse, is an :class:`InputError` naming the file."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -201,9 +236,6 @@ def count_csv_column(
     header = _read_header(path, delimiter)
     if column not in header:
         raise InputError(f"--column: no column {column!r} in {path} (columns: {', '.join(header)})")
-    index = {lab: j for j, lab in enumerate(output_labels)}
-    counts = np.zeros(len(output_labels), dtype=np.int64)
-    rows_before = 0
     try:
         reader = pacsv.open_csv(
             path,
@@ -218,33 +250,10 @@ def count_csv_column(
         )
         for batch in reader:
             col = batch.column(0)
-            if len(col) == 0:
-                continue
-            enc = col.dictionary_encode()
-            words = [str(w) for w in enc.dictionary.to_pylist()]
-            longest = max(words, key=len)
-            if len(longest) > CSV_FIELD_LIMIT:  # the rule of every CSV read (the csv module's limit)
-                row = rows_before + 1 + int(np.argmax(np.asarray(enc.indices) == words.index(longest)))
-                raise InputError(
-                    f"{path}: malformed CSV at row {row}: a field is longer than {CSV_FIELD_LIMIT} characters "
-                    "(the csv module's limit)"
-                )
-            mapping = np.array([index.get(w, -1) for w in words], dtype=np.int64)
-            codes = enc.indices.to_numpy(zero_copy_only=False)
-            if (mapping < 0).any():
-                bad = np.flatnonzero(mapping[codes] < 0)[0]
-                check_label(words[codes[bad]], f"{path}: row {rows_before + bad + 1}, column {column!r}")
-                raise InputError(
-                    f"{path}: row {rows_before + bad + 1}: unknown output label {words[codes[bad]]!r} "
-                    f"in column {column!r}: the mechanism's outputs are {_preview(output_labels)}"
-                )
-            counts += np.bincount(mapping[codes], minlength=len(output_labels))
-            rows_before += len(col)
+            if len(col):
+                yield col
     except pa.ArrowInvalid as exc:
         raise InputError(f"{path}: malformed CSV: {str(exc).splitlines()[0]}") from None
-    if rows_before == 0:
-        raise InputError(f"{path}: empty input: no records below the header")
-    return counts
 
 
 def _read_header(path: Path, delimiter: str) -> list[str]:

@@ -108,56 +108,26 @@ def structured_support_counts(mech, path: str, column: str, block_bytes: int = 1
     report is parsed and checked (a malformed or impossible report: InputError naming its row). Local
     hashing keeps the (seed, value) pairs and decodes once (its cost is per distinct seed)."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
 
     from mechdesign.mechanisms.base import Reports
+    from mechdesign.release.estimate import csv_column_blocks
 
     path = Path(path)
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            first = fh.readline()
-    except FileNotFoundError:
-        raise InputError(f"--input: file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--input: cannot read {path}: {exc}") from None
-    import csv
-
-    header = next(csv.reader([first], delimiter=delimiter), [])
-    if column not in header:
-        raise InputError(f"--column: no column {column!r} in {path} (columns: {', '.join(header)})")
     counts = np.zeros(mech.n_symbols, dtype=np.int64)
     seeds, values = [], []
     n = 0
-    try:
-        reader = pacsv.open_csv(
-            path,
-            read_options=pacsv.ReadOptions(block_size=block_bytes, encoding="utf8"),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=[column],
-                column_types={column: pa.string()},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-        for batch in reader:
-            cells = batch.column(0).to_pylist()
-            if not cells:
-                continue
-            try:
-                reports = mech.parse_reports(cells, first_row=n + 1)
-            except InputError as exc:
-                raise InputError(f"{path}: {exc} in column {column!r}") from None
-            if reports.seeds is not None:
-                seeds.append(reports.seeds)
-                values.append(reports.values)
-            else:
-                counts += mech.support_counts(reports)
-            n += len(cells)
-    except pa.ArrowInvalid as exc:
-        raise InputError(f"{path}: malformed CSV: {str(exc).splitlines()[0]}") from None
+    for col in csv_column_blocks(path, column, block_bytes):
+        cells = col.to_pylist()
+        try:
+            reports = mech.parse_reports(cells, first_row=n + 1)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc} in column {column!r}") from None
+        if reports.seeds is not None:
+            seeds.append(reports.seeds)
+            values.append(reports.values)
+        else:
+            counts += mech.support_counts(reports)
+        n += len(cells)
     if n == 0:
         raise InputError(f"{path}: empty input: no records below the header")
     if seeds:
