@@ -344,8 +344,13 @@ def _true_dual_bound(rules, dual: float | None, objective: float, sense: int) ->
             free = None
         if free is not None and math.isfinite(free):
             dual = max(dual, free) if sense > 0 else min(dual, free)
+    return _bound_or_none(dual, objective, sense)
+
+
+def _bound_or_none(dual: float | None, objective: float, sense: int) -> float | None:
+    """``dual``, or None when it lies on the wrong side of what the emitted mechanism achieves (then it is false)."""
     if dual is not None and sense * (dual - objective) > 1e-12 * max(1.0, abs(objective)):
-        dual = None
+        return None
     return dual
 
 
@@ -649,9 +654,8 @@ def _structured_result(spec: Spec, outcome, attempts, t0: float, t2: float, epsi
     private and the gap is closed (:func:`gap_closed`)."""
     mech = outcome.mechanism
     check = mech.certificate()
-    value, dual = outcome.value, outcome.bound
-    if dual is not None and outcome.sense * (dual - value) > 1e-12 * max(1.0, abs(value)):
-        dual = None  # a bound on the wrong side of the value is false: none
+    value = outcome.value
+    dual = _bound_or_none(outcome.bound, value, outcome.sense)
     gap = None if dual is None else abs(value - dual)
     cert = Certificate(
         feasible=check.feasible,
