@@ -184,6 +184,22 @@ class StructuredMechanism(ABC):
     def parse_reports(self, cells: Sequence[str], first_row: int = 1) -> Reports:
         """Reports from CSV cells; a malformed or impossible report raises InputError naming its row."""
 
+    set_valued = False
+    """True for the families whose reports are sets of symbols (they also have the binary report format)."""
+
+    def reports_to_arrow(self, reports: Reports):
+        """The reports as a pyarrow array for a Parquet column (set-valued families only)."""
+        raise InputError(
+            f"the .parquet report format holds set-valued reports (subset_selection, unary_encoding), not {self.family}'s"
+        )
+
+    def reports_from_arrow(self, column, first_row: int = 1) -> Reports:
+        """Reports from a pyarrow column of a Parquet file (set-valued families only); a malformed or impossible
+        report raises InputError naming its row."""
+        raise InputError(
+            f"the .parquet report format holds set-valued reports (subset_selection, unary_encoding), not {self.family}'s"
+        )
+
     # ------------------------------------------------------------ common
     @property
     def n_symbols(self) -> int:

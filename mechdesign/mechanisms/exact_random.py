@@ -10,7 +10,10 @@ Every probability a structured sampler uses is a rational a/b; a draw is a unifo
 * an ``int`` seed or a :class:`numpy.random.Generator`: numpy's bounded integers (Lemire's method with
   rejection, exact), for reproducible runs.
 
-Bernoulli(a / 2^32) bits (unary encoding) compare uniform 32-bit words with a.
+Bernoulli(a / 2^w) bits (unary encoding, w = 32) compare a uniform w-bit word U with a lazily, one random
+byte at a time from the most significant (:func:`dyadic_below`): U < a is decided by the first byte where U
+and a differ, so a draw reads one byte unless its first byte ties with a's (probability 1/256), and the
+event is exactly U < a for a uniform U, probability a / 2^w.
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ import secrets
 
 import numpy as np
 
-__all__ = ["resolve_rng", "uniform_below", "uniform_below_rows", "uniform_words32", "bernoulli"]
+__all__ = [
+    "resolve_rng",
+    "uniform_below",
+    "uniform_below_rows",
+    "uniform_words32",
+    "random_bytes",
+    "dyadic_below",
+    "bernoulli",
+]
 
 _INT63 = 1 << 63
 
@@ -108,6 +119,41 @@ def uniform_words32(rng, size: int) -> np.ndarray:
     if isinstance(rng, np.random.Generator):
         return rng.bit_generator.random_raw((size + 1) // 2).view(np.uint32)[:size]  # raw 64-bit outputs, halved
     return np.frombuffer(os.urandom(4 * size), dtype=np.uint32)
+
+
+def random_bytes(rng, size: int) -> np.ndarray:
+    """``size`` independent uniform bytes (uint8)."""
+    if isinstance(rng, np.random.Generator):
+        return rng.bit_generator.random_raw((size + 7) // 8).view(np.uint8)[:size]  # raw 64-bit outputs, split
+    return np.frombuffer(os.urandom(size), dtype=np.uint8)
+
+
+def dyadic_below(rng, numerator: int, bits: int, size: int) -> np.ndarray:
+    """``size`` independent Bernoulli(numerator / 2^bits) draws (bool), exactly, for ``bits`` a multiple of 8.
+
+    Each draw is the event U < numerator for a uniform ``bits``-bit word U, compared lazily from the most
+    significant byte: the first byte B of U decides when B ≠ a's first byte (B < it: true; B > it: false);
+    on a tie the next byte of U is drawn and compared with a's next byte, and so on; U = a is false. The
+    bytes of U never read do not change the outcome, so the event is exactly U < a: probability a / 2^bits,
+    at a cost of 1 + 1/256 + ... bytes per draw instead of a whole word."""
+    numerator = int(numerator)
+    if bits % 8 or bits <= 0:
+        raise ValueError(f"bits must be a positive multiple of 8, found {bits}")
+    if numerator <= 0:
+        return np.zeros(size, dtype=bool)
+    if numerator >= 1 << bits:
+        return np.ones(size, dtype=bool)
+    digits = numerator.to_bytes(bits // 8, "big")
+    first = random_bytes(rng, size)
+    out = first < digits[0]
+    tied = np.flatnonzero(first == digits[0])
+    for digit in digits[1:]:
+        if not tied.size:
+            break
+        nxt = random_bytes(rng, tied.size)
+        out[tied[nxt < digit]] = True
+        tied = tied[nxt == digit]
+    return out
 
 
 def bernoulli(rng, numerator: int, denominator: int, size: int) -> np.ndarray:

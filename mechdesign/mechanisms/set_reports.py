@@ -1,9 +1,13 @@
 """Set-valued reports (subset selection, unary encoding): the text format and vectorised helpers.
 
-Format: one CSV cell per report, the report's symbols as their indices 0..N−1 in increasing order,
+Text format: one CSV cell per report, the report's symbols as their indices 0..N−1 in increasing order,
 separated by single spaces (``"3 17 42"``; the empty set is the empty cell). Indices, not labels, keep
 reports short and unambiguous whatever the labels contain; the mechanism's alphabet (its labels in
 order) maps them back.
+
+Binary format (a Parquet file): the released column is a list of unsigned integers per report, the same
+indices in the same order (``list<uint16>``, or ``list<uint32>`` when N > 2^16; any integer list type is
+read), the other columns strings. Both are checked alike on reading (:func:`check_sets`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,16 @@ import numpy as np
 from mechdesign.mechanisms.base import Reports
 from mechdesign.spec.errors import InputError
 
-__all__ = ["format_sets", "parse_sets", "sets_from_rows", "floyd_sample", "set_report_mle"]
+__all__ = [
+    "format_sets",
+    "parse_sets",
+    "check_sets",
+    "sets_to_arrow",
+    "sets_from_arrow",
+    "sets_from_rows",
+    "floyd_sample",
+    "set_report_mle",
+]
 
 
 def format_sets(reports: Reports) -> list[str]:
@@ -57,13 +70,22 @@ def parse_sets(cells: Sequence[str], n_symbols: int, sizes: Iterable[int] | None
             parts.extend(row)
             counts[r] = len(row)
         flat = np.array(parts, dtype=np.int64)
-    offsets = np.zeros(len(cells) + 1, dtype=np.int64)
+    return check_sets(flat, counts, n_symbols, sizes, first_row)
+
+
+def check_sets(flat: np.ndarray, counts: np.ndarray, n_symbols: int, sizes: Iterable[int] | None, first_row: int = 1):
+    """Reports from the concatenated indices ``flat`` (any integer dtype) and the set sizes ``counts``; raises
+    InputError naming the row of an index outside [0, N), indices not strictly increasing (a repeated symbol),
+    or a size the mechanism cannot produce (``sizes``: the allowed sizes, None for any)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     if flat.size:
         bad = np.flatnonzero((flat < 0) | (flat >= n_symbols))
         if bad.size:
             r = int(np.searchsorted(offsets, bad[0], side="right")) - 1
             raise InputError(f"row {first_row + r}: symbol index {flat[bad[0]]} outside [0, {n_symbols})")
+        flat = flat.astype(np.int64, copy=False)
         step = np.diff(flat)
         inner = np.ones(flat.size - 1, dtype=bool) if flat.size > 1 else np.zeros(0, dtype=bool)
         inner[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < flat.size)] - 1] = False
@@ -74,6 +96,8 @@ def parse_sets(cells: Sequence[str], n_symbols: int, sizes: Iterable[int] | None
                 f"row {first_row + r}: impossible report: symbol indices must be distinct and increasing, "
                 f"found {flat[bad[0]]} then {flat[bad[0] + 1]}"
             )
+    else:
+        flat = np.zeros(0, dtype=np.int64)
     if sizes is not None:
         allowed = np.array(sorted(set(sizes)), dtype=np.int64)
         ok = np.isin(counts, allowed)
@@ -83,12 +107,62 @@ def parse_sets(cells: Sequence[str], n_symbols: int, sizes: Iterable[int] | None
                 f"row {first_row + r}: impossible report: a set of {counts[r]} symbols "
                 f"(this mechanism reports sets of size {', '.join(map(str, allowed))})"
             )
-    return Reports(n=len(cells), offsets=offsets, positions=flat)
+    return Reports(n=counts.size, offsets=offsets, positions=flat)
+
+
+def arrow_index_type(n_symbols: int):
+    """The narrowest unsigned integer type of the binary format's indices: uint16 for N ≤ 2^16, else uint32."""
+    import pyarrow as pa
+
+    return pa.uint16() if n_symbols <= 1 << 16 else pa.uint32()
+
+
+def sets_to_arrow(reports: Reports, n_symbols: int):
+    """The binary format of set-valued reports: a pyarrow ``list<uint16>`` array (``list<uint32>`` for
+    N > 2^16), one list per report holding its symbol indices in increasing order."""
+    import pyarrow as pa
+
+    kind = arrow_index_type(n_symbols)
+    if reports.offsets[-1] >= 1 << 31:
+        raise ValueError("too many indices for one list array (2^31); privatize in smaller blocks")
+    values = pa.array(reports.positions.astype(kind.to_pandas_dtype(), copy=False), type=kind)
+    return pa.ListArray.from_arrays(pa.array(reports.offsets.astype(np.int32), type=pa.int32()), values)
+
+
+def sets_from_arrow(column, n_symbols: int, sizes: Iterable[int] | None, first_row: int = 1) -> Reports:
+    """Reports from a pyarrow list column of integer indices (the binary format, :func:`sets_to_arrow`; any
+    integer value type, list or large_list); raises InputError naming the row of a missing report (null), a
+    null index, and every rule of :func:`check_sets`, or naming the type of a column that is not a list of
+    integers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    kind = column.type
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(kind.value_type):
+        raise InputError(f"expected a list of integer symbol indices per report (list<uint16>), found type {kind}")
+    if column.null_count:
+        r = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"row {first_row + r}: missing report (null); the empty set is an empty list")
+    counts = pc.list_value_length(column).to_numpy(zero_copy_only=False)
+    values = column.flatten()
+    if values.null_count:
+        k = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        r = int(np.searchsorted(np.cumsum(counts), k, side="right"))
+        raise InputError(f"row {first_row + r}: a null symbol index")
+    return check_sets(values.to_numpy(zero_copy_only=False), counts, n_symbols, sizes, first_row)
 
 
 def sets_from_rows(rows: list[np.ndarray], order: np.ndarray, n: int) -> Reports:
     """Assemble reports from groups: ``rows[g]`` is a (B_g, d_g) array of sorted sets for the reports
     ``order[g]`` (their positions in the batch)."""
+    widths = {block.shape[1] for block in rows}
+    if len(widths) == 1:  # one set size: whole rows into an (n, d) table
+        table = np.empty((n, widths.pop()), dtype=np.int64)
+        for block, where in zip(rows, order):
+            table[where] = block
+        return Reports(n=n, offsets=np.arange(n + 1, dtype=np.int64) * table.shape[1], positions=table.reshape(-1))
     sizes = np.zeros(n, dtype=np.int64)
     for block, where in zip(rows, order):
         sizes[where] = block.shape[1]

@@ -30,7 +30,15 @@ import numpy as np
 from mechdesign.mechanisms.base import StructuredMechanism
 from mechdesign.mechanisms.exact_random import uniform_below
 from mechdesign.mechanisms.krr import alphabet_labels
-from mechdesign.mechanisms.set_reports import set_report_mle, floyd_sample, format_sets, parse_sets, sets_from_rows
+from mechdesign.mechanisms.set_reports import (
+    set_report_mle,
+    floyd_sample,
+    format_sets,
+    parse_sets,
+    sets_from_arrow,
+    sets_to_arrow,
+    sets_from_rows,
+)
 from mechdesign.mechanisms.two_level import RATIO_CAP, allowed_ratio, ratio_below
 from mechdesign.spec.errors import InputError
 
@@ -148,6 +156,14 @@ class SubsetSelection(StructuredMechanism):
 
     def parse_reports(self, cells, first_row=1):
         return parse_sets(cells, self.n_symbols, self.sizes, first_row)
+
+    set_valued = True
+
+    def reports_to_arrow(self, reports):
+        return sets_to_arrow(reports, self.n_symbols)
+
+    def reports_from_arrow(self, column, first_row=1):
+        return sets_from_arrow(column, self.n_symbols, self.sizes, first_row)
 
 
 def subset_selection(alphabet, epsilon, d=None, weights=None, prior_set=None) -> SubsetSelection:

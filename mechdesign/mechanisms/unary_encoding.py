@@ -7,10 +7,11 @@ p q^{|B|−1} (1−q)^{N−|B|}, the others (1−p) q^{|B|} (1−q)^{N−|B|−1
 and q = |B| high entries; |B| = 0 and |B| = N give constant columns. Every size occurs, so the family is
 (ε, Q_X(c))-PML iff R ≤ R_1 = E (1 − c) / (1 − E c) (two_level.py; c = 0: R ≤ e^ε).
 
-Rates are dyadic, a / 2^32, so each bit is one exact comparison of a uniform 32-bit word:
+Rates are dyadic, a / 2^32, so each bit is one exact comparison of a uniform 32-bit word with a, read
+lazily one byte at a time (:func:`mechdesign.mechanisms.exact_random.dyadic_below`, ~1 random byte per bit):
 * OUE: p = 1/2, q = a / 2^32 with a the least integer such that (1 − q)/q ≤ R_1 (q ≥ 1/(R_1 + 1));
 * symmetric: p = 1 − q, a the least integer with ((1 − q)/q)² ≤ R_1 (q ≥ 1/(1 + √R_1)).
-Sampling draws N words per report (O(N) = O(|B| / q) per report; vectorised). Support: x ∈ B; p* = p,
+Sampling draws N bits per report (O(N) = O(|B| / q) per report; vectorised). Support: x ∈ B; p* = p,
 q* = q. Report format: :mod:`mechdesign.mechanisms.set_reports` (any size).
 """
 
@@ -22,9 +23,9 @@ from fractions import Fraction
 import numpy as np
 
 from mechdesign.mechanisms.base import StructuredMechanism
-from mechdesign.mechanisms.exact_random import uniform_words32
+from mechdesign.mechanisms.exact_random import dyadic_below
 from mechdesign.mechanisms.krr import alphabet_labels
-from mechdesign.mechanisms.set_reports import set_report_mle, format_sets, parse_sets
+from mechdesign.mechanisms.set_reports import set_report_mle, format_sets, parse_sets, sets_from_arrow, sets_to_arrow
 from mechdesign.mechanisms.two_level import allowed_ratio, ratio_below
 from mechdesign.mechanisms.base import Reports
 from mechdesign.spec.errors import InputError
@@ -76,12 +77,14 @@ class UnaryEncoding(StructuredMechanism):
         for start in range(0, n, batch):
             x = idx[start : start + batch]
             b = x.size
-            words = uniform_words32(rng, b * m).reshape(b, m)
-            bits = words < np.uint32(self._q)
-            bits[np.arange(b), x] = words[np.arange(b), x] < np.uint32(self._p)
-            rows, cols = np.nonzero(bits)
-            offsets[start + 1 : start + b + 1] = np.bincount(rows, minlength=b)
-            parts.append(cols.astype(np.int64))
+            # every bit Bernoulli(q), then the true symbol's bit replaced by an independent Bernoulli(p)
+            bits = dyadic_below(rng, self._q, 32, b * m).reshape(b, m)
+            bits[np.arange(b), x] = dyadic_below(rng, self._p, 32, b)
+            counts = np.count_nonzero(bits, axis=1)
+            flat = np.flatnonzero(bits)  # row-major: row by row, columns increasing
+            flat -= np.repeat(np.arange(b, dtype=np.int64) * m, counts)
+            offsets[start + 1 : start + b + 1] = counts
+            parts.append(flat)
         np.cumsum(offsets, out=offsets)
         return Reports(n=n, offsets=offsets, positions=np.concatenate(parts) if parts else np.zeros(0, np.int64))
 
@@ -117,6 +120,14 @@ class UnaryEncoding(StructuredMechanism):
 
     def parse_reports(self, cells, first_row=1):
         return parse_sets(cells, self.n_symbols, None, first_row)
+
+    set_valued = True
+
+    def reports_to_arrow(self, reports):
+        return sets_to_arrow(reports, self.n_symbols)
+
+    def reports_from_arrow(self, column, first_row=1):
+        return sets_from_arrow(column, self.n_symbols, None, first_row)
 
 
 def unary_encoding(alphabet, epsilon, optimized: bool = True, prior_set=None) -> UnaryEncoding:

@@ -15,7 +15,9 @@ The other columns are copied unchanged.
 
 * ``--mechanism FAMILY --epsilon E --alphabet labels.txt`` (or ``--mechanism-file FILE``): a structured
   mechanism (:mod:`mechdesign.mechanisms`), whose reports are written in its documented format
-  (:mod:`mechdesign.release.structured_cli`).
+  (:mod:`mechdesign.release.structured_cli`); with ``-o FILE.parquet`` the set-valued reports of subset
+  selection and unary encoding are written in the binary format instead (a Parquet file, the released
+  column a list of symbol indices per report: :mod:`mechdesign.mechanisms.set_reports`).
 
 The file is streamed: rows are read, checked, sampled and written in blocks of ``--block-rows`` rows
 into a temporary file, so memory stays bounded whatever the number of rows. An unknown label is an
@@ -73,6 +75,8 @@ def _cmd_privatize(args) -> int:
             raise InputError("--labels: not used with a structured mechanism (its labels are --alphabet)")
         if args.block_rows < 1:
             raise InputError(f"--block-rows: must be an integer >= 1, found {args.block_rows}")
+        if _binary_output(args.output) and not structured.set_valued:
+            raise InputError(f"-o: {_BINARY_ONLY}, not {structured.family}; write a .csv")
         if args.save_mechanism:
             structured.save(args.save_mechanism)
         # a block holds at most ~2^23 report integers (set-valued reports: the mean set size per row)
@@ -86,6 +90,8 @@ def _cmd_privatize(args) -> int:
         )
     if args.save_mechanism:
         raise InputError("--save-mechanism: only with --mechanism")
+    if _binary_output(args.output):
+        raise InputError(f"-o: {_BINARY_ONLY} (--mechanism); write a .csv")
     return run_privatize(
         spec=args.spec,
         kernel=args.kernel,
@@ -150,6 +156,14 @@ class _NotCertified(Exception):
     pass
 
 
+_BINARY_ONLY = "the .parquet report format holds the set-valued reports of subset_selection and unary_encoding"
+
+
+def _binary_output(output) -> bool:
+    """True for an output file that takes the binary report format (its name ends in .parquet)."""
+    return bool(output) and Path(output).suffix.lower() == ".parquet"
+
+
 def _open_csv(path: str, column: str):
     """(file handle, csv reader positioned after the header, header, column index, delimiter)."""
     p = Path(path)
@@ -208,6 +222,14 @@ def structured_sampler(mech, input_path: str, column: str, seed):
             raise InputError(f"{input_path}: {exc} in column {column!r}") from None
         return mech.format_reports(mech.privatize_indices(idx, rng))
 
+    def sample_arrow(values: list[str], first_row: int):
+        try:
+            idx = mech.indices_of(values, first_row)
+        except InputError as exc:
+            raise InputError(f"{input_path}: {exc} in column {column!r}") from None
+        return mech.reports_to_arrow(mech.privatize_indices(idx, rng))
+
+    sample.arrow = sample_arrow  # the binary report format (a .parquet output), for set-valued families
     # reports of indices, seeds and values (digits, spaces, ':') never need CSV quoting; k-RR's are labels
     sample.plain_cells = mech.family != "krr"
     return sample
@@ -216,52 +238,41 @@ def structured_sampler(mech, input_path: str, column: str, seed):
 def stream_privatize(sample, input_path: str, column: str, output, out=None, block_rows: int = BLOCK_ROWS) -> int:
     """Read ``input_path`` in blocks of ``block_rows`` rows, replace ``column`` by ``sample(values, first_row)``
     and write the rows to a temporary file, renamed over ``output`` (or copied to stdout) at the end; on
-    any error the temporary file is removed and nothing is written. Memory: one block."""
+    any error the temporary file is removed and nothing is written. Memory: one block. An output named
+    ``*.parquet`` is a Parquet file (``sample.arrow`` gives the column, one row group per block; the other
+    columns are strings)."""
     import os
     import shutil
     import tempfile
 
     fh, reader, header, col, delimiter = _open_csv(input_path, column)
+    binary = _binary_output(output)
     plain = getattr(sample, "plain_cells", False)
     special = set(delimiter + '"\r\n')
     target_dir = Path(output).parent if output else None
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=".privatize-")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as dest:
-            writer = csv.writer(dest, delimiter=delimiter, lineterminator="\n")
-            writer.writerow(header)
-            r = 0
-            while True:
-                block, values, first = [], [], r + 1
-                try:
-                    for row in reader:
-                        r += 1
-                        if not row:
-                            continue
-                        if col >= len(row):
-                            raise InputError(f"{input_path}: row {r} (line {r + 1}) has no value in column {column!r}")
-                        block.append(row)
-                        values.append(row[col])
-                        if len(block) >= block_rows:
-                            break
-                except (UnicodeDecodeError, csv.Error) as exc:
-                    raise InputError(
-                        f"{input_path}: malformed CSV at line {reader.line_num}: {_csv_rule(exc)}"
-                    ) from None
-                if not block:
-                    break
-                released = sample(values, first)
-                for row, y in zip(block, released):
-                    row[col] = y
-                if plain:  # csv.writer scans every character for quoting: 10x slower on long set reports
-                    for row in block:
-                        if len(row) > 1 and all(special.isdisjoint(v) for k, v in enumerate(row) if k != col):
-                            dest.write(delimiter.join(row) + "\n")
-                        else:
-                            writer.writerow(row)
-                else:
-                    writer.writerows(block)
+        blocks = _csv_blocks(reader, col, block_rows, input_path, column)
+        if binary:
+            os.close(fd)
+            _write_parquet(tmp, blocks, sample.arrow, header, col, input_path)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as dest:
+                writer = csv.writer(dest, delimiter=delimiter, lineterminator="\n")
+                writer.writerow(header)
+                for block, values, first in blocks:
+                    released = sample(values, first)
+                    for row, y in zip(block, released):
+                        row[col] = y
+                    if plain:  # csv.writer scans every character for quoting: 10x slower on long set reports
+                        for row in block:
+                            if len(row) > 1 and all(special.isdisjoint(v) for k, v in enumerate(row) if k != col):
+                                dest.write(delimiter.join(row) + "\n")
+                            else:
+                                writer.writerow(row)
+                    else:
+                        writer.writerows(block)
         os.chmod(tmp, 0o644)
         if output:
             os.replace(tmp, output)
@@ -276,6 +287,72 @@ def stream_privatize(sample, input_path: str, column: str, output, out=None, blo
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
     return 0
+
+
+def _csv_blocks(reader, col: int, block_rows: int, input_path: str, column: str):
+    """(rows, values of the column, number of the first row) per block of ``block_rows`` non-empty rows."""
+    r = 0
+    while True:
+        block, values, first = [], [], r + 1
+        try:
+            for row in reader:
+                r += 1
+                if not row:
+                    continue
+                if col >= len(row):
+                    raise InputError(f"{input_path}: row {r} (line {r + 1}) has no value in column {column!r}")
+                block.append(row)
+                values.append(row[col])
+                if len(block) >= block_rows:
+                    break
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise InputError(f"{input_path}: malformed CSV at line {reader.line_num}: {_csv_rule(exc)}") from None
+        if not block:
+            return
+        yield block, values, first
+
+
+def _parquet_options(header: list[str], col: int) -> dict:
+    """The released column's indices delta-encoded (DELTA_BINARY_PACKED: a sorted set's gaps take a few bits
+    each), uncompressed; the other columns pyarrow's defaults (dictionary encoding, snappy)."""
+    name = header[col]
+    return {
+        "use_dictionary": [h for k, h in enumerate(header) if k != col],
+        "column_encoding": {f"{name}.list.element": "DELTA_BINARY_PACKED"},
+        "compression": {h: "none" if k == col else "snappy" for k, h in enumerate(header)},
+    }
+
+
+def _write_parquet(path: str, blocks, sample_arrow, header: list[str], col: int, input_path: str) -> None:
+    """The rows as a Parquet file: the released column as ``sample_arrow`` gives it, every other column as
+    strings; one row group per block. A row whose number of fields differs from the header's is an error."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for block, values, first in blocks:
+            for k, row in enumerate(block):
+                if len(row) != len(header):
+                    raise InputError(
+                        f"{input_path}: row {first + k} has {len(row)} fields, the header {len(header)} "
+                        "(a .parquet output needs one value per column)"
+                    )
+            released = sample_arrow(values, first)
+            arrays = [
+                released if k == col else pa.array([row[k] for row in block], pa.string()) for k in range(len(header))
+            ]
+            table = pa.Table.from_arrays(arrays, names=header)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema, **_parquet_options(header, col))
+            writer.write_table(table)
+        if writer is None:  # no rows: the header's columns, empty
+            released = sample_arrow([], 1)
+            arrays = [released if k == col else pa.array([], pa.string()) for k in range(len(header))]
+            pq.write_table(pa.Table.from_arrays(arrays, names=header), path, **_parquet_options(header, col))
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def run_privatize(

@@ -105,7 +105,8 @@ def structured_from_args(args):
 
 def structured_support_counts(mech, path: str, column: str, block_bytes: int = 1 << 22):
     """(support counts C, number of reports n) of a released column, streamed in blocks with pyarrow; every
-    report is parsed and checked (a malformed or impossible report: InputError naming its row). Local
+    report is parsed and checked (a malformed or impossible report: InputError naming its row). A file named
+    ``*.parquet`` holds set-valued reports in the binary format, read in batches of ~2^23 indices. Local
     hashing keeps the (seed, value) pairs and decodes once (its cost is per distinct seed)."""
     import numpy as np
 
@@ -113,13 +114,23 @@ def structured_support_counts(mech, path: str, column: str, block_bytes: int = 1
     from mechdesign.release.estimate import csv_column_blocks
 
     path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        if not mech.set_valued:
+            raise InputError(
+                f"--input: the .parquet report format holds the set-valued reports of subset_selection and "
+                f"unary_encoding, not {mech.family}'s"
+            )
+        rows = max(256, int((1 << 23) / max(1.0, mech.expected_report_size())))
+        blocks, parse = parquet_column_blocks(path, column, rows), mech.reports_from_arrow
+    else:
+        blocks = csv_column_blocks(path, column, block_bytes)
+        parse = lambda col, first_row: mech.parse_reports(col.to_pylist(), first_row)  # noqa: E731
     counts = np.zeros(mech.n_symbols, dtype=np.int64)
     seeds, values = [], []
     n = 0
-    for col in csv_column_blocks(path, column, block_bytes):
-        cells = col.to_pylist()
+    for col in blocks:
         try:
-            reports = mech.parse_reports(cells, first_row=n + 1)
+            reports = parse(col, n + 1)
         except InputError as exc:
             raise InputError(f"{path}: {exc} in column {column!r}") from None
         if reports.seeds is not None:
@@ -127,12 +138,38 @@ def structured_support_counts(mech, path: str, column: str, block_bytes: int = 1
             values.append(reports.values)
         else:
             counts += mech.support_counts(reports)
-        n += len(cells)
+        n += len(col)
     if n == 0:
         raise InputError(f"{path}: empty input: no records below the header")
     if seeds:
         counts = mech.support_counts(Reports(n=n, seeds=np.concatenate(seeds), values=np.concatenate(values)))
     return counts, n
+
+
+def parquet_column_blocks(path: Path, column: str, batch_rows: int):
+    """The cells of one column of a Parquet file as pyarrow arrays, ``batch_rows`` rows at a time (pyarrow's
+    batch reader; memory: one batch and the row group being decoded). A missing file or column, or a file
+    pyarrow cannot read as Parquet, is an :class:`InputError` naming the file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        source = pq.ParquetFile(path)
+    except FileNotFoundError:
+        raise InputError(f"--input: file not found: {path}") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"--input: cannot read {path} as Parquet: {str(exc).splitlines()[0]}") from None
+    names = source.schema_arrow.names
+    if column not in names:
+        raise InputError(f"--column: no column {column!r} in {path} (columns: {', '.join(names)})")
+    try:
+        for batch in source.iter_batches(batch_size=batch_rows, columns=[column]):
+            if batch.num_rows:
+                yield batch.column(0)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{path}: malformed Parquet: {str(exc).splitlines()[0]}") from None
+    finally:
+        source.close()
 
 
 def render_structured(result, mech) -> str:
