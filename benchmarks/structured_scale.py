@@ -2,12 +2,15 @@
 files, each command in its own process (time includes reading and writing the files; peak memory is the
 process's maximum resident set size).
 
-    python benchmarks/structured_scale.py [--quick] [--only FAMILIES] [--epsilon EPS] [--baseline DIR]
-        [--out benchmarks/results/structured_scale.md]
+    python benchmarks/structured_scale.py [--quick] [--only FAMILIES] [--epsilon EPS] [--format csv,parquet]
+        [--baseline DIR] [--out benchmarks/results/structured_scale.md]
+
+``--format`` lists the released file's formats to measure: ``csv`` (the text format, every family) and
+``parquet`` (the binary format of set-valued reports: subset selection and unary encoding only); default csv.
 
 ``--baseline DIR`` (a checkout of an earlier commit, e.g. ``git archive COMMIT | tar -x -C DIR``) runs each
-privatize command of the baseline too, alternating with this tree's, and adds the baseline's time and the
-ratio to the table.
+privatize command of the baseline too (always to a .csv: the format every commit has), alternating with this
+tree's, and adds the baseline's time and the ratio to the table.
 
 Cases (targets on 2 cores): k-RR and Hadamard response at N = 10^5, n = 10^6 (<= 30 s each command);
 local hashing with a pool of 10^4 seeds at N = 10^5, n = 10^6 (<= 60 s); subset selection and unary
@@ -18,6 +21,7 @@ encoding at N = 10^4, n = 10^5 (<= 30 s; at ε = 3, reports of ~N/(e^3 + 1) = 47
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -35,6 +39,8 @@ RUNNER = (
     "print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
     "sys.exit(rc)\n"
 )
+
+SET_VALUED = ("subset_selection", "unary_encoding")
 
 CASES = [
     # family, N, n, epsilon, extra options, target seconds
@@ -90,30 +96,37 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="n / 10")
     ap.add_argument("--only", help="comma-separated families")
     ap.add_argument("--epsilon", help="only the cases at this epsilon (as written in CASES)")
+    ap.add_argument("--format", default="csv", help="comma-separated released-file formats: csv, parquet")
     ap.add_argument("--baseline", help="a checkout of the code to compare privatize with, side by side")
     ap.add_argument("--out", help="write the markdown table here")
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for family, n_symbols, n, eps, extra, target in CASES:
+        for (family, n_symbols, n, eps, extra, target), fmt in itertools.product(CASES, a.format.split(",")):
             if a.only and family not in a.only.split(","):
                 continue
             if a.epsilon and eps != a.epsilon:
                 continue
+            if fmt == "parquet" and family not in SET_VALUED:
+                continue
             n = n // 10 if a.quick else n
             labels, data = write_inputs(folder, n_symbols, n)
-            released, mech = folder / f"rel_{family}.csv", folder / f"mech_{family}.json"
+            released, mech = folder / f"rel_{family}.{fmt}", folder / f"mech_{family}.json"
             common = ["--epsilon", eps, "--alphabet", str(labels)]
             privatize = ["privatize", "--mechanism", family, *common, *extra, "--input", str(data), "--column", "value"]
-            privatize += ["--seed", "1", "-o", str(released), "--save-mechanism", str(mech)]
-            t_base = (run(privatize, Path(a.baseline))[0], run.cpu) if a.baseline else None
-            t_priv, mem_priv, _ = run(privatize)
+            privatize += ["--seed", "1", "--save-mechanism", str(mech)]
+            baseline_out = ["-o", str(folder / f"base_{family}.csv")]
+            t_base = (run(privatize + baseline_out, Path(a.baseline))[0], run.cpu) if a.baseline else None
+            if a.baseline:
+                (folder / f"base_{family}.csv").unlink()
+            t_priv, mem_priv, _ = run(privatize + ["-o", str(released)])
             cpu_priv = run.cpu
             t_est, mem_est, _ = run(
                 ["estimate", "--mechanism-file", str(mech), "--input", str(released), "--column", "value"]
                 + ["-o", str(folder / "est.csv")]
             )
+            cpu_est = run.cpu
             size = released.stat().st_size / 2**20
             rows.append(
                 (
@@ -130,9 +143,11 @@ def main() -> None:
                     target,
                     t_base,
                     cpu_priv,
+                    fmt,
+                    cpu_est,
                 )
             )
-            print(rows[-1], flush=True)
+            print(rows[-1], os.getloadavg(), flush=True)
             released.unlink()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
@@ -144,16 +159,16 @@ def main() -> None:
         "Each command runs in its own process through files (times include reading and writing); "
         "memory is the process's peak resident set.",
         "",
-        "| family | N | n | ε | options | privatize s | privatize MiB | estimate s | estimate MiB | released file MiB | target s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| family | N | n | ε | options | format | privatize s | privatize CPU s | privatize MiB | estimate s | estimate CPU s | estimate MiB | released file MiB | target s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     if a.baseline:
-        lines[-2] += " privatize CPU s | baseline privatize s | baseline CPU s | CPU ratio baseline / this |"
-        lines[-1] += " --- | --- | --- | --- |"
+        lines[-2] += " baseline privatize s (csv) | baseline CPU s | CPU ratio baseline / this |"
+        lines[-1] += " --- | --- | --- |"
     for r in rows:
         lines.append(
-            f"| {r[0]} | {r[1]:,} | {r[2]:,} | {r[3]} | {r[4] or '-'} | {r[5]:.1f} | {r[6]:.0f} | {r[7]:.1f} | {r[8]:.0f} | {r[9]:.0f} | {r[10] or '-'} |"
-            + (f" {r[12]:.1f} | {r[11][0]:.1f} | {r[11][1]:.1f} | {r[11][1] / r[12]:.2f} |" if r[11] else "")
+            f"| {r[0]} | {r[1]:,} | {r[2]:,} | {r[3]} | {r[4] or '-'} | {r[13]} | {r[5]:.1f} | {r[12]:.1f} | {r[6]:.0f} | {r[7]:.1f} | {r[14]:.1f} | {r[8]:.0f} | {r[9]:.0f} | {r[10] or '-'} |"
+            + (f" {r[11][0]:.1f} | {r[11][1]:.1f} | {r[11][1] / r[12]:.2f} |" if r[11] else "")
         )
     text = "\n".join(lines) + "\n"
     print(text)
