@@ -28,6 +28,7 @@ __all__ = [
     "sets_from_arrow",
     "sets_from_rows",
     "floyd_sample",
+    "subsets_around",
     "set_report_mle",
 ]
 
@@ -213,6 +214,80 @@ def floyd_sample(rng, rows: int, m: int, k: int, block_bytes: int = 1 << 23) -> 
             picks.sort(axis=1)
             out[start : start + b] = picks
     return out
+
+
+def subsets_around(
+    rng, m: int, x: np.ndarray, include: np.ndarray, k: int, block_bytes: int = 1 << 25, mark_rate: int | None = None
+) -> np.ndarray:
+    """Row r: a uniform (k − include[r])-subset of the m − 1 symbols other than x[r], plus x[r] when
+    include[r]; a (rows, k) int64 array of sorted sets. O(m) random bytes per row, for k a sizeable fraction
+    of m (streaming memory access: no random access to a membership table, unlike Floyd's algorithm).
+
+    Each other symbol is first marked independently with one probability a / 256 (one random byte each; a
+    defaults to the nearest to 256 (k − include)/(m − 1), ``mark_rate`` sets it); then, with s marked and
+    t = k − include wanted, the surplus s − t marks are removed one at a time, each from a uniform marked
+    symbol (a uniform draw in [0, m), redrawn until it hits a marked symbol other than x), or the deficit
+    t − s added likewise from uniform unmarked ones (:func:`_correct_marks`). Exact for any a: the marks'
+    law is invariant under permutations of the m − 1 others (i.i.d. marks), and so is each correction given
+    the marks, so the final t-subset's law is permutation-invariant, i.e. uniform over the t-subsets. With
+    the default a the correction is O(√m) draws per row."""
+    from mechdesign.mechanisms.exact_random import random_bytes
+
+    x = np.asarray(x, dtype=np.int64)
+    include = np.asarray(include, dtype=bool)
+    out = np.empty((x.size, k), dtype=np.int64)
+    batch = max(1, block_bytes // max(m, 1))
+    for start in range(0, x.size, batch):
+        xs, inc = x[start : start + batch], include[start : start + batch]
+        b = xs.size
+        rows = np.arange(b)
+        target = k - inc.astype(np.int64)
+        if mark_rate is None:
+            rate = np.clip(np.rint(256 * target / max(m - 1, 1)), 0, 256).astype(np.uint16)
+        else:
+            rate = np.full(b, mark_rate, dtype=np.uint16)
+        member = random_bytes(rng, b * m).reshape(b, m) < rate[:, None]
+        member[rows, xs] = False
+        need = np.count_nonzero(member, axis=1) - target  # > 0: marks to remove; < 0: marks to add
+        member[rows, xs] = need < 0  # x is never a candidate: unmarked when removing, marked when adding
+        _correct_marks(rng, member, need)
+        member[rows, xs] = inc
+        flat = np.flatnonzero(member).reshape(b, k)  # row-major: row by row, columns increasing
+        out[start : start + b] = flat - (rows * m)[:, None]
+    return out
+
+
+def _correct_marks(rng, member: np.ndarray, need: np.ndarray) -> None:
+    """Row r of the bool matrix ``member``: unmark need[r] > 0 uniform marked entries, or mark −need[r]
+    uniform unmarked ones, in place. The sequential process (draw u uniform in [0, m); if member[r, u] is
+    a candidate, flip it; until |need[r]| flips) run in bulk: every row still short draws a batch of
+    candidates at once; a draw is a hit when it is a candidate and no earlier draw of its row hit the same
+    entry (that entry is no longer a candidate), and the first |need[r]| hits of the row are flipped, later
+    draws discarded: exactly the sequential process. A row short of hits draws another batch."""
+    from mechdesign.mechanisms.exact_random import uniform_below
+
+    b, m = member.shape
+    left = np.abs(need)
+    removing = need > 0
+    candidates = np.count_nonzero(member, axis=1)
+    candidates = np.where(removing, candidates, m - candidates)  # marked entries, or unmarked ones
+    active = np.flatnonzero(left)
+    while active.size:
+        e = left[active]
+        share = np.maximum(candidates[active], 1) / m  # a draw's chance to hit a candidate
+        draws = np.ceil((e + 3 * np.sqrt(e) + 3) / share).astype(np.int64)
+        row = np.repeat(active, draws)  # each row's draws contiguous, in draw order
+        u = uniform_below(rng, m, row.size)
+        hits = np.flatnonzero(member[row, u] == removing[row])
+        _, first = np.unique(row[hits] * m + u[hits], return_index=True)
+        hits = hits[np.sort(first)]  # distinct hits, in draw order
+        r = row[hits]
+        take = np.arange(hits.size) - np.searchsorted(r, r) < left[r]  # the first |need| hits of each row
+        member[r[take], u[hits[take]]] = ~removing[r[take]]
+        flipped = np.bincount(r[take], minlength=b)
+        left -= flipped
+        candidates -= flipped
+        active = active[left[active] > 0]
 
 
 def set_report_mle(reports: Reports, ratios: np.ndarray, n_symbols: int, tol: float = 1e-9, max_iter: int = 10_000):

@@ -6,8 +6,10 @@ so size d is (ε, Q_X(c))-PML iff R ≤ R_d = E (1 − c d) / (1 − E c d) (two
 Row sums give P(x ∈ S | X = x) = C(N−1, d−1) H = d R / (d R + N − d) =: p_in.
 
 Sampler (exact): include x with probability p_in = d r / (d r + (N − d) s) for R = r / s (one integer
-draw), then the other d − 1 (or d) symbols uniformly from the N − 1 others by Floyd's algorithm, O(d)
-per report (:func:`mechdesign.mechanisms.set_reports.floyd_sample`). Every d-subset containing x then has
+draw), then the other d − 1 (or d) symbols uniformly from the N − 1 others: by Floyd's algorithm, O(d)
+per report (:func:`mechdesign.mechanisms.set_reports.floyd_sample`), or for d ≥ N / 10 by independent
+marks of the others corrected to the exact size by uniform removals or additions, O(N) random bytes per
+report (:func:`mechdesign.mechanisms.set_reports.subsets_around`). Every d-subset containing x then has
 probability p_in / C(N−1, d−1) = H, and every other one (1 − p_in) / C(N−1, d) = L.
 
 A mixture with weights w_1, w_2 of sizes d_1 ≠ d_2 draws the size first (exactly); its columns are
@@ -38,11 +40,17 @@ from mechdesign.mechanisms.set_reports import (
     sets_from_arrow,
     sets_to_arrow,
     sets_from_rows,
+    subsets_around,
 )
 from mechdesign.mechanisms.two_level import RATIO_CAP, allowed_ratio, ratio_below
 from mechdesign.spec.errors import InputError
 
 __all__ = ["SubsetSelection", "subset_selection", "best_subset_size"]
+
+DENSE_SUBSETS = 10
+"""Sizes d with 10 d ≥ N are sampled by marks corrected to the size (:func:`subsets_around`, O(N) random
+bytes per report, streaming); smaller ones by Floyd's algorithm (O(d) steps per report, random access to a
+membership table). Measured crossover: N = 10^4, d ≈ 1,000 (``benchmarks/results/structured_scale.md``)."""
 
 
 class SubsetSelection(StructuredMechanism):
@@ -111,6 +119,12 @@ class SubsetSelection(StructuredMechanism):
             include[sel] = uniform_below(rng, b, int(sel.sum())) < a
         blocks, where = [], []
         for i, s in enumerate(self.sizes):
+            if s * DENSE_SUBSETS >= m:  # a sizeable fraction of the alphabet: marks corrected to the size
+                rows = np.flatnonzero(comp == i)
+                if rows.size:
+                    blocks.append(subsets_around(rng, m, idx[rows], include[rows], s))
+                    where.append(rows)
+                continue
             for inc in (True, False):
                 rows = np.flatnonzero((comp == i) & (include == inc))
                 if rows.size == 0:

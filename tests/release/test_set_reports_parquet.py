@@ -26,7 +26,18 @@ def files(tmp_path):
 @pytest.mark.parametrize("family", ["subset_selection", "unary_encoding"])
 def test_parquet_holds_the_text_reports_and_estimates_alike(files, family, capsys):
     common = ["--mechanism", family, "--epsilon", "1", "--alphabet", str(files / "labels.txt")]
-    args = ["privatize", *common, "--input", str(files / "data.csv"), "--column", "c", "--seed", "9", "--block-rows", "500"]
+    args = [
+        "privatize",
+        *common,
+        "--input",
+        str(files / "data.csv"),
+        "--column",
+        "c",
+        "--seed",
+        "9",
+        "--block-rows",
+        "500",
+    ]
     text, binary, mech = files / "rel.csv", files / "rel.parquet", files / "mech.json"
     assert main(args + ["-o", str(text), "--save-mechanism", str(mech)]) == 0
     assert main(args + ["-o", str(binary)]) == 0  # one row group per block of 500 rows
@@ -42,7 +53,12 @@ def test_parquet_holds_the_text_reports_and_estimates_alike(files, family, capsy
     outputs = []
     for source in (text, binary):
         est = files / f"est_{source.suffix[1:]}.csv"
-        assert main(["estimate", "--mechanism-file", str(mech), "--input", str(source), "--column", "c"] + ["-o", str(est)]) == 0
+        assert (
+            main(
+                ["estimate", "--mechanism-file", str(mech), "--input", str(source), "--column", "c"] + ["-o", str(est)]
+            )
+            == 0
+        )
         outputs.append(est.read_text())
     capsys.readouterr()
     assert outputs[0] == outputs[1]
@@ -57,8 +73,16 @@ def test_bad_binary_reports_exit_2_naming_the_row(files, capsys):
     bad = files / "bad.parquet"
     u16 = pa.list_(pa.uint16())
     cases = [
-        ("subset_selection", pa.array([[0, 1, 2], [1, 1, 2]], u16), "row 2: impossible report: symbol indices must be distinct"),
-        ("subset_selection", pa.array([[0, 1, 2], [3, 2, 5]], u16), "row 2: impossible report: symbol indices must be distinct"),
+        (
+            "subset_selection",
+            pa.array([[0, 1, 2], [1, 1, 2]], u16),
+            "row 2: impossible report: symbol indices must be distinct",
+        ),
+        (
+            "subset_selection",
+            pa.array([[0, 1, 2], [3, 2, 5]], u16),
+            "row 2: impossible report: symbol indices must be distinct",
+        ),
         ("subset_selection", pa.array([[0, 1, 2], [0, 1]], u16), "row 2: impossible report: a set of 2 symbols"),
         ("unary_encoding", pa.array([[0, 1], [3, 12]], u16), "row 2: symbol index 12 outside [0, 12)"),
         ("unary_encoding", pa.array([[0, 1], [-1, 3]], pa.list_(pa.int64())), "row 2: symbol index -1 outside"),
@@ -79,7 +103,21 @@ def test_bad_binary_reports_exit_2_naming_the_row(files, capsys):
     assert main(["estimate", "--mechanism", "unary_encoding", *common, "--input", str(bad), "--column", "c"]) == 2
     assert "--column: no column 'c'" in capsys.readouterr().err
     (files / "junk.parquet").write_text("id,c\n1,0 1\n")
-    assert main(["estimate", "--mechanism", "unary_encoding", *common, "--input", str(files / "junk.parquet"), "--column", "c"]) == 2
+    assert (
+        main(
+            [
+                "estimate",
+                "--mechanism",
+                "unary_encoding",
+                *common,
+                "--input",
+                str(files / "junk.parquet"),
+                "--column",
+                "c",
+            ]
+        )
+        == 2
+    )
     assert "as Parquet" in capsys.readouterr().err
     _write(bad, pa.array([[0]], u16))
     assert main(["estimate", "--mechanism", "krr", *common, "--input", str(bad), "--column", "c"]) == 2
@@ -87,7 +125,16 @@ def test_bad_binary_reports_exit_2_naming_the_row(files, capsys):
 
 
 def test_parquet_output_only_for_set_valued_reports(files, capsys):
-    common = ["--epsilon", "1", "--alphabet", str(files / "labels.txt"), "--input", str(files / "data.csv"), "--column", "c"]
+    common = [
+        "--epsilon",
+        "1",
+        "--alphabet",
+        str(files / "labels.txt"),
+        "--input",
+        str(files / "data.csv"),
+        "--column",
+        "c",
+    ]
     out = files / "o.parquet"
     assert main(["privatize", "--mechanism", "krr", *common, "-o", str(out)]) == 2
     assert "-o: the .parquet report format holds the set-valued reports" in capsys.readouterr().err
