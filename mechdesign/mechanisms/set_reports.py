@@ -86,11 +86,12 @@ def check_sets(flat: np.ndarray, counts: np.ndarray, n_symbols: int, sizes: Iter
         if bad.size:
             r = int(np.searchsorted(offsets, bad[0], side="right")) - 1
             raise InputError(f"row {first_row + r}: symbol index {flat[bad[0]]} outside [0, {n_symbols})")
-        flat = flat.astype(np.int64, copy=False)
-        step = np.diff(flat)
-        inner = np.ones(flat.size - 1, dtype=bool) if flat.size > 1 else np.zeros(0, dtype=bool)
-        inner[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < flat.size)] - 1] = False
-        bad = np.flatnonzero(inner & (step <= 0))
+        if flat.dtype != np.int64:  # binary input (uint16, ...): int32 halves the temporaries of the checks
+            flat = flat.astype(np.int32 if n_symbols < 1 << 31 else np.int64)
+        falls = np.diff(flat) <= 0
+        row_starts = offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < flat.size)]
+        falls[row_starts - 1] = False  # a step from one report to the next is no fall
+        bad = np.flatnonzero(falls)
         if bad.size:
             r = int(np.searchsorted(offsets, bad[0], side="right")) - 1
             raise InputError(
