@@ -82,7 +82,9 @@ def run(args: list[str], root: Path = ROOT) -> tuple[float, float, int]:
     system) are kept in ``run.cpu`` (wall time on shared cores depends on the load, CPU time much less)."""
     env = dict(os.environ, PYTHONPATH=str(root))
     t0, c0 = time.perf_counter(), child_cpu_seconds()
-    proc = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True, env=env)
+    # run in ``root``: ``python -c`` puts the working directory first on sys.path, ahead of PYTHONPATH, so a
+    # baseline run from another checkout would otherwise import this one's package
+    proc = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True, text=True, env=env, cwd=root)
     seconds = time.perf_counter() - t0
     run.cpu = child_cpu_seconds() - c0
     if proc.returncode != 0:
