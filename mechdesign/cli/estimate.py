@@ -34,7 +34,10 @@ def register(subparsers) -> None:
     p.add_argument("--spec", help="YAML spec: the spec's labels (and, without --kernel, its designed kernel)")
     p.add_argument("--labels", help="comma-separated input labels for --kernel (default 0..N-1)")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--input", help="released CSV file with a header row (as privatize writes it)")
+    src.add_argument(
+        "--input",
+        help="released CSV file with a header row (as privatize writes it), or a .parquet file of set-valued reports",
+    )
     src.add_argument("--counts", help="CSV of pre-aggregated (label, count) rows, optional header")
     p.add_argument("--column", help="name of the released column in --input")
     p.add_argument(

@@ -63,7 +63,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--seed", type=_seed, help="seed for reproducible output, an integer >= 0 (default: cryptographic randomness)"
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write the CSV to FILE (default: stdout)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the CSV to FILE (default: stdout); FILE.parquet: the binary format of set-valued reports",
+    )
     p.set_defaults(func=_cmd_privatize)
 
 
