@@ -325,17 +325,23 @@ class StructuredMechanism(ABC):
         )
 
     def has_report_likelihood(self) -> bool:
-        """True when :meth:`support_sets` groups the reports for the MLE on the reports themselves (subset
-        selection, unary encoding, local hashing with a seed pool small enough for the pool decoder)."""
-        return False
+        """True when :meth:`support_sets` groups the reports for the MLE on the reports themselves: the set-valued
+        families, whose ``report_ratios`` gives each report's ratio (subset selection, unary encoding), and local
+        hashing with a seed pool small enough for the pool decoder (it overrides this)."""
+        return callable(getattr(self, "report_ratios", None))
 
     def support_sets(self, reports: Reports):
         """The reports grouped for the likelihood (:class:`~mechdesign.mechanisms.support_likelihood.SupportSets`):
-        each distinct report's support set B, its ratio r and how often it occurs (families with
-        :meth:`has_report_likelihood`)."""
-        raise InputError(
-            f"--method mle: {self.family} has no likelihood on the reports here; use unbiased or projected"
-        )
+        each distinct report's support set B, its ratio r and how often it occurs. Set-valued reports: each
+        report's set with its ratio (subset selection: R of its size; unary encoding: p(1 − q)/((1 − p) q))."""
+        if not self.has_report_likelihood():
+            raise InputError(
+                f"--method mle: {self.family} has no likelihood on the reports here; use unbiased or projected"
+            )
+        from mechdesign.mechanisms.support_likelihood import sets_of_reports
+
+        rm1 = np.asarray(self.report_ratios(reports), dtype=float) - 1.0
+        return sets_of_reports(reports.offsets, reports.positions, rm1, self.n_symbols)
 
     def mle_from_reports(self, reports: Reports, tol: float = 1e-9) -> tuple[np.ndarray, int, float] | None:
         """(p, iterations, gap) of the MLE computed on the reports themselves (EM, :func:`support_mle`), or None

@@ -16,7 +16,7 @@ import numpy as np
 from mechdesign.mechanisms.base import Reports
 from mechdesign.spec.errors import InputError
 
-__all__ = ["format_sets", "parse_sets", "sets_from_rows", "floyd_sample"]
+__all__ = ["format_sets", "parse_sets", "sets_from_rows", "floyd_sample", "set_report_mle"]
 
 
 def format_sets(reports: Reports) -> list[str]:
@@ -139,3 +139,49 @@ def floyd_sample(rng, rows: int, m: int, k: int, block_bytes: int = 1 << 23) -> 
             picks.sort(axis=1)
             out[start : start + b] = picks
     return out
+
+
+def set_report_mle(reports: Reports, ratios: np.ndarray, n_symbols: int, tol: float = 1e-9, max_iter: int = 10_000):
+    """Maximum likelihood of P_X from set-valued reports whose kernel is K_x(S) = G(S) (1 + (r_S − 1) 1{x ∈ S})
+    up to a factor free of x (subset selection: r_S = R of the size |S|; unary encoding: r = p(1 − q)/((1 − p) q)).
+    Then P(S) ∝ 1 + (r_S − 1) p(S), p(S) = Σ_{x∈S} p_x, and the log-likelihood is
+    L(p) = Σ_i log(1 + (r_i − 1) p(S_i)) + const. EM (the iterative Bayesian update, Agrawal and Aggarwal 2001):
+
+        p_x ← p_x g_x,   g_x = (1/n) Σ_i (1 + (r_i − 1) 1{x ∈ S_i}) / (1 + (r_i − 1) p(S_i)),
+
+    with Σ_x p_x g_x = 1. L is concave, so L* − L(p) ≤ n (max_x g_x − 1): EM stops when that gap bound is
+    ≤ ``tol`` (per report). Each map costs O(Σ_i |S_i|). ``ratios`` holds r_i per report.
+    Returns (p, iterations, gap)."""
+    o, pos = reports.offsets, reports.positions
+    n = reports.n
+    owner = np.repeat(np.arange(n), np.diff(o))
+    rm1 = np.asarray(ratios, dtype=float) - 1.0
+
+    def step(p):  # (EM map F(p), gap bound max g − 1, log-likelihood L(p))
+        mass = np.bincount(owner, weights=p[pos], minlength=n)
+        w = 1.0 / (1.0 + rm1 * mass)
+        g = (w.sum() + np.bincount(pos, weights=(rm1 * w)[owner], minlength=n_symbols)) / n
+        nxt = p * g
+        return nxt / nxt.sum(), float(g.max() - 1.0), float(-np.log(w).sum())
+
+    # EM accelerated by SQUAREM (Varadhan and Roland 2008, scheme S3), keeping the plain EM point whenever the
+    # extrapolation leaves the simplex or lowers L, so L never decreases
+    p = np.full(n_symbols, 1.0 / n_symbols)
+    gap = np.inf
+    for it in range(1, max_iter + 1):
+        p1, gap, L0 = step(p)
+        if gap <= tol:
+            return p, it, gap
+        p2, _, L1 = step(p1)
+        r, v = p1 - p, p2 - 2 * p1 + p
+        nv = float(np.sqrt(v @ v))
+        candidate = p2
+        if nv > 0:
+            alpha = min(-1.0, -float(np.sqrt(r @ r)) / nv)
+            trial = p - 2 * alpha * r + alpha * alpha * v
+            if trial.min() >= 0:
+                trial = step(trial / trial.sum())[0]  # one stabilising EM map
+                if step(trial)[2] >= step(p2)[2]:  # L(trial) >= L(p2)
+                    candidate = trial
+        p = candidate
+    return p, max_iter, gap

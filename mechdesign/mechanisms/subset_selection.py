@@ -30,7 +30,7 @@ import numpy as np
 from mechdesign.mechanisms.base import StructuredMechanism
 from mechdesign.mechanisms.exact_random import uniform_below
 from mechdesign.mechanisms.krr import alphabet_labels
-from mechdesign.mechanisms.set_reports import floyd_sample, format_sets, parse_sets, sets_from_rows
+from mechdesign.mechanisms.set_reports import set_report_mle, floyd_sample, format_sets, parse_sets, sets_from_rows
 from mechdesign.mechanisms.two_level import RATIO_CAP, allowed_ratio, ratio_below
 from mechdesign.spec.errors import InputError
 
@@ -117,19 +117,16 @@ class SubsetSelection(StructuredMechanism):
                 where.append(rows)
         return sets_from_rows(blocks, where, n)
 
-    def has_report_likelihood(self):
-        return True
+    def mle_from_reports(self, reports):
+        return set_report_mle(reports, self.report_ratios(reports), self.n_symbols)
 
-    def support_sets(self, reports):
-        """Each report's set with the ratio R of its size (every column is R·L on the set, L off it), equal
-        reports grouped (:mod:`mechdesign.mechanisms.support_likelihood`)."""
-        from mechdesign.mechanisms.support_likelihood import sets_of_reports
-
+    def report_ratios(self, reports):
+        ratio_of_size = {s: float(r) for s, r in zip(self.sizes, self.ratios)}
         sizes = np.diff(reports.offsets)
-        rm1 = np.empty(reports.n)
-        for s, r in zip(self.sizes, self.ratios):
-            rm1[sizes == s] = float(r) - 1.0
-        return sets_of_reports(reports.offsets, reports.positions, rm1, self.n_symbols)
+        out = np.empty(reports.n)
+        for s, r in ratio_of_size.items():
+            out[sizes == s] = r
+        return out
 
     def support_counts(self, reports):
         return np.bincount(reports.positions, minlength=self.n_symbols)

@@ -24,7 +24,7 @@ import numpy as np
 from mechdesign.mechanisms.base import StructuredMechanism
 from mechdesign.mechanisms.exact_random import uniform_words32
 from mechdesign.mechanisms.krr import alphabet_labels
-from mechdesign.mechanisms.set_reports import format_sets, parse_sets
+from mechdesign.mechanisms.set_reports import set_report_mle, format_sets, parse_sets
 from mechdesign.mechanisms.two_level import allowed_ratio, ratio_below
 from mechdesign.mechanisms.base import Reports
 from mechdesign.spec.errors import InputError
@@ -85,16 +85,11 @@ class UnaryEncoding(StructuredMechanism):
         np.cumsum(offsets, out=offsets)
         return Reports(n=n, offsets=offsets, positions=np.concatenate(parts) if parts else np.zeros(0, np.int64))
 
-    def has_report_likelihood(self):
-        return True
+    def mle_from_reports(self, reports):
+        return set_report_mle(reports, self.report_ratios(reports), self.n_symbols)
 
-    def support_sets(self, reports):
-        """Each report's set B with the ratio R = p(1 − q)/((1 − p) q) (column B is two-level on B), equal reports
-        grouped (:mod:`mechdesign.mechanisms.support_likelihood`)."""
-        from mechdesign.mechanisms.support_likelihood import sets_of_reports
-
-        rm1 = np.full(reports.n, float(self.ratio) - 1.0)
-        return sets_of_reports(reports.offsets, reports.positions, rm1, self.n_symbols)
+    def report_ratios(self, reports):
+        return np.full(reports.n, float(self.ratio))
 
     def support_counts(self, reports):
         return np.bincount(reports.positions, minlength=self.n_symbols)

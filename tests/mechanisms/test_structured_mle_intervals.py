@@ -110,7 +110,7 @@ def test_bootstrap_intervals_cover_at_95_percent_short(name):
     assert _coverage_ok(covered), covered.mean(axis=0)
 
 
-@pytest.mark.slow  # 200 data sets x 200 resamples per family: about 20 s each
+@pytest.mark.slow  # 200 data sets x 200 resamples per family: 30-60 s each on a shared machine
 @pytest.mark.parametrize("name", ["subset_selection", "unary_encoding", "local_hashing_pool", "subset_mixture"])
 def test_bootstrap_intervals_cover_at_95_percent(name):
     covered = _bootstrap_coverage(name, reps=200, B=200, seed=43)
