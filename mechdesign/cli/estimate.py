@@ -42,8 +42,8 @@ def register(subparsers) -> None:
         default=None,
         choices=["mle", "inversion", "projected", "unbiased"],
         help="mle (EM, default for kernels), inversion (least squares), projected (inversion mapped to the simplex); "
-        "structured mechanisms: unbiased (default), projected, or mle (k-RR, subset_selection, unary_encoding, "
-        "local_hashing with a seed pool)",
+        "structured mechanisms: unbiased (default), projected, or mle (every family but local_hashing with a "
+        "fresh seed per report)",
     )
     p.add_argument(
         "--projection",

@@ -22,7 +22,8 @@ the plug-in π̂_x = C_x / n; intervals are Wilson's score interval for π_x map
 [0, 1], which keeps every interval that covered P(x) covering it. ``method="projected"`` maps f̂ onto the simplex (Euclidean
 projection, Held–Wolfe–Crowder 1974 / Duchi et al. 2008); ``method="mle"`` is the maximum-likelihood
 estimate: on the counts where the likelihood depends on them only (k-RR: :meth:`RandomizedResponse.mle_from_counts`),
-and on the reports themselves for subset selection, unary encoding and local hashing with a seed pool, with
+and on the reports themselves for subset selection, unary encoding, Hadamard response and local hashing with a
+seed pool, with
 asymptotic or parametric-bootstrap intervals (:mod:`mechdesign.mechanisms.support_likelihood`).
 """
 
@@ -326,8 +327,8 @@ class StructuredMechanism(ABC):
 
     def has_report_likelihood(self) -> bool:
         """True when :meth:`support_sets` groups the reports for the MLE on the reports themselves: the set-valued
-        families, whose ``report_ratios`` gives each report's ratio (subset selection, unary encoding), and local
-        hashing with a seed pool small enough for the pool decoder (it overrides this)."""
+        families, whose ``report_ratios`` gives each report's ratio (subset selection, unary encoding); local
+        hashing with a seed pool and Hadamard response override it."""
         return callable(getattr(self, "report_ratios", None))
 
     def support_sets(self, reports: Reports):
@@ -366,8 +367,8 @@ class StructuredMechanism(ABC):
     ) -> FrequencyEstimate:
         """Estimate P_X from :class:`Reports` or report text cells.
 
-        ``method="mle"`` for subset selection, unary encoding and local hashing with a seed pool is the MLE on
-        the reports themselves (their likelihood depends on each whole set), by EM, with standard errors and
+        ``method="mle"`` for subset selection, unary encoding, Hadamard response and local hashing with a seed pool
+        is the MLE on the reports themselves (their likelihood depends on each whole set), by EM, with standard errors and
         intervals (:func:`~mechdesign.mechanisms.support_likelihood.mle_with_intervals`): ``intervals="auto"``
         (default) runs a parametric bootstrap of ``bootstrap`` = B resamples (seeded by ``seed``; percentile
         intervals, as for explicit kernels) when B times the size of the grouped reports is at most

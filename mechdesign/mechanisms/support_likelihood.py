@@ -1,9 +1,9 @@
 """The maximum-likelihood estimate of P_X from reports whose columns are two-level, with intervals.
 
-Subset selection, unary encoding and local hashing with a known seed pool share one likelihood. Report y
-*supports* a set B_y ⊆ X and its column is K_x(y) = G_y (1 + (r_y − 1) 1{x ∈ B_y}) with G_y free of x
-(subset selection: r_y = R of the size |B_y|; unary encoding: r = p(1 − q)/((1 − p) q); local hashing with
-pool S: B_{s,v} = h_s⁻¹(v), r = R). So P(y) = G_y (1 + ρ_y P(B_y)), ρ_y = r_y − 1, and grouping equal
+Subset selection, unary encoding, Hadamard response and local hashing with a known seed pool share one
+likelihood. Report y *supports* a set B_y ⊆ X and its column is K_x(y) = G_y (1 + (r_y − 1) 1{x ∈ B_y}) with
+G_y free of x (subset selection: r_y = R of the size |B_y|; unary encoding: r = p(1 − q)/((1 − p) q); local
+hashing with pool S: B_{s,v} = h_s⁻¹(v), r = R; Hadamard response: B_y = {x : H[x+1, y] = +1}, r = R). So P(y) = G_y (1 + ρ_y P(B_y)), ρ_y = r_y − 1, and grouping equal
 reports (weight w_j = how many reports are y_j; local hashing groups by (seed, value)) the log-likelihood is
 
     L(P) = Σ_j w_j log(1 + ρ_j P(B_j)) + const,    concave on the simplex.

@@ -1,4 +1,4 @@
-"""The MLE of subset selection, unary encoding and pooled local hashing with intervals: the asymptotic standard
+"""The MLE of subset selection, unary encoding, Hadamard response and pooled local hashing with intervals: the asymptotic standard
 errors against the information computed in this file from the explicit kernel's definition, the MLE's spread
 by simulation against the constrained Cramér–Rao covariance J⁻¹ − P Pᵀ of the explicit kernel, coverage of the
 95% intervals (asymptotic and parametric bootstrap) by simulation with exact binomial tests, and the batched EM
@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechdesign.mechanisms import local_hashing, subset_selection, unary_encoding
+from mechdesign.mechanisms import hadamard_response, local_hashing, subset_selection, unary_encoding
 
 MAKERS = {
     "subset_selection": lambda: subset_selection(4, 1, d=2),
     "subset_mixture": lambda: subset_selection(5, 1, d=(1, 2), weights=("1/2", "1/2")),
     "unary_encoding": lambda: unary_encoding(5, 1),
     "local_hashing_pool": lambda: local_hashing(5, 1, g=3, seeds=6, rng=3),
+    "hadamard_response": lambda: hadamard_response(5, 1),
 }
 PRIORS = {4: np.array([0.4, 0.3, 0.2, 0.1]), 5: np.array([0.3, 0.25, 0.2, 0.15, 0.1])}
 
@@ -71,7 +72,7 @@ def _coverage_ok(covered, level=0.95, alpha=0.001):
     return all(stats.binomtest(int(covered[:, x].sum()), reps, level).pvalue >= alpha / n_sym for x in range(n_sym))
 
 
-@pytest.mark.parametrize("name", ["subset_selection", "unary_encoding", "local_hashing_pool"])
+@pytest.mark.parametrize("name", ["subset_selection", "unary_encoding", "local_hashing_pool", "hadamard_response"])
 def test_asymptotic_intervals_cover_at_95_percent_and_the_spread_matches_cramer_rao(name):
     m = MAKERS[name]()
     P = PRIORS[m.n_symbols]
@@ -104,14 +105,16 @@ def _bootstrap_coverage(name, reps, B, seed):
     return np.array([(f.lower <= P) & (P <= f.upper) for f in fits])
 
 
-@pytest.mark.parametrize("name", ["subset_selection", "unary_encoding", "local_hashing_pool"])
+@pytest.mark.parametrize("name", ["subset_selection", "unary_encoding", "local_hashing_pool", "hadamard_response"])
 def test_bootstrap_intervals_cover_at_95_percent_short(name):
     covered = _bootstrap_coverage(name, reps=60, B=100, seed=41)
     assert _coverage_ok(covered), covered.mean(axis=0)
 
 
 @pytest.mark.slow  # 200 data sets x 200 resamples per family: 30-60 s each on a shared machine
-@pytest.mark.parametrize("name", ["subset_selection", "unary_encoding", "local_hashing_pool", "subset_mixture"])
+@pytest.mark.parametrize(
+    "name", ["subset_selection", "unary_encoding", "local_hashing_pool", "subset_mixture", "hadamard_response"]
+)
 def test_bootstrap_intervals_cover_at_95_percent(name):
     covered = _bootstrap_coverage(name, reps=200, B=200, seed=43)
     assert _coverage_ok(covered), covered.mean(axis=0)
@@ -146,13 +149,28 @@ def test_bootstrap_is_reproducible_by_seed_and_auto_chooses_by_size():
     assert np.isfinite(big.estimate(rb, method="mle").upper).all()
 
 
-def test_fresh_seed_local_hashing_and_hadamard_refuse_the_mle():
-    from mechdesign.mechanisms import hadamard_response
+def test_fresh_seed_local_hashing_refuses_the_mle():
     from mechdesign.spec.errors import InputError
 
-    for m, rule in [(local_hashing(5, 1), "fresh seed per report"), (hadamard_response(5, 1), "not a function")]:
-        r = m.privatize_indices(np.zeros(20, dtype=np.int64), rng=1)
-        with pytest.raises(InputError, match=rule):
-            m.estimate(r, method="mle")
+    r = local_hashing(5, 1).privatize_indices(np.zeros(20, dtype=np.int64), rng=1)
+    with pytest.raises(InputError, match="fresh seed per report has no compact likelihood"):
+        local_hashing(5, 1).estimate(r, method="mle")
     with pytest.raises(InputError, match="--bootstrap"):
         unary_encoding(4, 1).estimate(["0"], method="mle", intervals="bootstrap", bootstrap=1)
+
+
+@pytest.mark.parametrize("name", ["hadamard_response", "subset_mixture"])
+def test_mle_equals_em_on_the_explicit_kernel(name):
+    """The MLE on grouped reports against the project's EM + Newton on the explicit kernel's output counts (an
+    independent implementation on the N × M matrix)."""
+    from mechdesign.release.estimate import em_mle
+
+    m = MAKERS[name]()
+    rng = np.random.default_rng(17)
+    reports = m.privatize_indices(rng.choice(m.n_symbols, size=3000, p=rng.dirichlet(np.ones(m.n_symbols))), rng=rng)
+    K, y = _columns_of_reports(m, reports)
+    ours = m.estimate(reports, method="mle", intervals="asymptotic")
+    assert ours.diagnostics["gap"] <= 1e-9
+    np.testing.assert_allclose(
+        ours.estimate, em_mle(K, np.bincount(y, minlength=K.shape[1]), tol=1e-12).p[0], atol=1e-4
+    )
