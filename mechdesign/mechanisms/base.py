@@ -372,7 +372,8 @@ class StructuredMechanism(ABC):
         intervals (:func:`~mechdesign.mechanisms.support_likelihood.mle_with_intervals`): ``intervals="auto"``
         (default) runs a parametric bootstrap of ``bootstrap`` = B resamples (seeded by ``seed``; percentile
         intervals, as for explicit kernels) when B times the size of the grouped reports is at most
-        :data:`~mechdesign.mechanisms.support_likelihood.BOOTSTRAP_AUTO_LIMIT` integers (small alphabets), else the
+        :data:`~mechdesign.mechanisms.support_likelihood.BOOTSTRAP_AUTO_LIMIT` integers (small alphabets) and
+        B · n at most :data:`~mechdesign.mechanisms.support_likelihood.BOOTSTRAP_AUTO_REPORTS`, else the
         asymptotic intervals from the observed information (Wald, clipped to [0, 1]); ``"bootstrap"`` and
         ``"asymptotic"`` force one. The bootstrap is the default where it is cheap because it follows the MLE's
         skewed law near the simplex's boundary, where the normal approximation is poorest; at large n the two

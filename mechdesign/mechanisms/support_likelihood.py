@@ -60,6 +60,7 @@ __all__ = [
     "INFORMATION_LIMIT",
     "INFORMATION_MAX_SYMBOLS",
     "BOOTSTRAP_AUTO_LIMIT",
+    "BOOTSTRAP_AUTO_REPORTS",
 ]
 
 INFORMATION_LIMIT = 3 * 10**8
@@ -72,6 +73,8 @@ resamples) is at most this, and uses the asymptotic intervals above it. Small al
 reports: at most C(N, d), 2^N or pool · g distinct ones) bootstrap in well under a second; with many distinct
 reports, and masses at 0 where EM converges slowly, B refits take minutes (N = 30, n = 3000, B = 200: about
 two minutes), while the asymptotic intervals take milliseconds."""
+BOOTSTRAP_AUTO_REPORTS = 2 * 10**7
+"""``intervals="auto"`` also needs B · n (the reports the bootstrap draws, about 2·10⁶ per second) at most this."""
 _PACK_MAX_SYMBOLS = 62
 """Up to this N a set is one int64 bit mask, and equal reports are grouped before EM."""
 
@@ -263,8 +266,9 @@ def mle_with_intervals(
     standard errors and intervals (module docstring). ``intervals``: ``"asymptotic"`` (observed information,
     Wald intervals clipped to [0, 1]), ``"bootstrap"`` (``bootstrap`` = B parametric resamples through the
     mechanism's sampler, seeded by ``seed``; percentile intervals) or ``"auto"``: the bootstrap when
-    B · Σ_j |B_j| over the grouped reports is at most :data:`BOOTSTRAP_AUTO_LIMIT` (cheap), else the asymptotic
-    intervals (the B refits would take minutes). Returns the fields of a
+    B · Σ_j |B_j| over the grouped reports is at most :data:`BOOTSTRAP_AUTO_LIMIT` and B · n at most
+    :data:`BOOTSTRAP_AUTO_REPORTS` (seconds), else the asymptotic intervals (the B refits or draws would take
+    minutes). Returns the fields of a
     :class:`~mechdesign.mechanisms.base.FrequencyEstimate` as a dict."""
     from scipy.stats import norm
 
@@ -285,7 +289,8 @@ def mle_with_intervals(
         notes.append(f"EM did not reach the gap {tol:g} in {max_iter} maps (gap {gaps[0]:.3g})")
     if intervals == "auto":
         work = bootstrap * max(int(S.positions.size), S.row.size)
-        intervals = "bootstrap" if bootstrap >= 2 and work <= BOOTSTRAP_AUTO_LIMIT else "asymptotic"
+        cheap = work <= BOOTSTRAP_AUTO_LIMIT and bootstrap * reports.n <= BOOTSTRAP_AUTO_REPORTS
+        intervals = "bootstrap" if bootstrap >= 2 and cheap else "asymptotic"
     nan = np.full(N, np.nan)
     se, lower, upper = nan, nan, nan
     if intervals == "asymptotic":

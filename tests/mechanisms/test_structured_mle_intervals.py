@@ -147,6 +147,9 @@ def test_bootstrap_is_reproducible_by_seed_and_auto_chooses_by_size():
     rb = big.privatize_indices(rng.choice(40, size=3000), rng=rng)
     assert big.estimate(rb, method="mle").uncertainty.startswith("asymptotic")  # many distinct reports
     assert np.isfinite(big.estimate(rb, method="mle").upper).all()
+    many = m.privatize_indices(rng.choice(4, size=100_001, p=PRIORS[4]), rng=rng)  # B · n > 2·10^7 draws
+    assert m.estimate(many, method="mle").uncertainty.startswith("asymptotic")
+    assert m.estimate(many, method="mle", bootstrap=50).uncertainty.startswith("parametric bootstrap (B = 50")
 
 
 def test_fresh_seed_local_hashing_refuses_the_mle():
