@@ -21,10 +21,10 @@ the plug-in π̂_x = C_x / n; intervals are Wilson's score interval for π_x map
 π ↦ (π − q*)/(p* − q*) (asymptotically f̂_x ± z se_x, and never of width 0 when C_x is 0 or n), clipped to
 [0, 1], which keeps every interval that covered P(x) covering it. ``method="projected"`` maps f̂ onto the simplex (Euclidean
 projection, Held–Wolfe–Crowder 1974 / Duchi et al. 2008); ``method="mle"`` is the maximum-likelihood
-estimate: on the counts where the likelihood depends on them only (k-RR: :meth:`RandomizedResponse.mle_from_counts`),
-and on the reports themselves for subset selection, unary encoding, Hadamard response and local hashing with a
-seed pool, with
-asymptotic or parametric-bootstrap intervals (:mod:`mechdesign.mechanisms.support_likelihood`).
+estimate: on the counts where the likelihood depends on them only (k-RR:
+:meth:`RandomizedResponse.mle_from_counts`), and on the reports themselves for subset selection, unary encoding,
+Hadamard response and local hashing with a seed pool, with asymptotic or parametric-bootstrap intervals
+(:mod:`mechdesign.mechanisms.support_likelihood`).
 """
 
 from __future__ import annotations
@@ -368,8 +368,8 @@ class StructuredMechanism(ABC):
         """Estimate P_X from :class:`Reports` or report text cells.
 
         ``method="mle"`` for subset selection, unary encoding, Hadamard response and local hashing with a seed pool
-        is the MLE on the reports themselves (their likelihood depends on each whole set), by EM, with standard errors and
-        intervals (:func:`~mechdesign.mechanisms.support_likelihood.mle_with_intervals`): ``intervals="auto"``
+        is the MLE on the reports themselves (their likelihood depends on each whole report), by EM, with standard
+        errors and intervals (:func:`~mechdesign.mechanisms.support_likelihood.mle_with_intervals`): ``intervals="auto"``
         (default) runs a parametric bootstrap of ``bootstrap`` = B resamples (seeded by ``seed``; percentile
         intervals, as for explicit kernels) when B times the size of the grouped reports is at most
         :data:`~mechdesign.mechanisms.support_likelihood.BOOTSTRAP_AUTO_LIMIT` integers (small alphabets) and

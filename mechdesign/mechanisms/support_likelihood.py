@@ -3,8 +3,9 @@
 Subset selection, unary encoding, Hadamard response and local hashing with a known seed pool share one
 likelihood. Report y *supports* a set B_y ⊆ X and its column is K_x(y) = G_y (1 + (r_y − 1) 1{x ∈ B_y}) with
 G_y free of x (subset selection: r_y = R of the size |B_y|; unary encoding: r = p(1 − q)/((1 − p) q); local
-hashing with pool S: B_{s,v} = h_s⁻¹(v), r = R; Hadamard response: B_y = {x : H[x+1, y] = +1}, r = R). So P(y) = G_y (1 + ρ_y P(B_y)), ρ_y = r_y − 1, and grouping equal
-reports (weight w_j = how many reports are y_j; local hashing groups by (seed, value)) the log-likelihood is
+hashing with pool S: B_{s,v} = h_s⁻¹(v), r = R; Hadamard response: B_y = {x : H[x+1, y] = +1}, r = R). So
+P(y) = G_y (1 + ρ_y P(B_y)), ρ_y = r_y − 1, and grouping equal reports (weight w_j = how many reports are y_j;
+local hashing groups by (seed, value)) the log-likelihood is
 
     L(P) = Σ_j w_j log(1 + ρ_j P(B_j)) + const,    concave on the simplex.
 
@@ -35,7 +36,7 @@ and the Wald interval P̂_x ± z √(C_xx / n) is clipped to [0, 1]. Forming n J
 inverting it O(N³): above :data:`INFORMATION_LIMIT` or :data:`INFORMATION_MAX_SYMBOLS` there are no asymptotic
 intervals (the estimate says so).
 
-**Parametric bootstrap** (Efron and Tibshirani, *An Introduction to the Bootstrap*, 1993, ch. 6 and 13):
+**Parametric bootstrap** (Efron and Tibshirani, *An Introduction to the Bootstrap*, 1993, §6.5 and ch. 13):
 B data sets of n reports are drawn through the mechanism's own exact sampler from the fitted P̂ (n symbols
 i.i.d. from P̂, each released by :meth:`StructuredMechanism.privatize_indices`, all from one seeded
 ``numpy.random.default_rng(seed)``), refitted by the same EM warm-started at P̂, and the standard error is
