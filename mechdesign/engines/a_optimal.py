@@ -299,6 +299,7 @@ def _restricted_clarabel(R: np.ndarray, priors: list[np.ndarray]):
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-10
     settings.max_iter = 200
+    settings.direct_solve_method = "qdldl"  # 2–3 times faster here than the multi-threaded default (faer)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
