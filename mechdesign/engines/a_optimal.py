@@ -34,12 +34,20 @@ Lagrangian dual: tr(WJW) = tr J⁻¹ and the KKT conditions say G_r ≤ λ·r wi
 gap closes as the solve converges. The bound holds for *any* W, w and λ: floating-point errors in them cost
 nothing; the rounding in evaluating the formula is bounded explicitly (:func:`dual_bound`).
 
-**Solving (A)** over listed rays: column generation. The restricted program over a working set S is solved by
-cvxpy with Clarabel (``tr_inv`` of an affine matrix, an SDP); then G_r is priced over *all* listed rays, the LP
-above is solved over all of them with HiGHS (its value gives the bound), and the rays with the largest reduced
-value G_r − λ_S·r join S. A working set of O(N²) rays suffices (Carathéodory: J determines the row sums, and J
-lives in a space of dimension N(N+1)/2), and the emitted kernel is reduced to at most N(N+1)/2 columns by a
-basic solution of Σ φ_r M_r = J(θ) (the same J, hence the same U).
+**Solving (A)** over listed rays: column generation. The first restricted program over a working set S is an SDP
+solved by Clarabel, called directly (:func:`_restricted_clarabel`: tr J⁻¹ = min{tr X : [[X, I], [I, J]] ⪰ 0};
+through cvxpy's ``tr_inv`` when that fails); its θ is taken to a vertex of its optimal face with the same J
+(:func:`reduce_support`) and finished by the active-set Newton method :func:`_newton` (the interior point is accurate
+to about the square root of its tolerance; Newton restores full accuracy, so that the bound closes to ~1e−12). Each
+later round starts Newton from the last θ with the new rays at 0 (one prior: Clarabel only when Newton does not
+reach the optimality conditions on S). G_r is priced over *all* listed rays against the restricted multipliers λ_S,
+and the rays with the largest reduced value G_r − λ_S·r join S. The floating-point value of the bound at λ_S,
+value − N·max(0, h_S) at a restricted optimum, says when the bound can close: only then (or in the last round) is
+the LP above solved over all rays with HiGHS for the rigorous bound (:func:`dual_bound`, whose rounding
+allowances hold for any W, w and λ, so that how θ was found costs the certificate nothing). A working set of O(N²)
+rays suffices (Carathéodory: J determines the row sums, and J lives in a space of dimension N(N+1)/2), and the
+emitted kernel is reduced to at most N(N+1)/2 columns by a basic solution of Σ φ_r M_r = J(θ) (the same J, hence
+the same U).
 """
 
 from __future__ import annotations
@@ -383,11 +391,15 @@ def _newton(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int) -> _New
     system [[H, Aᵀ], [A, 0]] (d, λ) = (−g, 1 − Aθ) (A = the rays of F as columns). H is singular when |F| exceeds
     N(N+1)/2, but dᵀHd = 2 tr(W Δ W Δ W) vanishes only where Δ = Σ d_r b_r b_rᵀ = 0, where gᵀd = −tr(W Δ W) = 0 too,
     so the system is consistent and least squares gives a step. A free ray at 0 with d_r < 0 leaves F; a step that
-    would make a weight negative stops at the first one (ratio test), which leaves F; a step that does not lower f is
-    halved. When the steps stop making progress on F, the rays outside F with a positive reduced value
-    G_r − λ·r (the KKT conditions ask G_r ≤ λ·r; :func:`dual_bound`) join F at 0, up to N at a time, largest
-    (G_r − λ·r)/(1·r) first. ``optimal`` reports the KKT conditions over all of R at the end: Aθ = 1 to 1e−12,
-    |G_r − λ·r| ≤ 1e−9·max G on F and (G_r − λ·r)/(1·r) ≤ 1e−9·max G off it."""
+    would make a weight negative stops at the first one (ratio test), which leaves F; a weight below 1e−6 of the
+    largest that stops the step at once just leaves F (the next step restores Σ θ_r r = 1); a step that does not
+    lower f is halved. Steps below 1e−6 of the largest weight (where f moves by little more than its rounding) are
+    taken whole while they shrink. When the steps make no more progress on F, the rays outside F with a reduced value
+    (G_r − λ·r)/(1·r) above 1e−11·U/N (the KKT conditions ask G_r ≤ λ·r; :func:`dual_bound`) join F at 0, up to N at a
+    time, largest first. ``optimal``: at the end Aθ = 1 to 1e−12 and the gap of the bound of :func:`dual_bound` at
+    W = J(θ)⁻¹ and the least-squares λ over the support, −Σ θ_r (G_r − λ·r) + N·max(0, max_r (G_r − λ·r)/(1·r)) in
+    floating point, is at most 1e−10·U over every row of R. θ is returned unchanged when the end point is
+    infeasible or worse than a feasible θ."""
     from scipy.linalg import lstsq
 
     m, n = R.shape
