@@ -392,8 +392,8 @@ def _newton(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int) -> _New
     N(N+1)/2, but dᵀHd = 2 tr(W Δ W Δ W) vanishes only where Δ = Σ d_r b_r b_rᵀ = 0, where gᵀd = −tr(W Δ W) = 0 too,
     so the system is consistent and least squares gives a step. A free ray at 0 with d_r < 0 leaves F; a step that
     would make a weight negative stops at the first one (ratio test), which leaves F; a weight below 1e−6 of the
-    largest that stops the step at once just leaves F (the next step restores Σ θ_r r = 1); a step that does not
-    lower f is halved. Steps below 1e−6 of the largest weight (where f moves by little more than its rounding) are
+    largest that stops the step at once just leaves F (then, and at the start, the least-norm correction on F restores
+    Σ θ_r r = 1); a step that does not lower f is halved. Steps below 1e−6 of the largest weight (where f moves by little more than its rounding) are
     taken whole while they shrink. When the steps make no more progress on F, the rays outside F with a reduced value
     (G_r − λ·r)/(1·r) above 1e−11·U/N (the KKT conditions ask G_r ≤ λ·r; :func:`dual_bound`) join F at 0, up to N at a
     time, largest first. ``optimal``: at the end Aθ = 1 to 1e−12 and the gap of the bound of :func:`dual_bound` at
@@ -408,6 +408,20 @@ def _newton(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int) -> _New
     top = theta.max()
     free = theta > 1e-7 * top
     th = np.where(free, theta, 0.0)
+
+    def feasible(t, fr):
+        """t on F moved by the least-norm correction onto Σ θ_r r = 1 when that keeps it positive (dropping weights
+        breaks the rows by up to their size; a line search on f would reject the step that restores them, which
+        lowers the mass and so raises f)."""
+        act = np.flatnonzero(fr)
+        A = R[act].T
+        c = np.linalg.lstsq(A, 1.0 - A @ t[act], rcond=None)[0]
+        if np.all(t[act] + c > 0):
+            t = t.copy()
+            t[act] += c
+        return t
+
+    th = feasible(th, free)
 
     def value(t, fr):
         B = B_all[fr]
@@ -453,6 +467,7 @@ def _newton(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int) -> _New
             # a weight next to 0 stops the step at once: it leaves F (the next step restores Σ θ_r r = 1)
             th[act[block]] = 0.0
             free[act[block]] = False
+            th = feasible(th, free)
             f = value(th, free)
             continue
         if alpha == 1.0 and size <= 1e-6 * t.max():
