@@ -110,3 +110,15 @@ def test_column_generation_certifies_the_independent_optimum(n, eps, prior_set):
     assert d.value - d.bound <= 1e-9 * d.value
     assert d.bound <= reference * (1 + 1e-7)  # a lower bound on the optimum (the reference to its tolerance)
     assert d.value == pytest.approx(reference, rel=1e-6)
+
+
+def test_newton_restores_the_rows_of_an_interior_point_before_its_line_search():
+    # Clarabel's θ here breaks Σ θ_r r = 1 by ~1e-9 (more mass, a lower f than any feasible θ): a line search on f
+    # from there rejected every step back to the rows, and the design ended 3e-6 short of its bound
+    n = 7
+    P = np.random.default_rng(2).dirichlet(np.ones(n) * 0.5).round(6)
+    P[-1] = 1 - P[:-1].sum()
+    R = _rays(n, 1.0)
+    d = ao.solve_a_optimal(R, [P], SolverOptions())
+    assert d.value - d.bound <= 1e-9 * d.value
+    assert d.value == pytest.approx(_independent(R, [P]), rel=1e-6)
