@@ -161,9 +161,16 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--out", default=None)
     ap.add_argument("--figure", default="benchmarks/results/frequency_estimation_data.png")
+    ap.add_argument(
+        "--rows", default="benchmarks/results/frequency_estimation_data.jsonl", help="every release's error"
+    )
+    ap.add_argument("--redraw", action="store_true", help="only redraw the figure from --rows")
     args = ap.parse_args(argv)
     labels, sample, counts = population(args.n)
     k, n = len(labels), args.n
+    if args.redraw:
+        figure(load_rows(args.rows), args.figure, k, n)
+        return
     f = counts / n
     rng = np.random.default_rng(1)
     rows, skipped = [], []
@@ -173,6 +180,7 @@ def main(argv=None):
         peer_rows, skipped = measure_peers(k, eps, sample, f, args.reps, args.olh_reps, 10_000 * (j + 1))
         rows += peer_rows
     elapsed, load_end = time.perf_counter() - t_all, os.getloadavg()[0]
+    save_rows(rows, args.rows)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     qx_name = f"designed, Q_X(1/{2 * k})"
     lines = [
@@ -241,61 +249,91 @@ def main(argv=None):
     figure(rows, args.figure, k, n)
 
 
+FAMILY_COLOURS = {"GRR": "tab:orange", "DE": "tab:orange", "SS": "tab:green", "OUE": "tab:red", "OLH": "tab:purple"}
+FAMILY_COLOURS["HR"] = "tab:brown"
+LIBRARY_STYLE = {"multi-freq-ldpy": dict(ls="--", marker="s"), "pure-ldp": dict(ls=":", marker="^")}
+DESIGNED_STYLE = {
+    "designed, ε-LDP": dict(color="black", ls="-", marker="o", lw=2.4),
+    "k-RR (explicit kernel)": dict(color="tab:orange", ls="-", marker="o", lw=1.6),
+}
+
+
 def figure(rows, path, k, n):
+    """Measured MSE against ε for every mechanism (left) and relative to the designed ε-LDP mechanism (right);
+    colour: the family, line style and marker: the library (solid: mechdesign, dashed: multi-freq-ldpy,
+    dotted: pure-ldp)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
-    names = list(
-        dict.fromkeys(r["name"].replace(" (high-privacy variant)", "").replace(" (blocked variant)", "") for r in rows)
-    )
-    ref = {r["eps"]: r["err"].mean() for r in rows if r["name"] == "designed, ε-LDP"}
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2))
-    cmap = plt.get_cmap("tab20")
-    for i, name in enumerate(names):
-        pts = [
-            r
-            for r in rows
-            if r["name"].startswith(name)
-            and r["name"].replace(name, "") in ("", " (high-privacy variant)", " (blocked variant)")
-        ]
+    def base(name):
+        return name.replace(" (high-privacy variant)", "").replace(" (blocked variant)", "")
+
+    names = list(dict.fromkeys(base(r["name"]) for r in rows))
+    ref = {r["eps"]: np.mean(r["err"]) for r in rows if r["name"] == "designed, ε-LDP"}
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.4))
+    for name in names:
+        pts = [r for r in rows if base(r["name"]) == name]
         e = np.array([r["eps"] for r in pts])
-        m = np.array([r["err"].mean() for r in pts])
-        se = np.array([mean_se(r["err"])[1] for r in pts])
-        designed_row = pts[0]["library"] == "mechdesign"
-        style = dict(
-            color="black" if name == "designed, ε-LDP" else cmap(i % 20),
-            marker="o" if designed_row else "s",
-            ls="-" if designed_row else "--",
-            lw=2.2 if designed_row else 1.2,
-            ms=5,
-        )
-        reps = sorted({r["reps"] for r in pts})
-        label = f"{name} ({'/'.join(map(str, reps))} releases)"
-        axes[0].errorbar(e, m, yerr=se, label=label, capsize=2, **style)
-        axes[1].errorbar(
-            e, m / np.array([ref[x] for x in e]), yerr=se / np.array([ref[x] for x in e]), capsize=2, **style
-        )
+        m = np.array([np.mean(r["err"]) for r in pts])
+        se = np.array([mean_se(np.asarray(r["err"]))[1] for r in pts])
+        if pts[0]["library"] == "mechdesign":
+            style = DESIGNED_STYLE.get(name, dict(color="tab:blue", ls="-", marker="o", lw=2.4))
+        else:
+            style = dict(color=FAMILY_COLOURS[name.split()[-1]], lw=1.3, **LIBRARY_STYLE[pts[0]["library"]])
+        reps = "/".join(map(str, sorted({r["reps"] for r in pts})))
+        label = f"{name} ({reps} releases)" + (", blocked variant above ε = 1" if name.endswith("HR") else "")
+        r_ = np.array([ref[x] for x in e])
+        axes[0].errorbar(e, m, yerr=se, label=label, capsize=2, ms=5, **style)
+        axes[1].errorbar(e, m / r_, yerr=se / r_, capsize=2, ms=5, **style)
         if name == "designed, ε-LDP":
             axes[0].plot(
-                e, [r["predicted"] for r in pts], "k:", lw=1, label="designed, ε-LDP: predicted (U − (1 − ‖f‖²))/n"
+                e,
+                [r["predicted"] for r in pts],
+                color="black",
+                ls=(0, (1, 1)),
+                lw=1,
+                label="designed, ε-LDP: predicted (U − (1 − ‖f‖²))/n",
             )
     axes[0].set_yscale("log")
     axes[0].set_ylabel("measured mean squared error E‖f̂ − f‖²")
     axes[0].set_title(f"airports by state, k = {k}, n = {n:,}: measured MSE (± s.e.)")
     axes[1].set_yscale("log")
     axes[1].axhline(1, color="black", lw=0.8)
-    axes[1].set_ylabel("measured MSE / designed ε-LDP's measured MSE")
-    axes[1].set_title("relative to the designed ε-LDP mechanism (above 1: worse)")
+    axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[1].yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if round(v * 10) % 2 == 0 else ""))
+    axes[1].set_ylabel("measured MSE ÷ designed ε-LDP's measured MSE")
+    axes[1].set_title("relative to the designed ε-LDP mechanism (above 1: larger error)")
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xticks([0.5, 1, 2, 4], ["0.5", "1", "2", "4"])
         ax.set_xlabel("ε (nats)")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=7, loc="lower left")
+    axes[0].legend(
+        fontsize=7,
+        loc="lower left",
+        title="solid: mechdesign, dashed: multi-freq-ldpy, dotted: pure-ldp",
+        title_fontsize=7,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def save_rows(rows, path):
+    import json
+
+    with open(path, "w") as fh:
+        for r in rows:
+            fh.write(json.dumps({**r, "err": [float(v) for v in r["err"]]}) + "\n")
+
+
+def load_rows(path):
+    import json
+
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
 
 
 if __name__ == "__main__":
