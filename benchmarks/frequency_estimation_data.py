@@ -40,7 +40,7 @@ from mechdesign.theory.estimation import mle_error
 from peer_oracles import PEERS, analytical_variance, run_peer, unavailable
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
-SUPPORT_NAME = "designed, ε-LDP, support counts, clip, renormalise (the peers' decoder)"
+SUPPORT_NAME = "designed, ε-LDP, peers' decoder (support counts, clip, renormalise)"
 
 
 def population(n: int):
@@ -317,7 +317,7 @@ def figure(rows, path, k, n):
 
     names = list(dict.fromkeys(base(r["name"]) for r in rows))
     ref = {r["eps"]: np.mean(r["err"]) for r in rows if r["name"] == "designed, ε-LDP"}
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.4))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 6.6))
     for name in names:
         pts = [r for r in rows if base(r["name"]) == name]
         e = np.array([r["eps"] for r in pts])
@@ -355,13 +355,17 @@ def figure(rows, path, k, n):
         ax.set_xticks([0.5, 1, 2, 4], ["0.5", "1", "2", "4"])
         ax.set_xlabel("ε (nats)")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(
-        fontsize=7,
-        loc="lower left",
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        ncol=3,
+        fontsize=8,
         title="solid: mechdesign, dashed: multi-freq-ldpy, dotted: pure-ldp",
-        title_fontsize=7,
+        title_fontsize=8,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
     fig.savefig(path, dpi=120)
 
 
