@@ -50,18 +50,16 @@ def test_parquet_holds_the_text_reports_and_estimates_alike(files, family, capsy
     cells = [line.split(",")[1] for line in lines]
     assert [" ".join(map(str, s)) for s in table.column("c").to_pylist()] == cells
     assert pq.ParquetFile(binary).metadata.num_row_groups == 6
-    outputs = []
-    for source in (text, binary):
-        est = files / f"est_{source.suffix[1:]}.csv"
-        assert (
-            main(
-                ["estimate", "--mechanism-file", str(mech), "--input", str(source), "--column", "c"] + ["-o", str(est)]
-            )
-            == 0
-        )
-        outputs.append(est.read_text())
-    capsys.readouterr()
-    assert outputs[0] == outputs[1]
+    for method in (["--method", "unbiased"], ["--method", "mle", "--bootstrap", "0"]):  # counts; whole reports
+        outputs = []
+        for source in (text, binary):
+            est = files / f"est_{source.suffix[1:]}.csv"
+            args = ["estimate", "--mechanism-file", str(mech), "--input", str(source), "--column", "c", *method]
+            assert main(args + ["-o", str(est)]) == 0
+            outputs.append(est.read_text())
+        capsys.readouterr()
+        assert outputs[0] == outputs[1], method
+        assert len(outputs[0].splitlines()) == 13  # header + the 12 symbols
 
 
 def _write(path, column, names=("id", "c")):
