@@ -28,7 +28,6 @@ __all__ = [
     "resolve_rng",
     "uniform_below",
     "uniform_below_rows",
-    "uniform_words32",
     "random_bytes",
     "dyadic_below",
     "bernoulli",
@@ -112,13 +111,6 @@ def uniform_below_rows(rng, bounds, size: int) -> np.ndarray:
         flat_out[todo[ok]] = vals[ok].astype(np.int64)
         todo, row_of = todo[~ok], row_of[~ok]
     return out
-
-
-def uniform_words32(rng, size: int) -> np.ndarray:
-    """``size`` independent uniform 32-bit words (uint32)."""
-    if isinstance(rng, np.random.Generator):
-        return rng.bit_generator.random_raw((size + 1) // 2).view(np.uint32)[:size]  # raw 64-bit outputs, halved
-    return np.frombuffer(os.urandom(4 * size), dtype=np.uint32)
 
 
 def random_bytes(rng, size: int) -> np.ndarray:
