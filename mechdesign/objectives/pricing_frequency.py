@@ -38,10 +38,13 @@ the item whose Gilmore–Lawler overestimate is largest, or the free item of lar
 slack dominates. A node whose bound is ≤ the cut max(prune, incumbent) is dropped. When the node limit or the
 deadline stops a family, the bounds of the nodes left open are used: the certificate stays valid, only looser.
 
-**Rounding.** Every node bound and every evaluated value is a sum of terms whose absolute values add up to at
-most S_f = (‖|W| 1‖² + ‖|W|‖_∞ ...)/s_min + Σ|λ| (entries of r are in [0, 1]), computed with O(N) operations
-each; :func:`family_allowance` adds 64(N + 2)u·S_f/(1·r) (u = 2⁻⁵³) to the family's certificate, which covers
-them (the same orders as :func:`mechdesign.engines.a_optimal.dual_bound`, with a margin of 8).
+**Rounding.** Entries of r lie in [0, 1], so in any node bound or evaluated value the numerator's terms add up
+in absolute value to at most 16‖|W| 1‖² (‖c_I‖² ≤ ‖|W|1‖², Σ_i 2|(W c_I)_i| ≤ 2·1ᵀ|W||W|1, Σ_ij |(W²)_ij| ≤
+1ᵀ|W|²1, each used a few times by the bound on the complement), the denominator is at least s_min (the least Pᵀr over the family) and the λ terms add up to at most
+Σ|λ|: every quantity is a sum of such terms computed with at most 2N + 10 roundings each, and the family's levels
+(m_q, w) are within a few ulps of their exact values. :func:`family_allowance` adds
+64(N + 2)u·(16‖|W|1‖²/s_min + Σ|λ|)/(1·r) (u = 2⁻⁵³) to the family's certificate, which covers all of them with a
+margin (the orders of :func:`mechdesign.engines.a_optimal.dual_bound`).
 """
 
 from __future__ import annotations
@@ -114,13 +117,13 @@ def frequency_families(fams, n: int) -> list[FrequencyFamily]:
 
 def family_allowance(fam: FrequencyFamily, W: np.ndarray, P: np.ndarray, lam: np.ndarray) -> float:
     """An upper bound on the floating-point error of any node bound or value computed for ``fam`` (module doc):
-    64(N + 2)u·(‖|W|1‖²·(1 + Σ_x P_x)/s_min + Σ|λ|)/(1·r), s_min = the least Pᵀr over the family."""
+    64(N + 2)u·(16‖|W|1‖²/s_min + Σ|λ|)/(1·r), s_min = the least Pᵀr over the family."""
     n = len(P)
     Pf = np.sort(P[fam.free])
     s_min = float(P @ fam.r0) + fam.delta * float(Pf[: fam.size].sum())
     s_min = max(s_min * (1 - 4 * n * U), 1e-300)
     mag = float(np.sum((np.abs(W) @ np.ones(n)) ** 2))
-    return 64 * (n + 2) * U * (mag * 2.0 / s_min + float(np.abs(lam).sum())) / fam.norm
+    return 64 * (n + 2) * U * (16.0 * mag / s_min + float(np.abs(lam).sum())) / fam.norm
 
 
 class _Context:
@@ -145,9 +148,24 @@ class _Node:
     out: list
 
 
+def _top_sum(v: np.ndarray, k: int) -> np.ndarray:
+    """Per row of v, the sum of its k largest entries (0 when k = 0)."""
+    if k <= 0:
+        return np.zeros(len(v))
+    return -np.partition(-v, k - 1, axis=1)[:, :k].sum(axis=1)
+
+
+def _top(coef: np.ndarray, k: int) -> np.ndarray:
+    return np.argpartition(-coef, k - 1)[:k] if 0 < k < len(coef) else np.arange(len(coef))[:k]
+
+
 def _node_bound(ctx: _Context, fam: FrequencyFamily, inside: list, free: np.ndarray, k: int):
-    """(upper bound of F over the node, maximising top-k set as free positions, GL overestimate per free item,
-    denominator slack share)."""
+    """(upper bound of F over the node, the bound's maximising set as positions in ``free``, Gilmore–Lawler
+    overestimate per free item, s_lo, Pᵀr of the fixed part).
+
+    Two bounds, the smaller is returned: Gilmore–Lawler on the k chosen items (module doc), and the same on the
+    nf − k items left out (y = 1 − y'; the numerator is then n₀ + L + S − Σ y'_i(ℓ_i + 2R_i) + Σ_{i≠j} y'_i y'_j M_ij
+    with ℓ the linear coefficients, R_i = Σ_{j∈F∖{i}} M_ij, S = Σ_{i≠j∈F} M_ij, M = δ²W²), tighter when k > nf/2."""
     W, W2, P, lam, d = ctx.W, ctx.W2, ctx.P, ctx.lam, fam.delta
     c = W @ fam.r0
     if inside:
@@ -157,19 +175,30 @@ def _node_bound(ctx: _Context, fam: FrequencyFamily, inside: list, free: np.ndar
     s0 = float(P @ fam.r0) + d * float(P[inside].sum())
     Pf = P[free]
     nf = len(free)
-    if k > 1:
-        Mf = W2[np.ix_(free, free)].copy()
-        np.fill_diagonal(Mf, -np.inf)
-        part = -np.partition(-Mf, k - 2, axis=1)[:, : k - 1]  # the k − 1 largest off-diagonal entries per row
-        gl = part.sum(axis=1)
-    else:
-        gl = np.zeros(nf)
-    rho = 2 * d * Wc[free] + d * d * (np.diag(W2)[free] + gl)
+    Mf = d * d * W2[np.ix_(free, free)]
+    diag = np.diag(Mf).copy()
+    np.fill_diagonal(Mf, 0.0)
+    lin = 2 * d * Wc[free] + diag
     s_lo = s0 + d * float(np.partition(Pf, k - 1)[:k].sum()) if k > 0 else s0
-    coef = rho / s_lo - d * lam[free]
-    top = np.argpartition(-coef, k - 1)[:k] if 0 < k < nf else np.arange(nf)[:k]
-    const = n0 / s_lo - float(lam @ fam.r0) - d * float(lam[inside].sum())
-    ub = const + float(coef[top].sum())
+    const = -float(lam @ fam.r0) - d * float(lam[inside].sum())
+    Mneg = Mf.copy()
+    np.fill_diagonal(Mneg, -np.inf)
+    gl = _top_sum(Mneg, k - 1)  # the k − 1 largest off-diagonal entries of each row
+    coef = (lin + gl) / s_lo - d * lam[free]
+    top = _top(coef, k)
+    ub = const + n0 / s_lo + float(coef[top].sum())
+    kc = nf - k
+    if 0 < kc < k:  # the complement: choose the nf − k items left out
+        R = Mf.sum(axis=1)
+        base = n0 + float(lin.sum()) + float(R.sum())
+        gl_c = _top_sum(Mneg, kc - 1)
+        coef_c = (gl_c - lin - 2 * R) / s_lo + d * lam[free]
+        out = _top(coef_c, kc)
+        ub_c = const + base / s_lo - d * float(lam[free].sum()) + float(coef_c[out].sum())
+        if ub_c < ub:
+            keep = np.ones(nf, bool)
+            keep[out] = False
+            return ub_c, np.flatnonzero(keep), gl, s_lo, s0
     return ub, top, gl, s_lo, s0
 
 
