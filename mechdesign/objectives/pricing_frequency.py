@@ -68,8 +68,9 @@ __all__ = [
 ]
 
 U = 2.0**-53
-NODE_LIMIT = 4000
-"""Branch-and-bound nodes per family and pricing round; past it the open nodes' bounds are used (valid, looser)."""
+NODE_LIMIT = 200_000
+"""Branch-and-bound nodes per family and pricing round; past it (or past the round's deadline) the open nodes' bounds
+are used (valid, looser). At N = 20 (Dirichlet prior, min_mass c = 1/(2N)) a family needs up to ~9,000 nodes."""
 ENUMERATE_MAX = 64
 """A node holding at most this many sets is evaluated set by set (exact)."""
 
