@@ -57,6 +57,8 @@ RAYS_PER_FAMILY = 20
 PRICE_CUT_SHARE = 0.5
 """Far from the optimum (gap > 1000·tol), a family is searched only for rays above this share of the best reduced
 value found so far in the round (the certificate stays valid; the bound of such a round is looser)."""
+FAR_NODE_LIMIT = 2000
+"""Node limit per family in the rounds far from the optimum (their bound matters less than their rays)."""
 SDP_MAX_N = 16
 """Largest N whose restricted program is solved by cvxpy's SDP (Clarabel) before the Newton polish."""
 INNER_STEPS = 8
@@ -200,16 +202,23 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
                 break
             # the restricted program's own gap (its Lagrangian bound over R): close it before pricing
             own = value - (2 * float(np.trace(W)) - float(P @ P) - float(lam.sum()))
-            if inner == INNER_STEPS or own <= 0.1 * max(best.value - best_bound, tol * abs(value)):
+            target = max(tol * abs(value), 0.1 * min(best.value - best_bound, 0.1 * abs(value)))
+            if inner == INNER_STEPS or own <= target:
                 break
             theta = _polish(R, _toward(R, theta, th_lp, P), P, steps=POLISH_STEPS)
         if W is None or lam is None:
             break
-        share = PRICE_CUT_SHARE if it > 1 and best.value - best_bound > 1e3 * tol * abs(best.value) else 0.0
+        far = best.value - best_bound > 1e3 * tol * abs(best.value)
+        share = PRICE_CUT_SHARE if far else 0.0
+        # far from the optimum, a round stops searching once it has the rays it will add (its bound is looser)
+        enough = RAYS_PER_ROUND_PER_N * n if share > 0 else None
         floor = 0.25 * tol * max(abs(value), 1e-12) / n
         left = time_limit - (time.perf_counter() - t0)
         deadline = time.perf_counter() + max(PRICE_SHARE * left, 0.5)
-        priced = price_all(W, P, lam, fams, floor, node_limit, keep=RAYS_PER_FAMILY, deadline=deadline, share=share)
+        limit_nodes = min(node_limit, FAR_NODE_LIMIT) if far else node_limit
+        priced = price_all(
+            W, P, lam, fams, floor, limit_nodes, keep=RAYS_PER_FAMILY, deadline=deadline, share=share, enough=enough
+        )
         bound = _bound(W, P, lam, priced.certified)
         best_bound = max(best_bound, bound)
         notes = f"{priced.nodes} nodes" + (

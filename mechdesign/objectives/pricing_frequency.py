@@ -333,13 +333,16 @@ def price_all(
     keep: int = 5,
     deadline: float = math.inf,
     share: float = 0.0,
+    enough: int | None = None,
 ) -> PricingResult:
     """Price every family at (W, λ): rays above ``prune`` and a certified upper bound on h (module docstring).
 
     The families are searched in decreasing order of their root bound; a family whose root bound (plus its
     rounding allowance) is below the cut is not searched (its root bound is its certificate). With ``share`` > 0
     a family is searched only for rays above max(prune, share·best value found so far in the round), which keeps
-    the certificate valid (max(best, cut, open nodes' bounds)) and saves the search far from the optimum."""
+    the certificate valid (max(best, cut, open nodes' bounds)) and saves the search far from the optimum. Once
+    ``enough`` rays have been found, the families not searched yet keep their root bounds (valid, looser): the
+    round returns its rays without certifying them all."""
     ctx = _Context(np.asarray(W, float), np.asarray(P, float), np.asarray(lam, float))
     roots = []
     for fam in fams:
@@ -358,7 +361,7 @@ def price_all(
         fam = fams[f]
         allow = family_allowance(fam, ctx.W, ctx.P, ctx.lam)
         cut = max(prune, share * found)
-        if roots[f] <= cut:
+        if roots[f] <= cut or (enough is not None and sum(len(v) for v in values) >= enough):
             cert = max(cert, roots[f] + allow)
             continue
         sets, vals, c, nd, done = price_family(ctx, fam, cut, node_limit, keep, deadline, roots[f])
