@@ -16,7 +16,9 @@ reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − 
     OPT ≥ 2 tr W − ‖P‖² − Σ_x λ_x − N·max(0, h)
 
 (the Lagrangian bound of :mod:`mechdesign.engines.a_optimal`, valid for any symmetric W and any λ), minus an
-explicit allowance for the rounding of its evaluation (as in :func:`mechdesign.engines.a_optimal.dual_bound`). The
+explicit allowance for the rounding of its evaluation (as in :func:`mechdesign.engines.a_optimal.dual_bound`),
+evaluated also at the scaled pair (tW, t²λ) with the best t (:func:`_bound`: while the pricing certificate is
+loose, this keeps the bound far above the plain one). The
 best bound over the rounds is reported; the search stops when the relative gap is below ``tol``, when pricing finds
 no ray, or at the time limit (the gap is then reported, status suboptimal). The start is the cyclic shifts of the
 families whose uniform spread has the smallest U (a feasible, full-rank design). The emitted kernel is reduced to
@@ -111,12 +113,26 @@ def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None
 
 
 def _bound(W: np.ndarray, P: np.ndarray, lam: np.ndarray, h: float) -> float:
-    """2 tr W − ‖P‖² − Σλ − N·max(0, h) minus the rounding of evaluating it (as in a_optimal.dual_bound)."""
+    """max over t ∈ {1, t*} of 2t·tr W − ‖P‖² − t²(Σλ + N·max(0, h)), minus the rounding of evaluating it (as in
+    a_optimal.dual_bound).
+
+    The bound at (tW, t²λ) for any t > 0: G_r scales by t², so h does too, and the bound of the module docstring
+    becomes 2t·tr W − ‖P‖² − t²(Σλ + N·max(0, h)); t = 1 is the plain bound, t* = tr W/(Σλ + N·max(0, h)) its best
+    scaling, which keeps the bound positive while the pricing certificate h is still loose."""
     n = len(P)
-    head = 2 * float(np.trace(W)) - float(P @ P)
-    head_err = 2 * n * U * float(np.abs(np.diag(W)).sum()) + n * U * float(P @ P)
-    top = float(lam.sum()) + n * max(h, 0.0) + 4 * n * U * float(np.abs(lam).sum())
-    return head - head_err - top - 4 * U * (abs(head) + abs(top))
+    tr = float(np.trace(W))
+    tr_err = n * U * float(np.abs(np.diag(W)).sum())
+    pp = float(P @ P)
+    pp_err = n * U * pp
+    top = float(lam.sum()) + n * max(h, 0.0)
+    top_err = 4 * n * U * (float(np.abs(lam).sum()) + n * max(h, 0.0)) + 4 * U * abs(top)
+    best = -math.inf
+    for t in (1.0, tr / top if top > 0 and tr > 0 else 1.0):
+        head = 2 * t * tr - pp
+        tail = t * t * top
+        err = 2 * t * tr_err + pp_err + t * t * top_err + 8 * U * (abs(head) + abs(tail) + 2 * t * abs(tr) + pp)
+        best = max(best, head - tail - err)
+    return best
 
 
 def solve_frequency_column_generation(
