@@ -205,7 +205,7 @@ def _node_bound(ctx: _Context, fam: FrequencyFamily, inside: list, free: np.ndar
 
 def _enumerate(ctx, fam, inside, free, k):
     """Every set of the node: (indicator rows over all N, their F values)."""
-    combos = np.array(list(combinations(range(len(free)), k)), int).reshape(-1, k)
+    combos = np.array(list(combinations(range(len(free)), k)), int).reshape(-1, k) if k else np.zeros((1, 0), int)
     X = np.zeros((len(combos), len(ctx.P)))
     if inside:
         X[:, inside] = 1.0

@@ -97,3 +97,15 @@ def test_prune_level_is_a_valid_certificate():
     res = price_all(W, P, lam, frequency_families(families(spec), 10), prune=h + 1.0)
     assert len(res.rays) == 0
     assert res.certified >= h + 1.0
+
+
+def test_a_node_with_nothing_left_to_choose_is_its_one_set():
+    """k = 0 (every item of the set fixed in): the node is a single set, evaluated exactly."""
+    from mechdesign.objectives.pricing_frequency import _Context, _enumerate
+
+    spec, P, W, lam = case(8, 0.0, 8)
+    fam = frequency_families(families(spec), 8)[2]  # q = 3
+    X, vals = _enumerate(_Context(W, P, lam), fam, [0, 1, 2], np.arange(3, 8), 0)
+    r = np.where(np.arange(8) < 3, 1.0, fam.level)
+    assert X.shape == (1, 8) and X[0, :3].sum() == 3 and X[0, 3:].sum() == 0
+    assert vals[0] == pytest.approx(float(np.sum((r @ W) ** 2) / (r @ P) - r @ lam), rel=1e-12)
