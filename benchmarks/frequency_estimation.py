@@ -1,9 +1,10 @@
 """frequency_estimation: the targets of the design (time, value, certified bound and gap).
 
-Usage:  python benchmarks/frequency_estimation.py [--quick] [--out FILE]
+Usage:  python benchmarks/frequency_estimation.py [--quick] [--exact-only] [--out FILE]
 
 * exact (all extreme rays listed): Dirichlet(1) prior (seed 0), simplex and min_mass c = 1/(2N), N = 6..12, full
-  pipeline ``design`` (solve + exact certification);
+  pipeline ``design`` (solve + exact certification); ``--exact-only``: this table alone, with the load average
+  before and after it (the machine may be shared);
 * symmetric (uniform prior): the optimum's value alone for N up to 10,000 (the class reduction), and the full
   design with its explicit balanced cyclic kernel for N = 56 and 100;
 * ε from accuracy: ``epsilon: {accuracy: {rmse, n}}`` at N = 56, uniform prior, ε-LDP (bisection + final design).
@@ -12,6 +13,7 @@ Usage:  python benchmarks/frequency_estimation.py [--quick] [--out FILE]
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import time
 
@@ -161,29 +163,41 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--exact-only", action="store_true", help="only the exact table (all extreme rays listed)")
     args = ap.parse_args(argv)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    flags = (" --quick" if args.quick else "") + (" --exact-only" if args.exact_only else "")
+    load_before = os.getloadavg()
+    exact = exact_rows(args.quick)
+    load_after = os.getloadavg()
     lines = [
         "# frequency_estimation: exact, symmetric and ε-from-accuracy targets",
         "",
-        f"Command: `python benchmarks/frequency_estimation.py{' --quick' if args.quick else ''}`, commit {commit}, "
+        f"Command: `python benchmarks/frequency_estimation.py{flags}`, commit {commit}, "
         "2 cores shared with other jobs (times are wall clock, noisy). rel. gap = (U − dual bound)/U, the bound being "
         "the rigorous Lagrangian bound of mechdesign/engines/a_optimal.py (symmetric: the closed form minus its "
         "rounding).",
         "",
         "## Exact: all extreme rays listed, Dirichlet(1) prior (seed 0), full design with certification",
         "",
-        *exact_rows(args.quick),
+        f"Load average (1, 5, 15 min) before the table: {', '.join(f'{v:.2f}' for v in load_before)}; after it: "
+        f"{', '.join(f'{v:.2f}' for v in load_after)}.",
         "",
-        "## Symmetric: uniform prior, any N",
-        "",
-        *symmetric_rows(args.quick),
-        "",
-        "## ε from accuracy: N = 56, uniform prior, ε-LDP, n = 100,000 (bisection to width ≤ 1e-6, then the design)",
-        "",
-        *accuracy_rows(),
+        *exact,
         "",
     ]
+    if not args.exact_only:
+        lines += [
+            "## Symmetric: uniform prior, any N",
+            "",
+            *symmetric_rows(args.quick),
+            "",
+            "## ε from accuracy: N = 56, uniform prior, ε-LDP, n = 100,000 (bisection to width ≤ 1e-6, then the "
+            "design)",
+            "",
+            *accuracy_rows(),
+            "",
+        ]
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -1,7 +1,9 @@
 """Structured mechanisms against the peers at k = 56 (the state of each US airport, vega_datasets' airports,
-bootstrapped to n = 10^5): the same family at the same ε gives the same mean squared error within noise,
-and decoding local hashing is timed against multi-freq-ldpy's OLH aggregator. Peers (multi-freq-ldpy,
-pure-ldp) are optional: a missing one is skipped.
+bootstrapped to n = 10^5): the same family at the same ε gives the same mean squared error within noise, and
+decoding is timed against the peers' aggregators. Peers (benchmarks/peer_oracles.py, the optional extra
+``peers``), each run with its own client and aggregator: multi-freq-ldpy's GRR, SS, OUE and OLH and pure-ldp's
+DE (k-RR), OUE, OLH and Hadamard response (for ε ≤ 1 the high-privacy variant, mechdesign's family; above 1 pure-ldp
+runs the blocked general variant, another family). A library that is missing or does not import is skipped.
 
     python benchmarks/structured_peers.py [--reps 5] [--out benchmarks/results/structured_peers.md]
 
@@ -14,7 +16,7 @@ closed form, Wang et al., USENIX Security 2017) and at k = 10^4 (closed form).
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from mechdesign.mechanisms import hadamard_response, krr, local_hashing, subset_selection, unary_encoding
+from peer_oracles import PEERS, clip_renormalise, run_peer, unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,11 +39,6 @@ def population(n: int, seed: int = 0):
     return labels, x, np.bincount(x, minlength=len(labels)) / n
 
 
-def clip_renormalise(v):
-    v = np.clip(v, 0, None)
-    return v / v.sum() if v.sum() > 0 else v
-
-
 def ours(make, labels, x, f, reps, seed):
     mech = make(labels)
     mech.estimate(mech.privatize_indices(x[:100], rng=seed))  # warm-up: imports (scipy.stats) are not decoding time
@@ -50,64 +48,6 @@ def ours(make, labels, x, f, reps, seed):
         reports = mech.privatize_indices(x, rng=seed + r)
         t1 = time.perf_counter()
         est = mech.estimate(reports).estimate
-        t_dec += time.perf_counter() - t1
-        t_priv += t1 - t0
-        errs.append(np.sum((clip_renormalise(est) - f) ** 2))
-    return np.array(errs), t_priv / reps, t_dec / reps
-
-
-def peer_mfl(family, k, eps, x, f, reps, seed):
-    from multi_freq_ldpy.pure_frequency_oracles import GRR, LH, SS, UE
-
-    _shim_xxhash(LH)
-
-    client, agg = {
-        "krr": (lambda v: GRR.GRR_Client(v, k, eps), lambda R: GRR.GRR_Aggregator_MI(R, k, eps)),
-        "subset_selection": (lambda v: SS.SS_Client(v, k, eps), lambda R: SS.SS_Aggregator_MI(R, k, eps)),
-        "unary_encoding": (lambda v: UE.UE_Client(v, k, eps, True), lambda R: UE.UE_Aggregator_MI(R, eps, True)),
-        "local_hashing": (lambda v: LH.LH_Client(v, k, eps, True), lambda R: LH.LH_Aggregator_MI(R, k, eps, True)),
-    }[family]
-    errs, t_priv, t_dec = [], 0.0, 0.0
-    for r in range(reps):
-        np.random.seed(seed + r)
-        t0 = time.perf_counter()
-        reports = [client(int(v)) for v in x]
-        t1 = time.perf_counter()
-        est = agg(np.array(reports) if family == "unary_encoding" else reports)
-        t_dec += time.perf_counter() - t1
-        t_priv += t1 - t0
-        errs.append(np.sum((np.asarray(est) - f) ** 2))
-    return np.array(errs), t_priv / reps, t_dec / reps
-
-
-def _shim_xxhash(module) -> None:
-    """multi-freq-ldpy's LH hashes ``str`` with a 63-bit seed; xxhash >= 3 takes bytes and a 32-bit seed.
-    The shim encodes the text and reduces the seed mod 2^32 (the same hash family, one seed per report)."""
-    import types
-
-    import xxhash
-
-    if getattr(module.xxhash, "_shimmed", False):
-        return
-    module.xxhash = types.SimpleNamespace(
-        xxh32=lambda s, seed=0: xxhash.xxh32(s.encode() if isinstance(s, str) else s, seed=int(seed) % 2**32),
-        _shimmed=True,
-    )
-
-
-def peer_pure_hr(k, eps, x, f, reps, seed):
-    from pure_ldp.frequency_oracles.hadamard_response import HadamardResponseClient, HadamardResponseServer
-
-    errs, t_priv, t_dec = [], 0.0, 0.0
-    for r in range(reps):
-        np.random.seed(seed + r)
-        server = HadamardResponseServer(eps, k)
-        client = HadamardResponseClient(eps, k, server.get_hash_funcs())
-        t0 = time.perf_counter()
-        reports = [client.privatise(int(v) + 1) for v in x]  # pure-ldp indexes items from 1
-        t1 = time.perf_counter()
-        server.aggregate_all(reports)
-        est = np.array([server.estimate(i + 1, suppress_warnings=True) for i in range(k)]) / len(x)
         t_dec += time.perf_counter() - t1
         t_priv += t1 - t0
         errs.append(np.sum((clip_renormalise(est) - f) ** 2))
@@ -167,53 +107,49 @@ def main() -> None:
     a = ap.parse_args()
     labels, x, f = population(a.n)
     k, eps = len(labels), float(a.eps)
-    have_mfl = importlib.util.find_spec("multi_freq_ldpy") is not None
-    have_pure = importlib.util.find_spec("pure_ldp") is not None
-    rows, skipped = [], []
+    load_start, t_start = os.getloadavg()[0], time.perf_counter()
+    missing = {lib: unavailable(lib) for lib in ("multi-freq-ldpy", "pure-ldp")}
+    rows, skipped = [], sorted({why for why in missing.values() if why})
     for family, maker in FAMILIES.items():
         e_ours, tp, td = ours(maker(a.eps), labels, x, f, max(a.reps, 20), 0)
-        peer = None
-        if family == "hadamard_response" and have_pure:
-            try:
-                peer = ("pure-ldp", *peer_pure_hr(k, eps, x, f, a.reps, 1000))
-            except ImportError as exc:  # pure-ldp's package imports scikit-learn (for RAPPOR) at import time
-                print(f"pure-ldp skipped: {exc}", flush=True)
-                skipped.append(f"pure-ldp could not be imported ({exc}); its Hadamard response is not compared")
-        elif family != "hadamard_response" and have_mfl:
-            peer = ("multi-freq-ldpy", *peer_mfl(family, k, eps, x, f, a.reps, 1000))
-        rows.append((family, e_ours, tp, td, peer))
-        print(
-            family,
-            e_ours.mean(),
-            tp,
-            td,
-            None if peer is None else (peer[0], peer[1].mean(), peer[2], peer[3]),
-            flush=True,
-        )
+        peers = [(lib, o) for (lib, o), fam in PEERS.items() if fam == family and not missing[lib]]
+        for lib, oracle in peers or [None]:
+            peer = None
+            if lib is not None:
+                est, ptp, ptd = run_peer(lib, oracle, k, eps, x, a.reps, 1000)
+                peer = (f"{lib} {oracle}", np.sum((est - f) ** 2, axis=1), ptp, ptd)
+            rows.append((family, e_ours, tp, td, peer))
+            print(family, e_ours.mean(), tp, td, None if peer is None else (peer[0], peer[1].mean(), peer[2], peer[3]))
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
     lines = [
         "# Structured mechanisms against the peers (k = 56, airports by state)",
         "",
-        f"`python benchmarks/structured_peers.py --reps {a.reps} --n {a.n} --eps {a.eps}` at commit {commit}, 2 shared cores; "
-        f"ε = {a.eps}, n = {a.n:,} records bootstrapped from vega_datasets' airports (k = {k}). MSE = Σ_x (p̂_x − f_x)² "
-        "after clipping at 0 and renormalising (both sides), mean ± standard error over repetitions "
-        "(multi-freq-ldpy's OLH runs with a shim for xxhash >= 3: its text encoded, its seed mod 2^32) "
-        f"(mechdesign {max(a.reps, 20)}, peer {a.reps}). Times are per run of n records.",
+        f"`python benchmarks/structured_peers.py --reps {a.reps} --n {a.n} --eps {a.eps}` at commit {commit}, 2 shared cores "
+        f"(load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
+        f"{time.perf_counter() - t_start:.0f} s); ε = {a.eps}, n = {a.n:,} records bootstrapped from vega_datasets' "
+        f"airports (k = {k}). MSE = Σ_x (p̂_x − f_x)² after clipping at 0 and renormalising (both sides), mean ± standard "
+        f"error over repetitions (mechdesign {max(a.reps, 20)}, peer {a.reps}); z = (peer − mechdesign) / √(s.e.² + s.e.²). "
+        "Each peer runs its own client on every record and its own aggregator (benchmarks/peer_oracles.py; the OLH of "
+        "both libraries with a shim for xxhash >= 3: its text encoded, its seed mod 2^32). pure-ldp's HR at ε ≤ 1 is "
+        "the high-privacy variant, mechdesign's family. Times are per run of n records.",
         "",
-        "| family | mechdesign MSE | peer | peer MSE | mechdesign privatize s | peer privatize s | mechdesign decode s | peer decode s | decode speed-up |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| family | mechdesign MSE | peer | peer MSE | z | mechdesign privatize s | peer privatize s | mechdesign decode s | peer decode s | decode speed-up |",
+        "| --- | --- | --- | --- | ---: | --- | --- | --- | --- | --- |",
     ]
     for family, e, tp, td, peer in rows:
         se = e.std(ddof=1) / np.sqrt(e.size)
         if peer is None:
-            lines.append(f"| {family} | {e.mean():.3e} ± {se:.1e} | (absent) | - | {tp:.3f} | - | {td:.4f} | - | - |")
+            lines.append(
+                f"| {family} | {e.mean():.3e} ± {se:.1e} | (absent) | - | - | {tp:.3f} | - | {td:.4f} | - | - |"
+            )
             continue
         name, pe, ptp, ptd = peer
         pse = pe.std(ddof=1) / np.sqrt(pe.size)
         lines.append(
-            f"| {family} | {e.mean():.3e} ± {se:.1e} | {name} | {pe.mean():.3e} ± {pse:.1e} | {tp:.3f} | {ptp:.2f} | "
+            f"| {family} | {e.mean():.3e} ± {se:.1e} | {name} | {pe.mean():.3e} ± {pse:.1e} | "
+            f"{(pe.mean() - e.mean()) / np.hypot(se, pse):+.1f} | {tp:.3f} | {ptp:.2f} | "
             f"{td:.4f} | {ptd:.3f} | {ptd / td:.0f}× |"
         )
     lines += [""] + [f"Skipped: {note}." for note in skipped]

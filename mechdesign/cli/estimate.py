@@ -42,7 +42,8 @@ def register(subparsers) -> None:
         default=None,
         choices=["mle", "inversion", "projected", "unbiased"],
         help="mle (EM, default for kernels), inversion (least squares), projected (inversion mapped to the simplex); "
-        "structured mechanisms: unbiased (default), projected, or mle (k-RR)",
+        "structured mechanisms: unbiased (default), projected, or mle (every family but local_hashing with a "
+        "fresh seed per report)",
     )
     p.add_argument(
         "--projection",
@@ -58,8 +59,10 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--bootstrap",
-        default="200",
-        help="parametric bootstrap resamples for mle/projected (0: no intervals); default 200",
+        default=None,
+        help="parametric bootstrap resamples for mle/projected (0: no intervals); default 200. Structured "
+        "mechanisms with --method mle: B resamples, or 0 for asymptotic intervals (default: 200 when the "
+        "reports are small enough, asymptotic otherwise)",
     )
     p.add_argument("--seed", default="0", help="seed of the bootstrap (default 0)")
     p.add_argument("--tol", default="1e-10", help="EM stops when (L* - L)/n <= tol (certified); default 1e-10")
@@ -89,7 +92,7 @@ def _options(args) -> dict:
     confidence = _number(args.confidence, "--confidence")
     if not (math.isfinite(confidence) and 0 < confidence < 1):
         raise InputError(f"--confidence: must lie in (0, 1), found {args.confidence}")
-    bootstrap = _number(args.bootstrap, "--bootstrap", int)
+    bootstrap = 200 if args.bootstrap is None else _number(args.bootstrap, "--bootstrap", int)
     if bootstrap < 0:
         raise InputError(f"--bootstrap: must be an integer >= 0, found {args.bootstrap}")
     tol = _number(args.tol, "--tol")
@@ -254,7 +257,7 @@ def _estimate_structured(args, mech) -> int:
     """Decode a structured mechanism's released column on its support counts."""
     import math
 
-    from mechdesign.release.structured_cli import render_structured, structured_support_counts
+    from mechdesign.release.structured_cli import render_structured, structured_reports, structured_support_counts
 
     method = {None: "unbiased", "inversion": "unbiased"}.get(args.method, args.method)
     if args.counts is not None:
@@ -264,8 +267,13 @@ def _estimate_structured(args, mech) -> int:
     confidence = _number(args.confidence, "--confidence")
     if not (math.isfinite(confidence) and 0 < confidence < 1):
         raise InputError(f"--confidence: must lie in (0, 1), found {args.confidence}")
-    counts, n = structured_support_counts(mech, args.input, args.column)
-    result = mech.estimate_from_counts(counts, n, method, confidence, args.simultaneous)
+    if method == "mle" and mech.has_report_likelihood():
+        intervals, bootstrap = _structured_intervals(args)
+        reports = structured_reports(mech, args.input, args.column)
+        result = mech.estimate(reports, "mle", confidence, args.simultaneous, intervals, bootstrap, seed=_seed(args))
+    else:
+        counts, n = structured_support_counts(mech, args.input, args.column)
+        result = mech.estimate_from_counts(counts, n, method, confidence, args.simultaneous)
     if args.output:
         text = (
             json.dumps(result.to_json(), indent=2) + "\n"
@@ -278,3 +286,20 @@ def _estimate_structured(args, mech) -> int:
     else:
         sys.stdout.write(render_structured(result, mech))
     return 0
+
+
+def _structured_intervals(args) -> tuple[str, int]:
+    """(intervals, B) of a structured MLE: no --bootstrap → auto with B = 200; 0 → asymptotic; B ≥ 2 → bootstrap."""
+    if args.bootstrap is None:
+        return "auto", 200
+    b = _number(args.bootstrap, "--bootstrap", int)
+    if b < 0 or b == 1:
+        raise InputError(f"--bootstrap: must be 0 (asymptotic intervals) or an integer >= 2, found {args.bootstrap}")
+    return ("asymptotic", 0) if b == 0 else ("bootstrap", b)
+
+
+def _seed(args) -> int:
+    seed = _number(args.seed, "--seed", int)
+    if seed < 0:
+        raise InputError(f"--seed: must be an integer >= 0, found {args.seed}")
+    return seed

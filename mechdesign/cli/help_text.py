@@ -46,10 +46,13 @@ EXAMPLES: dict[str, list[str]] = {
         "python problems/make_release_data.py problems/example1_binary.yaml --rows 1000 -o data.csv",
         "mechdesign privatize --kernel design.json --input data.csv --column secret --seed 7 -o released.csv",
         "mechdesign privatize --spec problems/example1_binary.yaml --input data.csv --column secret -o released2.csv",
+        "mechdesign privatize --mechanism unary_encoding --epsilon 1 --alphabet problems/example1_alphabet.txt "
+        "--input data.csv --column secret --seed 7 --save-mechanism oue.json -o released-oue.csv",
     ],
     "estimate": [
         "mechdesign estimate --kernel design.json --input released.csv --column secret",
         "mechdesign estimate --kernel design.json --input released.csv --column secret --method inversion --json",
+        "mechdesign estimate --mechanism-file oue.json --input released-oue.csv --column secret --method mle",
     ],
     "sweep": [
         "mechdesign sweep problems/example1_binary.yaml --vary epsilon=0.25,0.5,1 --serial --out example1-sweep",

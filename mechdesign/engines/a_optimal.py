@@ -34,12 +34,20 @@ Lagrangian dual: tr(WJW) = tr J⁻¹ and the KKT conditions say G_r ≤ λ·r wi
 gap closes as the solve converges. The bound holds for *any* W, w and λ: floating-point errors in them cost
 nothing; the rounding in evaluating the formula is bounded explicitly (:func:`dual_bound`).
 
-**Solving (A)** over listed rays: column generation. The restricted program over a working set S is solved by
-cvxpy with Clarabel (``tr_inv`` of an affine matrix, an SDP); then G_r is priced over *all* listed rays, the LP
-above is solved over all of them with HiGHS (its value gives the bound), and the rays with the largest reduced
-value G_r − λ_S·r join S. A working set of O(N²) rays suffices (Carathéodory: J determines the row sums, and J
-lives in a space of dimension N(N+1)/2), and the emitted kernel is reduced to at most N(N+1)/2 columns by a
-basic solution of Σ φ_r M_r = J(θ) (the same J, hence the same U).
+**Solving (A)** over listed rays: column generation. The first restricted program over a working set S is an SDP
+solved by Clarabel, called directly (:func:`_restricted_clarabel`: tr J⁻¹ = min{tr X : [[X, I], [I, J]] ⪰ 0};
+through cvxpy's ``tr_inv`` when that fails); its θ is taken to a vertex of its optimal face with the same J
+(:func:`reduce_support`) and finished by the active-set Newton method :func:`_newton` (the interior point is accurate
+to about the square root of its tolerance; Newton restores full accuracy, so that the bound closes to ~1e−12). Each
+later round starts Newton from the last θ with the new rays at 0 (one prior: Clarabel only when Newton does not
+reach the optimality conditions on S). G_r is priced over *all* listed rays against the restricted multipliers λ_S,
+and the rays with the largest reduced value G_r − λ_S·r join S. The floating-point value of the bound at λ_S,
+value − N·max(0, h_S) at a restricted optimum, says when the bound can close: only then (or in the last round) is
+the LP above solved over all rays with HiGHS for the rigorous bound (:func:`dual_bound`, whose rounding
+allowances hold for any W, w and λ, so that how θ was found costs the certificate nothing). A working set of O(N²)
+rays suffices (Carathéodory: J determines the row sums, and J lives in a space of dimension N(N+1)/2), and the
+emitted kernel is reduced to at most N(N+1)/2 columns by a basic solution of Σ φ_r M_r = J(θ) (the same J, hence
+the same U).
 """
 
 from __future__ import annotations
@@ -211,7 +219,117 @@ def _start_set(R: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 
 def _restricted(R: np.ndarray, priors: list[np.ndarray]):
-    """Solve (A) over the rows of R with cvxpy + Clarabel: (θ, value, multipliers w of the priors) or None."""
+    """Solve (A) over the rows of R: (θ, multipliers w of the priors) or None. Clarabel directly
+    (:func:`_restricted_clarabel`); when it fails, the same program through cvxpy (Clarabel, then SCS)."""
+    sol = _restricted_clarabel(R, priors)
+    return sol if sol is not None else _restricted_cvxpy(R, priors)
+
+
+def _svec_index(i, j):
+    """Position of entry (i, j), i ≤ j, in Clarabel's packed triangle (upper triangle, column by column)."""
+    return j * (j + 1) // 2 + i
+
+
+def _restricted_clarabel(R: np.ndarray, priors: list[np.ndarray]):
+    """Solve (A) over the rows of R with Clarabel called directly (no modelling layer): (θ, w) or None.
+
+    tr J⁻¹ = min{tr X : [[X, I], [I, J]] ⪰ 0} (Schur complement; Boyd and Vandenberghe §7.5), so over
+    x = (θ, X_1, …, X_k[, t]) the program is the SDP
+
+        minimise tr X (one prior) or t (several: tr X_i − ‖P_i‖² ≤ t, whose multipliers are w)
+        s.t.  Rᵀθ = 1,  θ ≥ 0,  [[X_i, I], [I, J_i(θ)]] ⪰ 0,  J_i(θ) = Σ_r θ_r r rᵀ / (P_iᵀ r),
+
+    one PSD cone of order 2N per prior, in Clarabel's form A x + s = b, s ∈ K (a PSD cone's s is the upper
+    triangle of the matrix column by column, off-diagonal entries times √2)."""
+    import warnings
+
+    import clarabel
+    from scipy.sparse import coo_matrix, csc_matrix
+
+    m, n = R.shape
+    k = len(priors)
+    nx = n * (n + 1) // 2
+    nvar = m + k * nx + (1 if k > 1 else 0)
+    iu, ju = np.triu_indices(n)  # X's variables: X_ij, i ≤ j (row-major over the upper triangle)
+    scale = np.where(iu == ju, 1.0, math.sqrt(2.0))
+    rows, cols, vals = [], [], []
+    b = []
+    # zero cone: Rᵀθ = 1
+    r0 = 0
+    ri, ci = np.nonzero(R.T)
+    rows.append(ri)
+    cols.append(ci)
+    vals.append(R.T[ri, ci])
+    b.append(np.ones(n))
+    r0 += n
+    # nonnegative cone: θ ≥ 0 (−θ + s = 0), then t − (tr X_i − ‖P_i‖²) ≥ 0
+    rows.append(r0 + np.arange(m))
+    cols.append(np.arange(m))
+    vals.append(-np.ones(m))
+    b.append(np.zeros(m))
+    r0 += m
+    diag = np.flatnonzero(iu == ju)
+    if k > 1:
+        for i, P in enumerate(priors):
+            rows.append(np.full(n + 1, r0 + i))
+            cols.append(np.r_[m + i * nx + diag, nvar - 1])
+            vals.append(np.r_[np.ones(n), -1.0])
+            b.append([float(P @ P)])
+        r0 += k
+    # PSD cones: s = svec([[X, I], [I, J(θ)]]) = b − A x
+    sz = 2 * n
+    big_x = _svec_index(iu, ju)  # X block: entry (i, j)
+    big_j = _svec_index(n + iu, n + ju)  # J block: entry (n + i, n + j)
+    eye = _svec_index(np.arange(n), n + np.arange(n))  # the identity block, entries (i, n + i)
+    for i, P in enumerate(priors):
+        rows.append(r0 + big_x)
+        cols.append(m + i * nx + np.arange(nx))
+        vals.append(-scale)
+        B = R / np.sqrt(R @ P)[:, None]
+        Jcoef = (B[:, iu] * B[:, ju]) * scale  # m × nx: the packed J(e_r), scaled
+        jr, jc = np.nonzero(Jcoef.T)
+        rows.append(r0 + big_j[jr])
+        cols.append(jc)
+        vals.append(-Jcoef.T[jr, jc])
+        bb = np.zeros(sz * (sz + 1) // 2)
+        bb[eye] = math.sqrt(2.0)
+        b.append(bb)
+        r0 += len(bb)
+    A = csc_matrix(coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r0, nvar)))
+    q = np.zeros(nvar)
+    if k > 1:
+        q[-1] = 1.0
+    else:
+        q[m + diag] = 1.0
+    cones = [clarabel.ZeroConeT(n), clarabel.NonnegativeConeT(m + (k if k > 1 else 0))]
+    cones += [clarabel.PSDTriangleConeT(sz)] * k
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-10
+    settings.max_iter = 200
+    settings.direct_solve_method = "qdldl"  # 2–3 times faster here than the multi-threaded default (faer)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sol = clarabel.DefaultSolver(csc_matrix((nvar, nvar)), q, A, np.concatenate(b), cones, settings).solve()
+    except Exception:  # noqa: BLE001 - a numerical failure of the solver: the caller falls back
+        return None
+    x = np.asarray(sol.x, float)
+    if str(sol.status) not in ("Solved", "AlmostSolved") or not np.all(np.isfinite(x[:m])):
+        return None
+    th = np.clip(x[:m], 0.0, None)
+    if k > 1:
+        z = np.asarray(sol.z, float)[n + m : n + m + k]
+        w = np.clip(z, 0.0, None)
+        if not np.isfinite(w).all() or w.sum() <= 0:
+            w = np.ones(k)
+    else:
+        w = np.ones(1)
+    return th, w
+
+
+def _restricted_cvxpy(R: np.ndarray, priors: list[np.ndarray]):
+    """Solve (A) over the rows of R with cvxpy (``tr_inv``) + Clarabel, else SCS: (θ, multipliers w) or None."""
     import cvxpy as cp
 
     n = R.shape[1]
@@ -254,68 +372,169 @@ def _restricted(R: np.ndarray, priors: list[np.ndarray]):
     return th, w
 
 
-def _polish(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int = 30) -> np.ndarray:
-    """Newton steps with an active set on min tr J(θ)⁻¹ s.t. Σ θ_r r = 1, θ ≥ 0, over the support of θ (the interior
-    point's θ is accurate to about the square root of its tolerance; Newton restores full accuracy, so that the
-    bound closes to ~1e−12). Gradient −‖W b_r‖², Hessian 2 (B W Bᵀ) ∘ (B W² Bᵀ) with b_r = r/√(Pᵀr), W = J⁻¹; the
-    KKT system is solved by least squares (J has fewer degrees of freedom than the support). A step that would
-    make a weight negative stops at the first one (ratio test), which leaves the support; a step that does not
-    lower the objective is halved. θ is returned unchanged when nothing helps."""
+@dataclass
+class _NewtonResult:
+    theta: np.ndarray
+    """The weights reached (the input θ when nothing helped)."""
+    lam: np.ndarray | None
+    """Multipliers λ of Σ θ_r r = 1 at θ (λ·r = G_r = ‖W b_r‖² on the support), None without a Newton system."""
+    optimal: bool
+    """Whether θ satisfies the optimality conditions of the program over every row of R, to relative 1e−9."""
+
+
+def _newton(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int) -> _NewtonResult:
+    """A primal active-set Newton method for min f(θ) = tr J(θ)⁻¹ s.t. Σ θ_r r = 1, θ ≥ 0 over the rows r of R,
+    from θ (feasible up to rounding; weights below 1e−7 of the largest start at 0).
+
+    On the free set F (the positive weights, and rays just added at 0): gradient g_r = −‖W b_r‖² = −G_r, Hessian
+    H = 2 (B W Bᵀ) ∘ (B W² Bᵀ) with b_r = r/√(Pᵀr), W = J⁻¹, and the Newton step d with multipliers λ from the KKT
+    system [[H, Aᵀ], [A, 0]] (d, λ) = (−g, 1 − Aθ) (A = the rays of F as columns). H is singular when |F| exceeds
+    N(N+1)/2, but dᵀHd = 2 tr(W Δ W Δ W) vanishes only where Δ = Σ d_r b_r b_rᵀ = 0, where gᵀd = −tr(W Δ W) = 0 too,
+    so the system is consistent and least squares gives a step. A free ray at 0 with d_r < 0 leaves F; a step that
+    would make a weight negative stops at the first one (ratio test), which leaves F; a weight below 1e−6 of the
+    largest that stops the step at once just leaves F (then, and at the start, the least-norm correction on F restores
+    Σ θ_r r = 1); a step that does not lower f is halved. Steps below 1e−6 of the largest weight (where f moves by little more than its rounding) are
+    taken whole while they shrink. When the steps make no more progress on F, the rays outside F with a reduced value
+    (G_r − λ·r)/(1·r) above 1e−11·U/N (the KKT conditions ask G_r ≤ λ·r; :func:`dual_bound`) join F at 0, up to N at a
+    time, largest first. ``optimal``: at the end Aθ = 1 to 1e−12 and the gap of the bound of :func:`dual_bound` at
+    W = J(θ)⁻¹ and the least-squares λ over the support, −Σ θ_r (G_r − λ·r) + N·max(0, max_r (G_r − λ·r)/(1·r)) in
+    floating point, is at most 1e−10·U over every row of R. θ is returned unchanged when the end point is
+    infeasible or worse than a feasible θ."""
     from scipy.linalg import lstsq
 
-    used = np.flatnonzero(theta > 1e-7 * theta.max())
-    th = theta[used].copy()
-    stalled = False
-    B_all = R[used] / np.sqrt(R[used] @ P)[:, None]
-    A_all = R[used].T
-    active = np.ones(len(used), bool)
+    m, n = R.shape
+    B_all = R / np.sqrt(R @ P)[:, None]
+    sums = R.sum(axis=1)
+    top = theta.max()
+    free = theta > 1e-7 * top
+    th = np.where(free, theta, 0.0)
 
-    def value(t, act):
-        B = B_all[act]
-        J = (B.T * t[act]) @ B
+    def feasible(t, fr):
+        """t on F moved by the least-norm correction onto Σ θ_r r = 1 when that keeps it positive (dropping weights
+        breaks the rows by up to their size; a line search on f would reject the step that restores them, which
+        lowers the mass and so raises f)."""
+        act = np.flatnonzero(fr)
+        A = R[act].T
+        c = np.linalg.lstsq(A, 1.0 - A @ t[act], rcond=None)[0]
+        if np.all(t[act] + c > 0):
+            t = t.copy()
+            t[act] += c
+        return t
+
+    th = feasible(th, free)
+
+    def value(t, fr):
+        B = B_all[fr]
+        J = (B.T * t[fr]) @ B
         try:
             return float(np.trace(np.linalg.inv(J)))
         except np.linalg.LinAlgError:
             return math.inf
 
-    f = value(th, active)
+    f0 = value(theta, theta > 0)
+    f = value(th, free)
+    lam = None
+    W = None
+    just_added: np.ndarray | None = None
+    last_small: float | None = None
     for _ in range(steps):
-        act = np.flatnonzero(active)
-        B, A, t = B_all[act], A_all[:, act], th[act]
-        W = np.linalg.inv((B.T * t) @ B)
+        act = np.flatnonzero(free)
+        B, A, t = B_all[act], R[act].T, th[act]
+        try:
+            W = np.linalg.inv((B.T * t) @ B)
+        except np.linalg.LinAlgError:
+            break
+        W = (W + W.T) / 2
         BW = B @ W
         g = -np.sum(BW * BW, axis=1)
         H = 2 * (BW @ B.T) * (BW @ BW.T)
-        r = A @ t - 1.0
-        KKT = np.block([[H, A.T], [A, np.zeros((A.shape[0], A.shape[0]))]])
-        d = lstsq(KKT, np.concatenate([-g, -r]), cond=1e-14, lapack_driver="gelsy", check_finite=False)[0][: len(act)]
+        KKT = np.block([[H, A.T], [A, np.zeros((n, n))]])
+        sol = lstsq(KKT, np.concatenate([-g, 1.0 - A @ t]), cond=1e-14, lapack_driver="gelsy", check_finite=False)[0]
+        d, lam = sol[: len(act)], sol[len(act) :]
+        leave = (t <= 0) & (d < 0)  # rays at 0 that the step would make negative
+        if leave.any():
+            free[act[leave]] = False
+            if just_added is not None and not free[just_added].any():
+                break  # every ray just added left again: stop rather than cycle
+            continue
+        just_added = None
         neg = d < 0
         ratios = np.where(neg, -t / np.where(neg, d, -1.0), np.inf)
         block = int(np.argmin(ratios))
         alpha = min(1.0, float(ratios[block]))
-        moved = False
-        step = alpha
-        while step > 1e-8:
-            cand = th.copy()
-            cand[act] = t + step * d
-            if step == alpha and alpha < 1.0:
-                cand[act[block]] = 0.0
-            cand_active = active.copy()
-            if step == alpha and alpha < 1.0:
-                cand_active[act[block]] = False
-            if np.all(cand[cand_active] > 0):
-                fc = value(cand, cand_active)
-                if fc <= f:
-                    stalled = f - fc <= 1e-15 * abs(f) and step == 1.0
-                    th, f, active, moved = cand, fc, cand_active, True
-                    break
-            step /= 2
-        if not moved or stalled or (alpha == 1.0 and np.max(np.abs(d)) <= 1e-15 * np.max(t)):
+        size = float(np.max(np.abs(d)))
+        if alpha < 1e-3 and t[block] <= 1e-6 * t.max():
+            # a weight next to 0 stops the step at once: it leaves F (the next step restores Σ θ_r r = 1)
+            th[act[block]] = 0.0
+            free[act[block]] = False
+            th = feasible(th, free)
+            f = value(th, free)
+            continue
+        if alpha == 1.0 and size <= 1e-6 * t.max():
+            # next to the optimum on F, where f changes by little more than its rounding: the full step, while the
+            # steps shrink (quadratic convergence), with no comparison of f
+            th[act] = t + d
+            f = value(th, free)
+            converged = size <= 1e-13 * t.max() or (last_small is not None and size > 0.1 * last_small)
+            last_small = size
+        else:
+            last_small = None
+            converged = True  # unless a step lowers f
+            step = alpha
+            while step > 1e-8:
+                cand = th.copy()
+                cand[act] = t + step * d
+                cand_free = free.copy()
+                if step == alpha and alpha < 1.0:
+                    cand[act[block]] = 0.0
+                    cand_free[act[block]] = False
+                if np.all(cand[cand_free] > 0):
+                    fc = value(cand, cand_free)
+                    if fc <= f:
+                        th, f, free, converged = cand, fc, cand_free, False
+                        break
+                step /= 2
+        if not converged:
+            continue
+        # the steps make no progress on F: price the rays outside it at this θ
+        W, lam = _newton_multipliers(B_all, R, th, free)
+        if W is None:
             break
-    out = np.zeros_like(theta)
-    out[used[active]] = th[active]
-    ok = np.abs(R.T @ out - 1).max() < 1e-9 and value(th, active) <= value(theta[used], np.ones(len(used), bool))
-    return out if ok else theta
+        G = np.sum((B_all @ W) ** 2, axis=1)
+        reduced = np.where(free, -math.inf, (G - R @ lam) / sums)
+        enter = np.flatnonzero(reduced > 1e-11 * (f - P @ P) / n)  # what they could add to the gap below
+        if len(enter) == 0:
+            break
+        just_added = enter[np.argsort(-reduced[enter], kind="stable")[:n]]
+        free[just_added] = True
+    out = np.where(free, th, 0.0)
+    worse = np.abs(R.T @ theta - 1).max() <= 1e-12 and not value(out, out > 0) <= f0  # than a feasible start
+    if np.abs(R.T @ out - 1).max() > 1e-12 or worse:
+        return _NewtonResult(theta, None, False)
+    W, lam = _newton_multipliers(B_all, R, out, out > 0)
+    if W is None:
+        return _NewtonResult(out, None, False)
+    G = np.sum((B_all @ W) ** 2, axis=1)
+    reduced = G - R @ lam
+    # value − (the bound of :func:`dual_bound` at these W, λ) = −Σ θ_r (G_r − λ·r) + N·max(0, h) when Aθ = 1
+    gap = -float(out @ reduced) + n * max(0.0, float(np.max(reduced / sums)))
+    optimal = np.abs(R.T @ out - 1).max() <= 1e-12 and gap <= 1e-10 * (value(out, out > 0) - P @ P)
+    return _NewtonResult(out, lam, bool(optimal))
+
+
+def _newton_multipliers(B_all, R, theta, free):
+    """W = J(θ)⁻¹ and the least-squares multipliers λ of G_r = λ·r over the free rays (None, None when J is
+    singular)."""
+    act = np.flatnonzero(free)
+    B = B_all[act]
+    try:
+        W = np.linalg.inv((B.T * theta[act]) @ B)
+    except np.linalg.LinAlgError:
+        return None, None
+    W = (W + W.T) / 2
+    G = np.sum((B @ W) ** 2, axis=1)
+    lam = np.linalg.lstsq(R[act], G, rcond=None)[0]
+    return W, lam
 
 
 def _fisher_inverse(R, theta, P) -> np.ndarray | None:
@@ -332,24 +551,43 @@ def _fisher_inverse(R, theta, P) -> np.ndarray | None:
 def solve_a_optimal(
     R: np.ndarray, priors: list[np.ndarray], lp_options, tol: float = 2e-7, time_limit: float = 60.0
 ) -> AOptimalDesign:
-    """(A) over the listed rays R by column generation (module docstring), to relative gap ``tol``."""
+    """(A) over the listed rays R by column generation (module docstring), to relative gap ``tol``. BLAS runs on one
+    thread (:func:`mechdesign.lp.threads.single_threaded_blas`): the Newton steps factor small dense matrices."""
+    from mechdesign.lp.threads import single_threaded_blas
+
+    with single_threaded_blas():
+        return _column_generation(R, priors, lp_options, tol, time_limit)
+
+
+def _column_generation(R, priors, lp_options, tol, time_limit) -> AOptimalDesign:
     from mechdesign.objectives.rays import ray_lp
 
     t0 = time.perf_counter()
     n = R.shape[1]
+    sums = R.sum(axis=1)
     S = _start_set(R, priors[0])
     best = AOptimalDesign(R, None, None, None)
     best_bound = -math.inf
     batch = max(n * (n + 1) // 2, 2 * n)
     it = 0
+    theta = None
     while True:
         it += 1
-        sol = _restricted(R[S], priors)
+        sol = None
+        lam_S = None
+        if len(priors) == 1 and theta is not None:  # warm start: the last θ, the new rays at 0
+            newton = _newton(R[S], theta[S], priors[0], steps=200)
+            if newton.optimal:
+                sol, lam_S = (newton.theta, np.ones(1)), newton.lam
         if sol is None:
-            break
+            sol = _restricted(R[S], priors)
+            if sol is None:
+                break
+            if len(priors) == 1:  # the interior point's θ to full accuracy, from a vertex of its face (same J)
+                newton = _newton(R[S], reduce_support(R[S], sol[0], priors[0]), priors[0], steps=200)
+                sol, lam_S = (newton.theta, sol[1]), newton.lam if newton.optimal else None
         th_S, w = sol
-        if len(priors) == 1:
-            th_S = _polish(R[S], th_S, priors[0])
+        w = w / w.sum()
         theta = np.zeros(len(R))
         theta[S] = th_S
         vals = _values(R, theta, priors)
@@ -359,25 +597,29 @@ def solve_a_optimal(
         Ws = [_fisher_inverse(R, theta, P) for P in priors]
         if any(W is None for W in Ws):
             break
-        detail: dict = {}
-        bound = dual_bound(R, priors, Ws, w, lp_options, detail)
-        best_bound = max(best_bound, bound)
-        done = best.value - best_bound <= tol * max(abs(best.value), 1e-12)
-        if done or time.perf_counter() - t0 > time_limit or it >= 50:
-            break
-        # price: reduced value of every listed ray against the restricted program's LP dual
-        G = sum(wi * np.sum((R @ W) ** 2, axis=1) / (R @ P) for wi, P, W in zip(w / w.sum(), priors, Ws))
-        _, lam_S, _, _, _ = ray_lp(R[S], G[S], lp_options)
+        # price: reduced value of every listed ray against the restricted program's multipliers (Newton's, else the
+        # LP dual over S)
+        G = sum(wi * np.sum((R @ W) ** 2, axis=1) / (R @ P) for wi, P, W in zip(w, priors, Ws))
         if lam_S is None:
-            break
-        reduced = (G - R @ lam_S) / R.sum(axis=1)
+            _, lam_S, _, _, _ = ray_lp(R[S], G[S], lp_options)
+            if lam_S is None:
+                break
+        reduced = (G - R @ lam_S) / sums
+        # the bound these multipliers give (module docstring, in floating point): the rigorous bound's LP over all
+        # rays is solved when it should close the gap, or in the last round
+        head = sum(wi * (2 * np.trace(W) - P @ P) for wi, P, W in zip(w, priors, Ws))
+        estimate = head - lam_S.sum() - n * max(0.0, float(reduced.max()))
         reduced[S[th_S > 0]] = -math.inf  # rays that left the support may come back
         cand = np.flatnonzero(reduced > 1e-12 * max(1.0, float(np.abs(G).max())))
-        if len(cand) == 0:
-            break
+        last = len(cand) == 0 or time.perf_counter() - t0 > time_limit or it >= 50
+        detail: dict = {}
+        if last or best.value - estimate <= tol / 2 * max(abs(best.value), 1e-12):
+            best_bound = max(best_bound, dual_bound(R, priors, Ws, w, lp_options, detail))
+            if last or best.value - best_bound <= tol * max(abs(best.value), 1e-12):
+                break
         cand = cand[np.argsort(-reduced[cand], kind="stable")[:batch]]
         if "lam" in detail:  # and the rays the LP over all rays prefers (a Frank–Wolfe direction)
-            full = (detail["G"] - R @ detail["lam"]) / R.sum(axis=1)
+            full = (detail["G"] - R @ detail["lam"]) / sums
             extra = np.union1d(np.flatnonzero(detail["theta"] > 0), np.argsort(-full, kind="stable")[:n])
             cand = np.union1d(cand, extra)
         keep = S[th_S > 1e-7 * max(th_S.max(), 1e-300)]

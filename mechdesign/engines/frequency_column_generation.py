@@ -8,7 +8,7 @@ Vandenberghe, Convex Optimization §7.5): with K(:,y) = θ_y r_y over the extrem
 
 Past N = 12 the 2^N rays are not listed. Column generation (Gilmore and Gomory 1961; Desaulniers, Desrosiers and
 Solomon, Column Generation, 2005) solves (A) over a working set S of rays (cvxpy + Clarabel, then Newton polish:
-:func:`mechdesign.engines.a_optimal._restricted`, ``_polish``), takes W = J(θ_S)⁻¹, G_r = ‖W r‖²/(Pᵀr) and the
+:func:`mechdesign.engines.a_optimal._restricted`, ``_newton``), takes W = J(θ_S)⁻¹, G_r = ‖W r‖²/(Pᵀr) and the
 duals λ of the ray LP max{Σ θ_r G_r : Σ θ_r r = 1, θ ≥ 0} over S, and prices every ray of every family at (W, λ)
 by branch and bound (:mod:`mechdesign.objectives.pricing_frequency`). The pricing returns the rays of positive
 reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − λ·r)/(1·r), so
@@ -37,7 +37,7 @@ from mechdesign.engines.base import EngineBase
 from mechdesign.engines.a_optimal import (
     AOptimalDesign,
     _fisher_inverse,
-    _polish,
+    _newton,
     _restricted,
     _values,
     reduce_support,
@@ -98,7 +98,7 @@ def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None
     """θ lowering tr J(θ)⁻¹ over the rays R from the feasible ``warm`` (Σ θ_r r = 1, θ ≥ 0).
 
     N ≤ :data:`SDP_MAX_N`: cvxpy + Clarabel (:func:`mechdesign.engines.a_optimal._restricted`), then the Newton
-    polish. Larger N (the SDP's canonical form grows as N³; 26 s for 200 rays at N = 30 here): the Newton
+    polish. Larger N (the SDP grows as N³: Clarabel takes 0.8 s for 200 rays at N = 20, over 100 s for 300 at N = 50): the Newton
     active-set polish of a_optimal from ``warm`` (a Frank–Wolfe step toward the ray LP's solution, so every ray
     the LP uses has weight); the round's inner Frank–Wolfe steps then close the restricted gap. Any feasible θ
     serves: the bound does not depend on it."""
@@ -106,7 +106,7 @@ def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None
     if n <= SDP_MAX_N:
         sol = _restricted(R, [P])
         if sol is not None:
-            return _polish(R, sol[0], P)
+            return _polish(R, sol[0], P, steps=POLISH_STEPS)
     if np.abs(R.T @ warm - 1).max() > 1e-9:
         return None
     return _polish(R, warm, P, steps=POLISH_STEPS)
@@ -147,11 +147,15 @@ def solve_frequency_column_generation(
     BLAS runs single-threaded: the solve is a sequence of small dense factorisations, which a thread pool on busy
     cores slows down by two orders of magnitude (measured: a 203 × 203 least-squares solve 0.65 s threaded on a
     loaded 2-core machine, 2 ms on one thread; the same reason as mechdesign.release.blas_threads)."""
-    import scipy.linalg  # noqa: F401  (loads scipy's BLAS so that the limit covers it)
-    from threadpoolctl import threadpool_limits
+    from mechdesign.lp.threads import single_threaded_blas
 
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_threaded_blas():
         return _column_generation(spec, P, time_limit, tol, node_limit, max_rounds)
+
+
+def _polish(R: np.ndarray, theta: np.ndarray, P: np.ndarray, steps: int) -> np.ndarray:
+    """The active-set Newton method of :func:`mechdesign.engines.a_optimal._newton` from θ: its weights."""
+    return _newton(R, theta, P, steps).theta
 
 
 def _trace_inverse(B: np.ndarray, theta: np.ndarray) -> float:

@@ -107,7 +107,10 @@ def interval_costs(mu: np.ndarray, E: float, m: int) -> tuple[np.ndarray, np.nda
         half = 0.5 * T
         left = E * Ml >= half  # C(l − 1) already reaches half the mass
         right = Mr - q * Ml < half  # C(r − 1) does not
-        threshold = np.where(left, half / E, np.where(right, (half - q * (Mr - Ml)) / E, half + q * Ml))
+        # at E = 0 (ε = ∞) neither `left` nor `right` can hold unless ν = 0 on [l, r), where every a costs 0:
+        # dividing by 1 instead keeps the unused branches finite
+        Ed = E if E > 0 else 1.0
+        threshold = np.where(left, half / Ed, np.where(right, (half - q * (Mr - Ml)) / Ed, half + q * Ml))
         a = np.searchsorted(Mu, threshold) - 1
         a = np.where(left, np.minimum(a, l - 1), np.where(right, np.maximum(a, r), np.clip(a, l, r - 1)))
         a = np.clip(a, 0, min(n, m) - 1)

@@ -21,7 +21,10 @@ the plug-in π̂_x = C_x / n; intervals are Wilson's score interval for π_x map
 π ↦ (π − q*)/(p* − q*) (asymptotically f̂_x ± z se_x, and never of width 0 when C_x is 0 or n), clipped to
 [0, 1], which keeps every interval that covered P(x) covering it. ``method="projected"`` maps f̂ onto the simplex (Euclidean
 projection, Held–Wolfe–Crowder 1974 / Duchi et al. 2008); ``method="mle"`` is the maximum-likelihood
-estimate where the likelihood depends on the counts only (k-RR: :meth:`RandomizedResponse.mle_from_counts`).
+estimate: on the counts where the likelihood depends on them only (k-RR:
+:meth:`RandomizedResponse.mle_from_counts`), and on the reports themselves for subset selection, unary encoding,
+Hadamard response and local hashing with a seed pool, with asymptotic or parametric-bootstrap intervals
+(:mod:`mechdesign.mechanisms.support_likelihood`).
 """
 
 from __future__ import annotations
@@ -322,32 +325,72 @@ class StructuredMechanism(ABC):
             "use unbiased or projected"
         )
 
-    def mle_from_reports(self, reports: Reports) -> tuple[np.ndarray, int, float] | None:
-        """(p, iterations, gap) of the MLE computed on the reports themselves (set-valued families), or None
-        when the MLE is a function of the support counts (:meth:`mle_from_counts`)."""
-        return None
+    def has_report_likelihood(self) -> bool:
+        """True when :meth:`support_sets` groups the reports for the MLE on the reports themselves: the set-valued
+        families, whose ``report_ratios`` gives each report's ratio (subset selection, unary encoding); local
+        hashing with a seed pool and Hadamard response override it."""
+        return callable(getattr(self, "report_ratios", None))
 
-    def estimate(self, reports, method: str = "unbiased", confidence: float = 0.95, simultaneous: bool = False):
-        """Estimate P_X from :class:`Reports` or report text cells. ``method="mle"`` for subset selection and
-        unary encoding runs EM on the reports themselves (their likelihood depends on each whole set): the
-        point estimate only, without standard errors or intervals (use ``unbiased`` for those)."""
+    def support_sets(self, reports: Reports):
+        """The reports grouped for the likelihood (:class:`~mechdesign.mechanisms.support_likelihood.SupportSets`):
+        each distinct report's support set B, its ratio r and how often it occurs. Set-valued reports: each
+        report's set with its ratio (subset selection: R of its size; unary encoding: p(1 − q)/((1 − p) q))."""
+        if not self.has_report_likelihood():
+            raise InputError(
+                f"--method mle: {self.family} has no likelihood on the reports here; use unbiased or projected"
+            )
+        from mechdesign.mechanisms.support_likelihood import sets_of_reports
+
+        rm1 = np.asarray(self.report_ratios(reports), dtype=float) - 1.0
+        return sets_of_reports(reports.offsets, reports.positions, rm1, self.n_symbols)
+
+    def mle_from_reports(self, reports: Reports, tol: float = 1e-9) -> tuple[np.ndarray, int, float] | None:
+        """(p, iterations, gap) of the MLE computed on the reports themselves (EM, :func:`support_mle`), or None
+        when the family has no such likelihood here (k-RR: the MLE is a function of the support counts,
+        :meth:`mle_from_counts`)."""
+        if not self.has_report_likelihood():
+            return None
+        from mechdesign.mechanisms.support_likelihood import support_mle
+
+        P, iters, gaps = support_mle(self.support_sets(reports), self.n_symbols, tol)
+        return P[0], int(iters[0]), float(gaps[0])
+
+    def estimate(
+        self,
+        reports,
+        method: str = "unbiased",
+        confidence: float = 0.95,
+        simultaneous: bool = False,
+        intervals: str = "auto",
+        bootstrap: int = 200,
+        seed: int | None = 0,
+    ) -> FrequencyEstimate:
+        """Estimate P_X from :class:`Reports` or report text cells.
+
+        ``method="mle"`` for subset selection, unary encoding, Hadamard response and local hashing with a seed pool
+        is the MLE on the reports themselves (their likelihood depends on each whole report), by EM, with standard
+        errors and intervals (:func:`~mechdesign.mechanisms.support_likelihood.mle_with_intervals`): ``intervals="auto"``
+        (default) runs a parametric bootstrap of ``bootstrap`` = B resamples (seeded by ``seed``; percentile
+        intervals, as for explicit kernels) when B times the size of the grouped reports is at most
+        :data:`~mechdesign.mechanisms.support_likelihood.BOOTSTRAP_AUTO_LIMIT` integers (small alphabets) and
+        B · n at most :data:`~mechdesign.mechanisms.support_likelihood.BOOTSTRAP_AUTO_REPORTS`, else the
+        asymptotic intervals from the observed information (Wald, clipped to [0, 1]); ``"bootstrap"`` and
+        ``"asymptotic"`` force one. The bootstrap is the default where it is cheap because it follows the MLE's
+        skewed law near the simplex's boundary, where the normal approximation is poorest; at large n the two
+        agree. Other methods and families decode on the support counts (:meth:`estimate_from_counts`)."""
         if not isinstance(reports, Reports):
             reports = self.parse_reports(list(reports))
-        fit = self.mle_from_reports(reports) if method == "mle" else None
-        if fit is not None:
-            p, iterations, gap = fit
-            nan = np.full(self.n_symbols, np.nan)
+        if method == "mle" and self.has_report_likelihood():
+            from mechdesign.mechanisms.support_likelihood import mle_with_intervals
+
+            fit = mle_with_intervals(self, reports, confidence, simultaneous, intervals, bootstrap, seed)
             return FrequencyEstimate(
                 method="mle",
                 labels=self.labels,
-                estimate=p,
-                standard_error=nan,
-                lower=nan,
-                upper=nan,
                 confidence=float(confidence),
                 n=reports.n,
-                uncertainty="none (the MLE of set reports has no intervals here; use method='unbiased')",
-                diagnostics={"family": self.family, "iterations": iterations, "gap": gap},
+                simultaneous=bool(simultaneous),
+                **fit,
             )
         return self.estimate_from_counts(self.support_counts(reports), reports.n, method, confidence, simultaneous)
 

@@ -17,7 +17,8 @@ complement, so y is uniform on the wanted set). O(1) per report, vectorised.
 
 Support: y ∈ C_x; p* = R / (R + 1) and, since two distinct rows of H agree on exactly K/2 columns,
 q* = 1/2. C_x = (n + (H T)_{x+1}) / 2 with T the output counts: decoding is one transform,
-O(K log K + n). Report format: the index y (an integer in [0, K)).
+O(K log K + n). Report format: the index y (an integer in [0, K)). ``method="mle"`` is the
+maximum-likelihood estimate on the output counts, with intervals (:meth:`HadamardResponse.support_sets`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from mechdesign.mechanisms.two_level import allowed_ratio, ratio_below
 from mechdesign.spec.errors import InputError
 
 __all__ = ["HadamardResponse", "hadamard_response", "walsh_hadamard"]
+
+MLE_MAX_ENTRIES = 5 * 10**7
+"""Largest N·K for which ``estimate(..., method="mle")`` forms each output's support set (about N K / 2 integers)."""
 
 
 def _parity(v: np.ndarray) -> np.ndarray:
@@ -103,6 +107,38 @@ class HadamardResponse(StructuredMechanism):
         t = np.bincount(reports.values, minlength=self.order).astype(np.int64)
         w = walsh_hadamard(t)
         return (reports.n + w[1 : self.n_symbols + 1]) // 2
+
+    def has_report_likelihood(self):
+        """The MLE on the output counts (:meth:`support_sets`) up to N·K ≤ :data:`MLE_MAX_ENTRIES`."""
+        return self.n_symbols * self.order <= MLE_MAX_ENTRIES
+
+    def support_sets(self, reports, block: int = 1 << 22):
+        """The output counts T_y as grouped reports: output y supports B_y = {x : H[x+1, y] = +1} and its column is
+        K_x(y) = 2/(K(R + 1)) · (1 + (R − 1) 1{x ∈ B_y}), so the log-likelihood is
+        Σ_y T_y log(1 + (R − 1) P(B_y)) + const (:mod:`mechdesign.mechanisms.support_likelihood`)."""
+        from mechdesign.mechanisms.support_likelihood import SupportSets
+
+        if not self.has_report_likelihood():
+            return super().support_sets(reports)
+        t = np.bincount(reports.values, minlength=self.order)
+        used = np.flatnonzero(t)
+        rows = np.arange(1, self.n_symbols + 1, dtype=np.int64)
+        step = max(1, block // self.n_symbols)
+        members = []
+        for start in range(0, used.size, step):
+            even = _parity(used[start : start + step, None] & rows[None, :]) == 0
+            members.append(even)
+        member = np.concatenate(members) if members else np.zeros((0, self.n_symbols), dtype=bool)
+        offsets = np.zeros(used.size + 1, dtype=np.int64)
+        np.cumsum(member.sum(axis=1), out=offsets[1:])
+        return SupportSets(
+            row=np.zeros(used.size, dtype=np.int64),
+            offsets=offsets,
+            positions=np.nonzero(member)[1].astype(np.int64),
+            rm1=np.full(used.size, float(self.ratio) - 1.0),
+            weight=t[used].astype(float),
+            n_rows=1,
+        )
 
     def explicit_columns(self):
         k, n = self.order, self.n_symbols

@@ -38,8 +38,8 @@ E[Z Z^T] = Σ_{s, v} Pr[s, v] z_{s,v} z_{s,v}^T and Pr[s, v] = (1/k) (t/D + (r �
 standard errors plug in the projected estimate. Forming κ_S costs about k N² / g operations and A is N × N:
 above :data:`POOL_EXACT_LIMIT` operations (or N > :data:`POOL_EXACT_MAX_SYMBOLS`) the fresh-seed decoder is
 used and the estimate carries a warning saying it is unbiased on average over pools only. With a pool of
-those sizes, :meth:`LocalHashing.mle_from_reports` is the maximum-likelihood estimate on the (seed, value)
-counts (EM; ``estimate(reports, method="mle")``).
+those sizes, ``estimate(reports, method="mle")`` is the maximum-likelihood estimate on the (seed, value)
+counts, with intervals (EM, :mod:`mechdesign.mechanisms.support_likelihood`).
 """
 
 from __future__ import annotations
@@ -276,35 +276,47 @@ class LocalHashing(StructuredMechanism):
             diagnostics={**base.diagnostics, "decoder": "pool-exact", "pool_size": int(self.pool.size)},
         )
 
-    def mle_from_reports(self, reports, tol: float = 1e-9, max_iter: int = 100_000):
-        """The MLE of P_X on the (seed, value) counts T[s, v] of a known pool (pool decoder sizes only; None
-        otherwise, and then ``method="mle"`` is refused). Given the pool, Pr[s, v] ∝ 1 + (R − 1) P(B_{s,v})
-        with B_{s,v} = {x : h_s(x) = v} (module docstring), so the log-likelihood is
-        L(P) = Σ_{s,v} T[s, v] log(1 + (R − 1) P(B_{s,v})) + const, concave. EM (iterative Bayesian update):
-        P_x ← P_x g_x, g_x = (1/n) Σ_{s,v} T[s, v] (1 + (R − 1) [x ∈ B_{s,v}]) / (1 + (R − 1) P(B_{s,v})),
-        Σ_x P_x g_x = 1, stopped when the gap bound max_x g_x − 1 ≥ (L* − L(P)) / n is ≤ ``tol``.
-        Returns (P, iterations, gap)."""
-        if not self.pool_decoder_available():
-            return None
+    def has_report_likelihood(self):
+        """A seed pool small enough for the pool decoder (module docstring): then the likelihood is a function of
+        the (seed, value) counts. With a fresh seed per report each report has its own hash, and there is no
+        compact likelihood (``method="mle"`` is refused)."""
+        return self.pool_decoder_available()
+
+    def support_sets(self, reports):
+        """The (seed, value) counts T[s, v] of a known pool as grouped reports: given the pool,
+        Pr[s, v] ∝ 1 + (R − 1) P(B_{s,v}) with B_{s,v} = {x : h_s(x) = v} (module docstring), so the
+        log-likelihood is Σ_{s,v} T[s, v] log(1 + (R − 1) P(B_{s,v})) + const
+        (:mod:`mechdesign.mechanisms.support_likelihood`)."""
+        from mechdesign.mechanisms.support_likelihood import SupportSets
+
+        if not self.has_report_likelihood():
+            return super().support_sets(reports)
         m = self._pool_incidence()
         order = np.argsort(self.pool, kind="stable")  # each report's seed → its position in the pool
         where = order[np.searchsorted(self.pool[order], reports.seeds)]
         table = np.bincount(where * self.g + reports.values, minlength=self.pool.size * self.g).astype(float)
         used = np.flatnonzero(table)
-        m_used, t_used = m[:, used].tocsc(), table[used]
-        rm1 = float(self.ratio) - 1.0
-        n = float(reports.n)
-        p = np.full(self.n_symbols, 1.0 / self.n_symbols)
-        gap = np.inf
-        for it in range(1, max_iter + 1):
-            w = t_used / (1.0 + rm1 * (m_used.T @ p))
-            g = (w.sum() + rm1 * (m_used @ w)) / n
-            gap = float(g.max() - 1.0)
-            if gap <= tol:
-                return p, it, gap
-            p = p * g
-            p /= p.sum()
-        return p, max_iter, gap
+        cols = m[:, used].tocsc()
+        cols.sort_indices()
+        return SupportSets(
+            row=np.zeros(used.size, dtype=np.int64),
+            offsets=cols.indptr.astype(np.int64),
+            positions=cols.indices.astype(np.int64),
+            rm1=np.full(used.size, float(self.ratio) - 1.0),
+            weight=table[used],
+            n_rows=1,
+        )
+
+    def mle_from_counts(self, counts, n):
+        if self.pool is None:
+            raise InputError(
+                "--method mle: local hashing with a fresh seed per report has no compact likelihood (each report "
+                "has its own hash); use unbiased or projected, or a seed pool (--seeds K)"
+            )
+        raise InputError(
+            f"--method mle: local hashing with this seed pool is too large for its likelihood here "
+            f"(N = {self.n_symbols}, {self.pool.size} seeds); use unbiased or projected"
+        )
 
     def _seed_space(self) -> np.ndarray:
         if self.pool is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mechdesign.spec.errors import InputError
 
-__all__ = ["add_structured_arguments", "structured_from_args", "read_alphabet"]
+__all__ = ["add_structured_arguments", "structured_from_args", "read_alphabet", "structured_reports"]
 
 RICH_TABLE_ROWS = 200
 """Up to this many symbols the estimate is a rich table; beyond, plain aligned lines."""
@@ -103,18 +103,13 @@ def structured_from_args(args):
     return build(family, labels, args.epsilon, args.prior_c, **options)
 
 
-def structured_support_counts(mech, path: str, column: str, block_bytes: int = 1 << 22):
-    """(support counts C, number of reports n) of a released column, streamed in blocks with pyarrow; every
-    report is parsed and checked (a malformed or impossible report: InputError naming its row). Local
-    hashing keeps the (seed, value) pairs and decodes once (its cost is per distinct seed)."""
-    import numpy as np
-
-    from mechdesign.mechanisms.base import Reports
+def structured_report_blocks(mech, path, column: str, block_bytes: int = 1 << 22):
+    """The released column's reports, parsed and checked block by block (streamed with pyarrow): yields
+    :class:`~mechdesign.mechanisms.base.Reports`; a malformed or impossible report raises InputError naming its
+    row, and a column without records says so."""
     from mechdesign.release.estimate import csv_column_blocks
 
     path = Path(path)
-    counts = np.zeros(mech.n_symbols, dtype=np.int64)
-    seeds, values = [], []
     n = 0
     for col in csv_column_blocks(path, column, block_bytes):
         cells = col.to_pylist()
@@ -122,17 +117,53 @@ def structured_support_counts(mech, path: str, column: str, block_bytes: int = 1
             reports = mech.parse_reports(cells, first_row=n + 1)
         except InputError as exc:
             raise InputError(f"{path}: {exc} in column {column!r}") from None
+        n += len(cells)
+        yield reports
+    if n == 0:
+        raise InputError(f"{path}: empty input: no records below the header")
+
+
+def structured_support_counts(mech, path: str, column: str, block_bytes: int = 1 << 22):
+    """(support counts C, number of reports n) of a released column (:func:`structured_report_blocks`). Local
+    hashing keeps the (seed, value) pairs and decodes once (its cost is per distinct seed)."""
+    import numpy as np
+
+    from mechdesign.mechanisms.base import Reports
+
+    counts = np.zeros(mech.n_symbols, dtype=np.int64)
+    seeds, values = [], []
+    n = 0
+    for reports in structured_report_blocks(mech, path, column, block_bytes):
         if reports.seeds is not None:
             seeds.append(reports.seeds)
             values.append(reports.values)
         else:
             counts += mech.support_counts(reports)
-        n += len(cells)
-    if n == 0:
-        raise InputError(f"{path}: empty input: no records below the header")
+        n += reports.n
     if seeds:
         counts = mech.support_counts(Reports(n=n, seeds=np.concatenate(seeds), values=np.concatenate(values)))
     return counts, n
+
+
+def structured_reports(mech, path: str, column: str, block_bytes: int = 1 << 22):
+    """Every report of a released column as one :class:`~mechdesign.mechanisms.base.Reports` (for the MLE, whose
+    likelihood needs the reports themselves, not only their support counts)."""
+    import numpy as np
+
+    from mechdesign.mechanisms.base import Reports
+
+    blocks = list(structured_report_blocks(mech, path, column, block_bytes))
+    n = sum(b.n for b in blocks)
+    if blocks[0].seeds is not None or blocks[0].values is not None:
+        cat = lambda name: (
+            None if getattr(blocks[0], name) is None else np.concatenate([getattr(b, name) for b in blocks])
+        )
+        return Reports(n=n, values=cat("values"), seeds=cat("seeds"))
+    offsets, base = [np.zeros(1, dtype=np.int64)], 0
+    for b in blocks:
+        offsets.append(b.offsets[1:] + base)
+        base += int(b.offsets[-1])
+    return Reports(n=n, offsets=np.concatenate(offsets), positions=np.concatenate([b.positions for b in blocks]))
 
 
 def render_structured(result, mech) -> str:

@@ -84,7 +84,8 @@ def inversion_matrix(K) -> np.ndarray:
     if r < n:
         raise ValueError(
             f"the kernel has rank {r} < N = {n}: the inversion estimator is not defined "
-            "(P_X is not identifiable along the null space of K^T); use the mle method"
+            "(P_X is not identifiable along the null space of K^T); estimate --method mle reports the range of each mass "
+            "the outputs do not identify"
         )
     if n <= 200:
         return np.linalg.pinv(K.T)

@@ -155,6 +155,23 @@ def test_cell_costs_are_the_least_over_every_output(seed, n, m):
         assert float(nu @ np.abs(x - A[l, r])) == pytest.approx(G[l, r], rel=1e-12, abs=1e-14)
 
 
+def test_cell_costs_at_infinite_epsilon_without_a_floating_point_warning():
+    """E = e^−ε = 0 (ε = 1e400 as written): ν is μ restricted to [l, r); the costs are still the brute-force
+    least over every output, and no division by E happens (a RuntimeWarning on the way is a bug)."""
+    import warnings
+
+    rng = np.random.default_rng(7)
+    mu = rng.random(9) ** 3
+    mu[[2, 3, 6]] = 0.0
+    mu /= mu.sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        G, A = ip.interval_costs(mu, 0.0, 9)
+    ref = brute_cell_costs(mu, 0.0, 9)
+    iu = np.triu_indices(10, 1)
+    assert np.allclose(G[iu], ref[iu], rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_partitions_priced_by_the_programme_are_the_cheapest_of_each_cell_count(seed):
     """For every cell count the dynamic programme reached, its cheapest atom costs what the cheapest of all

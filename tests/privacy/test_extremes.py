@@ -77,3 +77,47 @@ def test_cli_extremes(tmp_path, capsys):
     assert "8 extremal binary" in out
     assert main(["extremes", str(spec), "--rays", "--json"]) == 0
     assert '"kind": "rays"' in capsys.readouterr().out
+
+
+def _l1_ball_with_tiny_masses():
+    from mechdesign.spec.models import Spec
+
+    rest = (1 - 2 * Fraction(1, 10**9)) / 3
+    center = ["1/1000000000"] * 2 + [f"{rest.numerator}/{rest.denominator}"] * 3
+    return {
+        "alphabet": 5,
+        "epsilon": 2,
+        "prior_set": {"kind": "l1_ball", "center": center, "radius": "1/2"},
+        "objective": {"kind": "mutual_information", "prior": "uniform"},
+    }, Spec
+
+
+def test_tight_subsets_skip_rows_that_no_vertex_makes_tight(monkeypatch):
+    """The fallback vertex enumeration drops strictly redundant rows before counting subsets: the vertices are
+    those of the full enumeration over every row (the definition: every subset of tight rows tried)."""
+    import mechdesign.privacy.brute_vertices as bv
+    from mechdesign.privacy.extremes import cone_inequalities, unique_rows
+
+    spec_dict, Spec = _l1_ball_with_tiny_masses()
+    spec = Spec.model_validate(spec_dict)
+    G = unique_rows(cone_inequalities(spec.prior_set, 5, 2.0), 14)
+    assert math.comb(len(G), 4) > bv.MAX_SUBSETS  # the case that was refused
+    pruned = bv.brute_force_vertices(G, np.zeros(len(G)), np.ones((1, 5)), np.ones(1))
+    monkeypatch.setattr(bv, "MAX_SUBSETS", math.comb(len(G), 4))
+    full = bv.brute_force_vertices(G, np.zeros(len(G)), np.ones((1, 5)), np.ones(1))
+    key = lambda V: sorted(map(tuple, np.round(V, 9)))  # noqa: E731
+    assert len(pruned) > 0 and key(pruned) == key(full)
+
+
+def test_l1_ball_with_masses_of_one_billionth_is_designed_not_refused():
+    """A valid spec that cdd's floating-point double description cannot enumerate (its rays fail the check) is
+    designed: a private kernel, checked exactly, and a bound on the right side of its value."""
+    from mechdesign import design
+
+    spec_dict, _ = _l1_ball_with_tiny_masses()
+    result = design(spec_dict)
+    assert result.certificate.feasible
+    assert result.status.value in ("optimal", "suboptimal")
+    # mutual information is maximised: its dual bound is an upper bound
+    assert result.certificate.dual_bound is not None
+    assert result.certificate.dual_bound >= result.objective - 1e-12 * max(1.0, result.objective)
