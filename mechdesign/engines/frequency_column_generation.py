@@ -7,7 +7,7 @@ Vandenberghe, Convex Optimization §7.5): with K(:,y) = θ_y r_y over the extrem
     (A)  minimise  tr J(θ)⁻¹ − ‖P‖²   s.t.  Σ_r θ_r r = 1,  θ ≥ 0,   J(θ) = Σ_r θ_r r rᵀ/(Pᵀr).
 
 Past N = 12 the 2^N rays are not listed. Column generation (Gilmore and Gomory 1961; Desaulniers, Desrosiers and
-Solomon, Column Generation, 2005) solves (A) over a working set S of rays (cvxpy + Clarabel, then Newton polish:
+Solomon, Column Generation, 2005) solves (A) over a working set S of rays (Clarabel, then active-set Newton:
 :func:`mechdesign.engines.a_optimal._restricted`, ``_newton``), takes W = J(θ_S)⁻¹, G_r = ‖W r‖²/(Pᵀr) and the
 duals λ of the ray LP max{Σ θ_r G_r : Σ θ_r r = 1, θ ≥ 0} over S, and prices every ray of every family at (W, λ)
 by branch and bound (:mod:`mechdesign.objectives.pricing_frequency`). The pricing returns the rays of positive
@@ -62,7 +62,7 @@ value found so far in the round (the certificate stays valid; the bound of such 
 FAR_NODE_LIMIT = 2000
 """Node limit per family in the rounds far from the optimum (their bound matters less than their rays)."""
 SDP_MAX_N = 16
-"""Largest N whose restricted program is solved by cvxpy's SDP (Clarabel) before the Newton polish."""
+"""Largest N whose restricted program is solved as an SDP (Clarabel) before the Newton polish."""
 INNER_STEPS = 8
 """Frank–Wolfe steps (each followed by the Newton polish) per round at most, to close the restricted program's own
 gap before pricing."""
@@ -97,9 +97,9 @@ def _start(fams, P: np.ndarray) -> np.ndarray:
 def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None:
     """θ lowering tr J(θ)⁻¹ over the rays R from the feasible ``warm`` (Σ θ_r r = 1, θ ≥ 0).
 
-    N ≤ :data:`SDP_MAX_N`: cvxpy + Clarabel (:func:`mechdesign.engines.a_optimal._restricted`), then the Newton
-    polish. Larger N (the SDP grows as N³: Clarabel takes 0.8 s for 200 rays at N = 20, over 100 s for 300 at N = 50): the Newton
-    active-set polish of a_optimal from ``warm`` (a Frank–Wolfe step toward the ray LP's solution, so every ray
+    N ≤ :data:`SDP_MAX_N`: Clarabel (:func:`mechdesign.engines.a_optimal._restricted`), then the Newton polish.
+    Larger N (the SDP grows as N³: 0.8 s for 200 rays at N = 20, over 100 s for 300 at N = 50): the Newton
+    active-set method of a_optimal from ``warm`` (a Frank–Wolfe step toward the ray LP's solution, so every ray
     the LP uses has weight); the round's inner Frank–Wolfe steps then close the restricted gap. Any feasible θ
     serves: the bound does not depend on it."""
     n = R.shape[1]
