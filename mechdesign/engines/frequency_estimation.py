@@ -10,6 +10,8 @@
 * ``frequency-a-optimal-rays``: every extreme ray listed (structured for simplex/min_mass/point up to N = 12, cdd up
   to N = 8 for hull/box/l1_ball and for ``privacy`` lists, whose cone is the intersection of the constraints'
   cones), solved by column generation over the list (:mod:`mechdesign.engines.a_optimal`).
+* ``frequency-column-generation`` (:mod:`mechdesign.engines.frequency_column_generation`): one non-uniform prior
+  over simplex or min_mass past N = 12, column generation over the ray families with certified pricing.
 """
 
 from __future__ import annotations
@@ -237,8 +239,8 @@ class FrequencyAOptimalRays(EngineBase):
                 return f"the rays of this cone are listed by vertex enumeration, limited to N <= {CDD_MAX_N}"
         elif spec.n > EXACT_MAX_N:
             return (
-                f"frequency_estimation lists every extreme ray up to N = {EXACT_MAX_N} for a non-uniform prior "
-                f"(found N = {spec.n}); at a uniform prior over simplex or min_mass any N is solved"
+                f"every extreme ray is listed up to N = {EXACT_MAX_N} (found N = {spec.n}); past that a simplex or "
+                f"min_mass prior set with one prior is designed by frequency-column-generation"
             )
         return None
 

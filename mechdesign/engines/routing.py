@@ -24,6 +24,7 @@ from mechdesign.engines.column_generation import ColumnGeneration
 from mechdesign.engines.compiled_lp import CompiledLP
 from mechdesign.engines.constant_kernel import ConstantKernel
 from mechdesign.engines.dobrushin_pairs import DobrushinPairs
+from mechdesign.engines.frequency_column_generation import FrequencyColumnGeneration
 from mechdesign.engines.frequency_estimation import FrequencyAOptimalRays, FrequencySymmetricClasses
 from mechdesign.engines.kernel_lp import UncompiledKernelLP
 from mechdesign.engines.output_generation import OutputGeneration
@@ -96,6 +97,7 @@ ENGINES: dict[str, Engine] = {
         BayesLP(),
         FrequencySymmetricClasses(),
         FrequencyAOptimalRays(),
+        FrequencyColumnGeneration(),
         ExactSimplex(),
         ConstantKernel(),
     )
@@ -116,7 +118,11 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "min_vulnerability": ("compiled-lp",),
     "mutual_information": ("ray-lp", "column-generation"),
     "f_divergence": ("ray-lp", "tangent-secant"),
-    "frequency_estimation": ("frequency-symmetric-classes", "frequency-a-optimal-rays"),
+    "frequency_estimation": (
+        "frequency-symmetric-classes",
+        "frequency-a-optimal-rays",
+        "frequency-column-generation",
+    ),
 }
 """For each objective kind, the engines to try in order (the first that applies runs first)."""
 

@@ -5,7 +5,9 @@ U is the constrained Cramér–Rao bound that the MLE of P attains (:mod:`mechde
 (:mod:`mechdesign.engines.frequency_estimation`): ``frequency-symmetric-classes`` (uniform P over simplex or
 min_mass: the class reduction of :mod:`mechdesign.objectives.frequency_symmetric`, any N) and
 ``frequency-a-optimal-rays`` (every extreme ray listed, :mod:`mechdesign.engines.a_optimal`, with its rigorous
-Lagrangian lower bound). The emitted kernel is certified by the common stage and its U recomputed from it.
+Lagrangian lower bound), then past N = 12 for one non-uniform prior over simplex or min_mass
+``frequency-column-generation`` (:mod:`mechdesign.engines.frequency_column_generation`, certified pricing by
+:mod:`mechdesign.objectives.pricing_frequency`). The emitted kernel is certified by the common stage and its U recomputed from it.
 """
 
 from __future__ import annotations

@@ -231,4 +231,17 @@ def reference_problems() -> list[ReferenceProblem]:
             _subset_selection_u(5, e1),
             "subset selection at its best size (Ye and Barg 2018), closed-form information matrix",
         ),
+        ReferenceProblem(
+            # the uniform prior written as a list past N = 12: not the symmetric engine's case (which reads
+            # prior: uniform), so column generation with certified pricing designs it
+            "frequency_estimation_ldp_n13_explicit_uniform",
+            {
+                "alphabet": 13,
+                "epsilon": 1,
+                "prior_set": {"kind": "simplex"},
+                "objective": {"kind": "frequency_estimation", "prior": [1 / 13] * 13},
+            },
+            _subset_selection_u(13, e1),
+            "subset selection at its best size (Ye and Barg 2018), closed-form information matrix",
+        ),
     ]
