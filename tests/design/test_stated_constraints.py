@@ -154,3 +154,25 @@ def test_a_loss_cap_beyond_the_doubles_gets_a_verdict_that_prints():
     assert out["limit_exact"] == str(F(10) ** 400)
     assert "objective.max_loss (exact check)" in render_result(result, width=200)
     assert result.is_ok and "private (exact check)" in repr(result)
+
+
+def test_a_loss_cap_below_the_least_loss_by_less_than_the_lp_tolerance_is_refused():
+    """At ε = 0 only constant kernels are private, so the least expected Hamming loss is 1 − max P = 1e−9 exactly
+    (written out here). A cap of 2.5e−10 lies below it by less than HiGHS's feasibility tolerance: the capped LP
+    called it optimal and the kernel emitted missed the cap. It is refused (exit 2), naming the field."""
+    import pytest
+
+    from mechdesign.spec.errors import InputError
+
+    spec = {
+        "alphabet": 3,
+        "epsilon": 0,
+        "prior_set": {"kind": "simplex"},
+        "objective": {"kind": "min_vulnerability", "prior": [1e-09, 0, 0.999999999], "loss": "hamming"},
+    }
+    with pytest.raises(InputError, match="objective.max_loss"):
+        design({**spec, "objective": {**spec["objective"], "max_loss": 2.5e-10}})
+    # a cap the best constant kernel meets exactly is designed, and the cap holds exactly
+    result = design({**spec, "objective": {**spec["objective"], "max_loss": "1/1000000000"}})
+    (report,) = result.certificate.side_constraints
+    assert report.feasible and report.value <= F(1, 10**9)
