@@ -80,6 +80,15 @@ class AOptimalDesign:
     message: str = ""
 
 
+def _reraise_unless_solver_failure(exc: BaseException) -> None:
+    """Re-raise Ctrl-C and exits; anything else a conic solver raises is its numerical failure, which the caller
+    answers with a fallback. Clarabel is Rust: a failed eigen-decomposition of a PSD cone's step (seen with
+    clarabel 0.5.0, the lowest version declared) surfaces as pyo3's ``PanicException``, a ``BaseException`` that
+    ``except Exception`` does not catch."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+        raise exc
+
+
 def information_matrices(R: np.ndarray, P: np.ndarray) -> np.ndarray:
     """The N² × |R| matrix whose column r is vec(r rᵀ / Pᵀ r)."""
     B = R / np.sqrt(R @ P)[:, None]
@@ -312,7 +321,8 @@ def _restricted_clarabel(R: np.ndarray, priors: list[np.ndarray]):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sol = clarabel.DefaultSolver(csc_matrix((nvar, nvar)), q, A, np.concatenate(b), cones, settings).solve()
-    except Exception:  # noqa: BLE001 - a numerical failure of the solver: the caller falls back
+    except BaseException as exc:  # noqa: BLE001 - a numerical failure of the solver: the caller falls back
+        _reraise_unless_solver_failure(exc)
         return None
     x = np.asarray(sol.x, float)
     if str(sol.status) not in ("Solved", "AlmostSolved") or not np.all(np.isfinite(x[:m])):
@@ -353,12 +363,14 @@ def _restricted_cvxpy(R: np.ndarray, priors: list[np.ndarray]):
         with warnings.catch_warnings():  # "may be inaccurate": θ is used as it is, the bound holds for any θ
             warnings.simplefilter("ignore")
             problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=200)
-    except Exception:  # noqa: BLE001 - a numerical failure of the solver: try SCS's answer, else none
+    except BaseException as exc:  # noqa: BLE001 - a numerical failure of the solver: try SCS's answer, else none
+        _reraise_unless_solver_failure(exc)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 problem.solve(solver="SCS", eps=1e-9, max_iters=200000)
-        except Exception:  # noqa: BLE001
+        except BaseException as exc2:  # noqa: BLE001
+            _reraise_unless_solver_failure(exc2)
             return None
     if theta.value is None:
         return None
