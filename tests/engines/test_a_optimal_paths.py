@@ -122,3 +122,51 @@ def test_newton_restores_the_rows_of_an_interior_point_before_its_line_search():
     d = ao.solve_a_optimal(R, [P], SolverOptions())
     assert d.value - d.bound <= 1e-9 * d.value
     assert d.value == pytest.approx(_independent(R, [P]), rel=1e-6)
+
+
+def test_a_panic_of_the_conic_solver_falls_back_and_the_design_is_still_certified(monkeypatch):
+    """Clarabel is Rust: a failed eigen-decomposition in a PSD step (clarabel 0.5.0) surfaces as pyo3's
+    PanicException, which derives from BaseException. The direct call and the cvxpy call must treat it as a
+    solver failure and fall back (here to SCS, then the Newton rounds), not crash the design; Ctrl-C still
+    propagates."""
+    import clarabel
+
+    class PanicException(BaseException):  # what pyo3 raises: not an Exception
+        pass
+
+    class Panics:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def solve(self):
+            raise PanicException("Eigval error: Eigen(1)")
+
+    monkeypatch.setattr(clarabel, "DefaultSolver", Panics)
+    n, eps = 6, 1.0
+    R = _rays(n, eps, "simplex")
+    P = _prior(n, 3 * n)
+    assert ao._restricted_clarabel(R, [P]) is None
+    d = ao.solve_a_optimal(R, [P], SolverOptions())
+    assert d.theta is not None and d.value - d.bound <= 1e-6 * d.value
+    assert d.value == pytest.approx(_independent_without_clarabel(R, P), rel=1e-5)
+
+    class Interrupts(Panics):
+        def solve(self):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(clarabel, "DefaultSolver", Interrupts)
+    with pytest.raises(KeyboardInterrupt):
+        ao._restricted_clarabel(R, [P])
+
+
+def _independent_without_clarabel(R, P) -> float:
+    """The optimum of the A-optimal program over the rays R, by cvxpy with SCS (matrix_frac form, written here)."""
+    import cvxpy as cp
+
+    n = R.shape[1]
+    theta = cp.Variable(len(R), nonneg=True)
+    J = sum(theta[i] * (np.outer(r, r) / (r @ P)) for i, r in enumerate(R))
+    J = (J + J.T) / 2
+    prob = cp.Problem(cp.Minimize(sum(cp.matrix_frac(np.eye(n)[x], J) for x in range(n))), [R.T @ theta == 1])
+    prob.solve(solver="SCS", eps=1e-9, max_iters=200000)
+    return prob.value - float(P @ P)
