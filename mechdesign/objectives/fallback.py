@@ -28,9 +28,20 @@ def best_constant_kernel(spec: Spec) -> tuple[np.ndarray, float]:
         K = np.zeros((n, m))
         K[:, y] = 1.0
         v = rules.value(K)
-        if best is None or rules.sense * v < rules.sense * best[1]:
-            best = (K, v)
-    return best
+        key = (_misses_a_side_constraint(rules, K), rules.sense * v)
+        if best is None or key < best[2]:
+            best = (K, v, key)
+    return best[0], best[1]
+
+
+def _misses_a_side_constraint(rules, K: np.ndarray) -> bool:
+    """Whether the constant kernel K misses a constraint the spec states beside privacy (a loss or vulnerability cap),
+    judged exactly: such kernels come last, whatever their objective (e.g. every constant kernel has the same
+    vulnerability, and only the ones of least loss can meet ``max_loss``)."""
+    from mechdesign.certify.exact import ExactKernel
+
+    exact = ExactKernel(np.array([[int(v) for v in row] for row in K], dtype=object), 1)
+    return any(not report.feasible for report in rules.side_constraints(exact))
 
 
 def unconstrained_bound(spec: Spec) -> float | None:

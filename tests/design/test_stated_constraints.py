@@ -176,3 +176,25 @@ def test_a_loss_cap_below_the_least_loss_by_less_than_the_lp_tolerance_is_refuse
     result = design({**spec, "objective": {**spec["objective"], "max_loss": "1/1000000000"}})
     (report,) = result.certificate.side_constraints
     assert report.feasible and report.value <= F(1, 10**9)
+
+
+def test_the_constant_fallback_takes_a_constant_kernel_that_meets_the_loss_cap():
+    """Every constant kernel has the same posterior vulnerability, but only the point mass at the least-loss output
+    meets max_loss. Here (ε = 1e−9, squared loss, prior (1e−9, 0, 1 − 1e−9, 0)) the cap is exactly the loss of
+    always answering 2: 1e−9·(0 − 2)² = 4e−9 (written out here). The design falls back to a constant kernel; that
+    kernel must be this one, and the cap must hold exactly, not the first constant kernel (loss ≈ 4)."""
+    result = design(
+        {
+            "alphabet": 4,
+            "epsilon": 1e-09,
+            "prior_set": {"kind": "point", "prior": [0.25, 0.375, 0.25, 0.125]},
+            "objective": {
+                "kind": "min_vulnerability",
+                "prior": [1e-09, 0, 0.999999999, 0],
+                "loss": "squared",
+                "max_loss": 4e-09,
+            },
+        }
+    )
+    (report,) = result.certificate.side_constraints
+    assert report.feasible and report.value <= F(4, 10**9)
