@@ -56,7 +56,7 @@ def test_sigint_during_an_interior_point_solve_exits_130_with_no_kernel(tmp_path
         text=True,
     )
     try:
-        for line in proc.stderr:  # the child blocks on a full pipe, so it cannot run ahead of this loop by much
+        for line in proc.stderr:
             if "Interior point solve" in line:  # IPX starts its iterations: minutes of work are left
                 break
         else:
