@@ -32,8 +32,9 @@ from helpers import ROOT
 HANG_GUARD_SECONDS = 120
 """How long a test waits for the interrupted command before it fails: a guard against a hang, not a speed claim."""
 
-# A problem that keeps HiGHS busy for minutes (N = M = 300 squared loss by interior point: about ten iterations
-# in 15 s here, of the dozens it needs); verbose, so that the log says when the interior point iterations start.
+# A problem that keeps HiGHS busy for minutes (N = M = 300 squared loss by interior point: 21 IPX iterations in about
+# a minute here, then crossover and simplex clean-up, unfinished after 5 minutes of CPU); verbose, so that the log
+# says when the interior point iterations start.
 LONG = """\
 alphabet: 300
 epsilon: 1
