@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from fractions import Fraction
@@ -61,6 +62,21 @@ def set_blocks(monkeypatch, entries: int) -> None:
     monkeypatch.setattr(fused, "PROBE_BLOCK_ENTRIES", entries)
 
 
+HANG_GUARD_SECONDS = 120
+"""How long a thread of a test waits for the other one (a barrier, an event) before the test fails: a guard
+against a hang, never reached when the code works, whatever the machine's load."""
+
+
+def main_thread_in(function_name: str) -> bool:
+    """Whether the main thread is now inside a call of the function named ``function_name`` (its current stack)."""
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    while frame is not None:
+        if frame.f_code.co_name == function_name:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def blocks_of(n: int, rows: int) -> list[slice]:
     return [slice(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
 
@@ -75,7 +91,7 @@ def test_results_come_in_block_order_and_both_threads_work(monkeypatch):
     """The first two blocks meet at a barrier, so they run at the same time on two threads; every later block
     sleeps a little so that the threads finish out of order. The results are the plain loop's, in block order."""
     use_threads(monkeypatch, 2)
-    meet = threading.Barrier(2, timeout=10)
+    meet = threading.Barrier(2, timeout=HANG_GUARD_SECONDS)
     seen = {}
     rng = np.random.default_rng(0)
     pauses = rng.uniform(0, 2e-3, size=23)
@@ -118,7 +134,7 @@ def test_a_stopping_result_ends_the_list_and_every_block_before_it_ran(monkeypat
 
 def test_a_workers_exception_is_raised_in_the_caller_after_every_block_has_ended(monkeypatch):
     use_threads(monkeypatch, 2)
-    meet = threading.Barrier(2, timeout=10)
+    meet = threading.Barrier(2, timeout=HANG_GUARD_SECONDS)
     active = []
     lock = threading.Lock()
 
@@ -144,7 +160,7 @@ def test_ctrl_c_in_the_caller_waits_for_the_other_threads_block(monkeypatch):
     """KeyboardInterrupt in the calling thread's block: it propagates only once the worker's block has ended (the
     worker would otherwise write into the caller's arrays after the call), and no further block starts."""
     use_threads(monkeypatch, 2)
-    meet = threading.Barrier(2, timeout=10)
+    meet = threading.Barrier(2, timeout=HANG_GUARD_SECONDS)
     finished, started = [], []
 
     def work(rows: slice, scratch):
@@ -153,7 +169,11 @@ def test_ctrl_c_in_the_caller_waits_for_the_other_threads_block(monkeypatch):
             meet.wait()
         if threading.current_thread() is threading.main_thread():
             raise KeyboardInterrupt
-        time.sleep(0.2)
+        # the worker's block ends only once the caller waits for it (with the interrupt in hand, no new block
+        # handed out): a sleep instead would let a slow caller see the block end first, on a busy machine
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
+        while not main_thread_in("_wait_through_ctrl_c") and time.monotonic() < deadline:
+            time.sleep(0.001)
         finished.append(rows.start)
 
     with pytest.raises(KeyboardInterrupt):
@@ -305,7 +325,7 @@ def test_ctrl_c_during_the_threaded_in_place_mix_waits_until_k_is_whole(monkeypa
 
     def interrupted_in_a_worker(*args, **kwargs):
         if threading.current_thread() is threading.main_thread():
-            worker_in.wait(timeout=10)  # the worker gets a block of the pass too
+            worker_in.wait(timeout=HANG_GUARD_SECONDS)  # the worker gets a block of the pass too
         elif not sent:
             sent.append(True)
             os.kill(os.getpid(), signal.SIGINT)  # handled by the main thread
@@ -343,10 +363,10 @@ def test_ctrl_c_during_the_threaded_rounding_leaves_k_rounding_to_the_same_kerne
             worker_block.set()
             # the worker waits in its first block until the calling thread is in one: otherwise, on a busy machine,
             # the worker could round every block before the calling thread takes any (then nothing is interrupted)
-            main_block.wait(timeout=10)
+            main_block.wait(timeout=HANG_GUARD_SECONDS)
         else:
             main_block.set()
-            if worker_block.wait(timeout=10):  # the worker is in a block (its first, or a later one)
+            if worker_block.wait(timeout=HANG_GUARD_SECONDS):  # the worker is in a block (its first, or a later one)
                 raise KeyboardInterrupt  # in the calling thread's block, before it is written
         return real(self, *args, **kwargs)
 

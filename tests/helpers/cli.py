@@ -28,3 +28,16 @@ def cli_subprocess(*argv, columns=None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mechdesign.cli", *map(str, argv)], capture_output=True, text=True, env=env, timeout=120
     )
+
+
+def cli_with_ctrl_c(when: str, *argv, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``mechdesign ARGV`` in a subprocess that receives a real SIGINT when ``when`` happens (:mod:`helpers.ctrl_c`:
+    ``round=K``, ``mip-incumbent``, ``design=K``), text output captured. ``timeout`` only guards against a hang."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    return subprocess.run(
+        [sys.executable, "-m", "helpers.ctrl_c", when, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )

@@ -13,7 +13,6 @@ import json
 import math
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import ROOT
+from helpers.cli import cli_with_ctrl_c
 import mechdesign
 from mechdesign import InputError
 from mechdesign.cli.main import main
@@ -262,39 +261,20 @@ def test_cli_sweep_file_plot_and_plot_command(tmp_path):
 
 # ------------------------------------------------------------- resume
 def test_resume_after_interrupting_the_driver(tmp_path):
-    """Interrupt a serial CLI sweep (SIGINT, as Ctrl-C) after a few points; the re-run designs only the rest."""
+    """Interrupt a serial CLI sweep (a real SIGINT, as Ctrl-C) inside the design of its 5th point (helpers.ctrl_c: the
+    moment is chosen by the sweep's progress, not by a clock); the re-run designs only the rest."""
     spec = tmp_path / "loss.yaml"
     spec.write_text(
         "alphabet: 25\nprior_set: {kind: min_mass, c: 0.01}\n"
         "objective: {kind: expected_loss, loss: absolute, prior: uniform}\n"
     )
     store = tmp_path / "store"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [
-        sys.executable,
-        "-m",
-        "mechdesign.cli",
-        "sweep",
-        str(spec),
-        "--vary",
-        "epsilon=0.1:3:30",
-        "--serial",
-        "--out",
-        str(tmp_path / "out"),
-        "--store",
-        str(store),
-        "-q",
-    ]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while len(list(store.glob("*/*.json"))) < 4 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "resume" in err
+    args = ["sweep", spec, "--vary", "epsilon=0.1:3:30", "--serial", "--out", tmp_path / "out", "--store", store, "-q"]
+    r = cli_with_ctrl_c("design=5", *args)
+    assert r.returncode == 130, r.stderr
+    assert "resume" in r.stderr
     before = {p.name: (p.stat().st_mtime_ns, json.loads(p.read_text())["finished_at"]) for p in store.glob("*/*.json")}
-    assert 4 <= len(before) < 30
+    assert len(before) == 4  # the interrupted 5th point is not stored
     assert not list(store.glob("*/*.tmp"))  # no half-written file
 
     designed = []
