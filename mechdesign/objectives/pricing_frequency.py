@@ -143,10 +143,54 @@ def _values(ctx: _Context, fam: FrequencyFamily, sets: np.ndarray) -> np.ndarray
 
 
 @dataclass
-class _Node:
-    ub: float
-    inside: list
-    out: list
+class _FamilyQuadratic:
+    """The family's reduced value as a quadratic in the indicator y of A over the free items (module doc):
+    Q_h(y) = const0 − h·norm·s0 + Σ_i (lin_i − h·norm·δ·Pf_i) y_i + Σ_{i<j} E_ij y_i y_j  for |y| = size,
+    with the additive part of the pair coefficients moved into ``lin``."""
+
+    fam: FrequencyFamily
+    const0: float
+    lin: np.ndarray
+    Pf: np.ndarray
+    E: np.ndarray
+    s0: float
+    mag: float
+    """Sum of the magnitudes of every term Q_h is built from (for the rounding allowance), h's terms excluded."""
+
+
+def _family_quadratic(ctx: _Context, fam: FrequencyFamily) -> _FamilyQuadratic:
+    W, W2, P, lam, d = ctx.W, ctx.W2, ctx.P, ctx.lam, fam.delta
+    f = fam.free
+    c = W @ fam.r0
+    Wc = W @ c
+    s0 = float(P @ fam.r0)
+    L0 = float(lam @ fam.r0)
+    Pf, lf = P[f], lam[f]
+    lin = 2 * d * Wc[f] + d * d * np.diag(W2)[f] - L0 * d * Pf - d * s0 * lf - d * d * lf * Pf
+    C = d * d * (2 * W2[np.ix_(f, f)] - np.outer(lf, Pf) - np.outer(Pf, lf))
+    np.fill_diagonal(C, 0.0)
+    nf = len(f)
+    alpha = np.zeros(nf)
+    if nf > 2:  # least squares C_ij ≈ α_i + α_j over i ≠ j (normal equations in closed form)
+        S = C.sum(axis=1)
+        alpha = (S - S.sum() / (2 * nf - 2)) / (nf - 2)
+    E = C - alpha[:, None] - alpha[None, :]
+    np.fill_diagonal(E, 0.0)
+    mag = (
+        16.0 * float(np.sum((np.abs(W) @ np.ones(len(P))) ** 2))
+        + 4.0 * float(np.abs(lam).sum())
+        + float(np.abs(lin).sum())
+        + float(np.abs(C).sum())
+        + fam.size * float(np.abs(alpha).sum())
+        + float(np.abs(E).sum())
+    )
+    return _FamilyQuadratic(fam, float(c @ c) - L0 * s0, lin + (fam.size - 1) * alpha, Pf, E, s0, mag)
+
+
+def _quadratic_allowance(qd: _FamilyQuadratic, h: float, s_min: float) -> float:
+    """Rounding of any Q_h bound, on the F/(1·r) scale: 64(N + 2)u·(mag + 4|h|·norm)/(norm·s_min)."""
+    n = len(qd.fam.r0)
+    return 64 * (n + 2) * U * (qd.mag + 4 * abs(h) * qd.fam.norm) / (qd.fam.norm * s_min)
 
 
 def _top_sum(v: np.ndarray, k: int) -> np.ndarray:
@@ -160,58 +204,61 @@ def _top(coef: np.ndarray, k: int) -> np.ndarray:
     return np.argpartition(-coef, k - 1)[:k] if 0 < k < len(coef) else np.arange(len(coef))[:k]
 
 
-def _node_bound(ctx: _Context, fam: FrequencyFamily, inside: list, free: np.ndarray, k: int):
-    """(upper bound of F over the node, the bound's maximising set as positions in ``free``, Gilmore–Lawler
-    overestimate per free item, s_lo, Pᵀr of the fixed part).
+def _node_bound(qd: _FamilyQuadratic, h: float, inside: np.ndarray, free: np.ndarray):
+    """(upper bound of Q_h over the node, the bound's maximising set as positions in ``free``, the Gilmore–Lawler
+    partner bound per free item). ``inside`` and ``free`` are positions among the family's free items.
 
-    Two bounds, the smaller is returned: Gilmore–Lawler on the k chosen items (module doc), and the same on the
-    nf − k items left out (y = 1 − y'; the numerator is then n₀ + L + S − Σ y'_i(ℓ_i + 2R_i) + Σ_{i≠j} y'_i y'_j M_ij
-    with ℓ the linear coefficients, R_i = Σ_{j∈F∖{i}} M_ij, S = Σ_{i≠j∈F} M_ij, M = δ²W²), tighter when k > nf/2."""
-    W, W2, P, lam, d = ctx.W, ctx.W2, ctx.P, ctx.lam, fam.delta
-    c = W @ fam.r0
-    if inside:
-        c = c + d * W[:, inside].sum(axis=1)
-    Wc = W @ c
-    n0 = float(c @ c)
-    s0 = float(P @ fam.r0) + d * float(P[inside].sum())
-    Pf = P[free]
+    Gilmore–Lawler on the pairs of the k chosen items: Σ_{i<j} E_ij y_i y_j ≤ ½ Σ_i y_i (sum of the k − 1 largest
+    E_ij, j ∈ free ∖ {i}); and the same on the nf − k items left out (y = 1 − y': Σ_{i<j} E_ij y_i y_j =
+    S − Σ_i y'_i R_i + Σ_{i<j} E_ij y'_i y'_j, R_i = Σ_{j≠i} E_ij, S = ½ Σ_i R_i); the smaller is returned."""
+    E = qd.E
+    k = qd.fam.size - len(inside)
+    lin = qd.lin - h * qd.fam.norm * qd.fam.delta * qd.Pf
+    const = qd.const0 - h * qd.fam.norm * qd.s0
+    if len(inside):
+        const += float(lin[inside].sum()) + 0.5 * float(E[np.ix_(inside, inside)].sum())
+        coef = lin[free] + E[np.ix_(free, inside)].sum(axis=1)
+    else:
+        coef = lin[free].copy()
+    Es = E[np.ix_(free, free)]
+    Eneg = Es.copy()
+    np.fill_diagonal(Eneg, -np.inf)
+    g = 0.5 * _top_sum(Eneg, k - 1)
+    v = coef + g
+    top = _top(v, k)
+    ub = const + float(v[top].sum())
     nf = len(free)
-    Mf = d * d * W2[np.ix_(free, free)]
-    diag = np.diag(Mf).copy()
-    np.fill_diagonal(Mf, 0.0)
-    lin = 2 * d * Wc[free] + diag
-    s_lo = s0 + d * float(np.partition(Pf, k - 1)[:k].sum()) if k > 0 else s0
-    const = -float(lam @ fam.r0) - d * float(lam[inside].sum())
-    Mneg = Mf.copy()
-    np.fill_diagonal(Mneg, -np.inf)
-    gl = _top_sum(Mneg, k - 1)  # the k − 1 largest off-diagonal entries of each row
-    coef = (lin + gl) / s_lo - d * lam[free]
-    top = _top(coef, k)
-    ub = const + n0 / s_lo + float(coef[top].sum())
     kc = nf - k
-    if 0 < kc < k:  # the complement: choose the nf − k items left out
-        R = Mf.sum(axis=1)
-        base = n0 + float(lin.sum()) + float(R.sum())
-        gl_c = _top_sum(Mneg, kc - 1)
-        coef_c = (gl_c - lin - 2 * R) / s_lo + d * lam[free]
-        out = _top(coef_c, kc)
-        ub_c = const + base / s_lo - d * float(lam[free].sum()) + float(coef_c[out].sum())
+    if 0 < kc < k:
+        R = Es.sum(axis=1)
+        vc = 0.5 * _top_sum(Eneg, kc - 1) - coef - R
+        out = _top(vc, kc)
+        ub_c = const + float(coef.sum()) + 0.5 * float(R.sum()) + float(vc[out].sum())
         if ub_c < ub:
             keep = np.ones(nf, bool)
             keep[out] = False
-            return ub_c, np.flatnonzero(keep), gl, s_lo, s0
-    return ub, top, gl, s_lo, s0
+            return ub_c, np.flatnonzero(keep), g, Es
+    return ub, top, g, Es
 
 
 def _enumerate(ctx, fam, inside, free, k):
-    """Every set of the node: (indicator rows over all N, their F values)."""
+    """Every set of the node: (indicator rows over all N, their F values). ``inside`` and ``free`` are items."""
     combos = np.array(list(combinations(range(len(free)), k)), int).reshape(-1, k) if k else np.zeros((1, 0), int)
     X = np.zeros((len(combos), len(ctx.P)))
-    if inside:
+    if len(inside):
         X[:, inside] = 1.0
     if k:
         X[np.arange(len(combos))[:, None], free[combos]] = 1.0
     return X, _values(ctx, fam, X)
+
+
+def _s_low(qd: _FamilyQuadratic, inside: np.ndarray, free: np.ndarray, k: int) -> float:
+    """The least Pᵀr over the node's sets (rounded down)."""
+    Pf = qd.Pf
+    s = qd.s0 + qd.fam.delta * (
+        float(Pf[inside].sum()) + (float(np.partition(Pf[free], k - 1)[:k].sum()) if k else 0.0)
+    )
+    return max(s * (1 - 4 * len(qd.fam.r0) * U), 1e-300)
 
 
 def price_family(
@@ -222,25 +269,33 @@ def price_family(
     keep: int = 5,
     deadline: float = math.inf,
     root_bound: float = math.inf,
+    qd: _FamilyQuadratic | None = None,
 ):
-    """Branch and bound for max over the family of F(x)/(1·r) (module docstring), without rounding allowance.
+    """Branch and bound for max over the family of F(x)/(1·r) (module docstring), rounding allowance included.
+
+    The search decides, node by node, whether some set has F/(1·r) > h, h = max(prune, best value found): with
+    Q_h(y) = F·Pᵀr − h·(1·r)·Pᵀr (a quadratic in y), a node whose bound of Q_h is ≤ 0 holds no such set; a node
+    left open certifies h + max(0, bound)/((1·r)·s_lo), s_lo the least Pᵀr over the node.
 
     Returns (sets, values, certified, nodes, finished): up to ``keep`` best sets found (indicator rows) with
     value > prune, and ``certified`` ≥ the family's maximum: max(prune, best value, bounds of the nodes left open
-    when the node limit or the deadline stopped the search)."""
+    when the node limit or the deadline stopped the search) plus the rounding allowance."""
     n = len(ctx.P)
     norm = fam.norm
-    cut0 = prune * norm
+    qd = qd if qd is not None else _family_quadratic(ctx, fam)
+    free_items = np.asarray(fam.free, int)
+    nf_all = len(free_items)
     best = -math.inf
     pool: dict = {}
+    s_min = _s_low(qd, np.zeros(0, int), np.arange(nf_all), fam.size)
 
     def offer(X, vals):
         nonlocal best
         if len(vals) == 0:
             return
-        i = int(np.argmax(vals))
-        best = max(best, float(vals[i]))
-        for t in np.flatnonzero(vals > cut0):
+        vals = vals / norm
+        best = max(best, float(vals.max()))
+        for t in np.flatnonzero(vals > prune):
             key = X[t].tobytes()
             if key not in pool:
                 pool[key] = (float(vals[t]), X[t].copy())
@@ -248,66 +303,79 @@ def price_family(
             for kk in sorted(pool, key=lambda z: pool[z][0])[: len(pool) - 2 * keep]:
                 del pool[kk]
 
-    free_all = [int(x) for x in fam.free]
-    stack = [(root_bound * norm, [], [])]  # the root's bound (F/(1·r) scale) bounds every node below it
+    def cut():
+        return max(prune, best)
+
+    stack = [(root_bound, [], [])]  # (bound inherited from the parent, positions in, positions out)
     open_cert = -math.inf
+    h_max = 0.0
     nodes = 0
     finished = True
     while stack:
-        parent_ub, inside, out = stack.pop()
-        if parent_ub <= max(cut0, best):
+        parent_cert, inside_l, out_l = stack.pop()
+        if parent_cert <= cut():
             continue
         if nodes >= node_limit or (nodes % 16 == 0 and time.perf_counter() > deadline):
-            stack.append((parent_ub, inside, out))
+            stack.append((parent_cert, inside_l, out_l))
             open_cert = max(s[0] for s in stack)
             finished = False
             break
         nodes += 1
-        excluded = set(inside) | set(out)
-        free = np.array([x for x in free_all if x not in excluded], int)
-        k = fam.size - len(inside)
+        inside = np.array(inside_l, int)
+        mask = np.ones(nf_all, bool)
+        mask[inside_l] = False
+        mask[out_l] = False
+        free = np.flatnonzero(mask)
+        k = fam.size - len(inside_l)
         if k < 0 or k > len(free):
             continue
         if math.comb(len(free), k) <= ENUMERATE_MAX:
-            X, vals = _enumerate(ctx, fam, inside, free, k)
+            X, vals = _enumerate(ctx, fam, free_items[inside], free_items[free], k)
             offer(X, vals)
             continue
-        ub, top, gl, s_lo, s_base = _node_bound(ctx, fam, inside, free, k)
-        # the maximising set of the bound is a set of the node: evaluate it (incumbent, and a ray to return)
+        if best == -math.inf:  # a first set, so that h is finite: the largest linear coefficients
+            lin0 = qd.lin[free]
+            X = np.zeros((1, n))
+            X[0, free_items[inside]] = 1.0
+            X[0, free_items[free[_top(lin0, k)]]] = 1.0
+            offer(X, _values(ctx, fam, X))
+        h = cut()
+        h_max = max(h_max, abs(h))
+        ub, top, g, Es = _node_bound(qd, h, inside, free)
         X = np.zeros((1, n))
-        X[0, inside] = 1.0
-        X[0, free[top]] = 1.0
-        top_value = float(_values(ctx, fam, X)[0])
-        offer(X, np.array([top_value]))
-        if ub <= max(cut0, best):
+        X[0, free_items[inside]] = 1.0
+        X[0, free_items[free[top]]] = 1.0
+        offer(X, _values(ctx, fam, X))  # the bound's maximising set is a set of the node
+        if ub <= 0.0:
             continue
-        # branching item: GL overestimate of the top set's items against their actual partners
-        sub = ctx.W2[np.ix_(free[top], free[top])]
-        actual = sub.sum(axis=1) - np.diag(sub)
-        gl_gap = fam.delta**2 * (gl[top] - actual) / s_lo
-        # denominator slack: the top set's numerator bound over s_lo against over its own denominator
-        s_top = s_base + fam.delta * float(ctx.P[free[top]].sum())
-        num_top = (
-            ub
-            + float(ctx.lam @ fam.r0)
-            + fam.delta * float(ctx.lam[inside].sum())
-            + fam.delta * float(ctx.lam[free[top]].sum())
-        ) * s_lo
-        den_gap = num_top * (1 / s_lo - 1 / s_top)
-        if den_gap > 2 * float(gl_gap.max(initial=0.0)):
-            item = int(free[int(np.argmax(ctx.P[free]))])
-        else:
-            item = int(free[top[int(np.argmax(gl_gap))]])
-        # depth first: the child holding the top set (item in) is searched first
-        in_top = item in set(free[top].tolist())
-        child_in = (ub, inside + [item], out)
-        child_out = (ub, inside, out + [item])
-        stack += [child_out, child_in] if in_top else [child_in, child_out]
-    cert = max(open_cert, best, cut0) / norm
+        node_cert = h + ub / (norm * _s_low(qd, inside, free, k))
+        if node_cert <= cut():
+            continue
+        # branching item: the top set's item whose partner bound overestimates most
+        over = g[top] - 0.5 * (Es[np.ix_(top, top)].sum(axis=1))
+        item = int(free[top[int(np.argmax(over))]])
+        stack += [(node_cert, inside_l, out_l + [item]), (node_cert, inside_l + [item], out_l)]
+    cert = max(open_cert, best, prune)
+    cert += _quadratic_allowance(qd, max(h_max, abs(cert) if math.isfinite(cert) else 0.0), s_min)
     ranked = sorted(pool.values(), key=lambda z: -z[0])[:keep]
     sets = np.array([z[1] for z in ranked]).reshape(-1, n)
-    vals = np.array([z[0] / norm for z in ranked])
+    vals = np.array([z[0] for z in ranked])
     return sets, vals, cert, nodes, finished
+
+
+def root_bound(ctx: _Context, fam: FrequencyFamily, prune: float, qd: _FamilyQuadratic) -> float:
+    """An upper bound on max F/(1·r) over the family from its root node alone (rounding allowance excluded)."""
+    free = np.arange(len(fam.free))
+    k = fam.size
+    if math.comb(len(free), k) <= ENUMERATE_MAX:
+        _, vals = _enumerate(ctx, fam, np.zeros(0, int), fam.free, k)
+        return float(vals.max()) / fam.norm
+    lin0 = qd.lin
+    X = np.zeros((1, len(ctx.P)))
+    X[0, fam.free[_top(lin0, k)]] = 1.0
+    h = max(prune, float(_values(ctx, fam, X)[0]) / fam.norm)
+    ub = _node_bound(qd, h, np.zeros(0, int), free)[0]
+    return h + max(ub, 0.0) / (fam.norm * _s_low(qd, np.zeros(0, int), free, k))
 
 
 @dataclass
@@ -344,15 +412,8 @@ def price_all(
     ``enough`` rays have been found, the families not searched yet keep their root bounds (valid, looser): the
     round returns its rays without certifying them all."""
     ctx = _Context(np.asarray(W, float), np.asarray(P, float), np.asarray(lam, float))
-    roots = []
-    for fam in fams:
-        free = fam.free
-        k = fam.size
-        if math.comb(len(free), k) <= ENUMERATE_MAX:
-            _, vals = _enumerate(ctx, fam, [], free, k)
-            roots.append(float(vals.max()) / fam.norm)
-        else:
-            roots.append(_node_bound(ctx, fam, [], free, k)[0] / fam.norm)
+    quads = [_family_quadratic(ctx, fam) for fam in fams]
+    roots = [root_bound(ctx, fam, prune, qd) for fam, qd in zip(fams, quads)]
     order = np.argsort(roots)[::-1]
     cert = -math.inf
     rays, values, nodes, left = [], [], 0, 0
@@ -362,9 +423,10 @@ def price_all(
         allow = family_allowance(fam, ctx.W, ctx.P, ctx.lam)
         cut = max(prune, share * found)
         if roots[f] <= cut or (enough is not None and sum(len(v) for v in values) >= enough):
-            cert = max(cert, roots[f] + allow)
+            s_min = _s_low(quads[f], np.zeros(0, int), np.arange(len(fam.free)), fam.size)
+            cert = max(cert, roots[f] + allow + _quadratic_allowance(quads[f], roots[f], s_min))
             continue
-        sets, vals, c, nd, done = price_family(ctx, fam, cut, node_limit, keep, deadline, roots[f])
+        sets, vals, c, nd, done = price_family(ctx, fam, cut, node_limit, keep, deadline, roots[f], quads[f])
         if len(vals):
             found = max(found, float(vals.max()))
         nodes += nd
