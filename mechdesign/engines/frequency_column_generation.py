@@ -7,8 +7,8 @@ Vandenberghe, Convex Optimization §7.5): with K(:,y) = θ_y r_y over the extrem
     (A)  minimise  tr J(θ)⁻¹ − ‖P‖²   s.t.  Σ_r θ_r r = 1,  θ ≥ 0,   J(θ) = Σ_r θ_r r rᵀ/(Pᵀr).
 
 Past N = 12 the 2^N rays are not listed. Column generation (Gilmore and Gomory 1961; Desaulniers, Desrosiers and
-Solomon, Column Generation, 2005) solves (A) over a working set S of rays (Clarabel, then active-set Newton:
-:func:`mechdesign.engines.a_optimal._restricted`, ``_newton``), takes W = J(θ_S)⁻¹, G_r = ‖W r‖²/(Pᵀr) and the
+Solomon, Column Generation, 2005) solves (A) over a working set S of rays (:func:`_master`: Clarabel then the
+active-set Newton method for N ≤ 16, the barrier method :func:`mechdesign.engines.a_optimal.barrier` past it), takes W = J(θ_S)⁻¹, G_r = ‖W r‖²/(Pᵀr) and the
 duals λ of the ray LP max{Σ θ_r G_r : Σ θ_r r = 1, θ ≥ 0} over S, and prices every ray of every family at (W, λ)
 by branch and bound (:mod:`mechdesign.objectives.pricing_frequency`). The pricing returns the rays of positive
 reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − λ·r)/(1·r), so
@@ -18,8 +18,10 @@ reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − 
 (the Lagrangian bound of :mod:`mechdesign.engines.a_optimal`, valid for any symmetric W and any λ), minus an
 explicit allowance for the rounding of its evaluation (as in :func:`mechdesign.engines.a_optimal.dual_bound`),
 evaluated also at the scaled pair (tW, t²λ) with the best t (:func:`_bound`: while the pricing certificate is
-loose, this keeps the bound far above the plain one). The
-best bound over the rounds is reported; the search stops when the relative gap is below ``tol``, when pricing finds
+loose, this keeps the bound far above the plain one). For 16 < N ≤ :data:`ADDITIVE_MAX_N` column generation gets
+the first half of the time limit and the dual restricted to additive multipliers
+(:mod:`mechdesign.objectives.frequency_additive_dual`, whose pricing is exact by sorting) the rest, from the rays
+met as cuts. The best bound is reported; the search stops when the relative gap is below ``tol``, when pricing finds
 no ray, or at the time limit (the gap is then reported, status suboptimal). The start is the cyclic shifts of the
 families whose uniform spread has the smallest U (a feasible, full-rank design), or, when it is small enough, the
 incumbent of :func:`_incumbent` (a stand-in for subset selection's uniform orbit; the result is never worse than it:
@@ -150,10 +152,11 @@ def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None
     """θ lowering tr J(θ)⁻¹ over the rays R from the feasible ``warm`` (Σ θ_r r = 1, θ ≥ 0).
 
     N ≤ :data:`SDP_MAX_N`: Clarabel (:func:`mechdesign.engines.a_optimal._restricted`), then the Newton polish.
-    Larger N (the SDP grows as N³: 0.8 s for 200 rays at N = 20, over 100 s for 300 at N = 50): the Newton
-    active-set method of a_optimal from ``warm`` (a Frank–Wolfe step toward the ray LP's solution, so every ray
-    the LP uses has weight); the round's inner Frank–Wolfe steps then close the restricted gap. Any feasible θ
-    serves: the bound does not depend on it."""
+    Larger N (the SDP grows as N³: 0.8 s for 200 rays at N = 20, over 100 s for 300 at N = 50): the barrier method
+    :func:`mechdesign.engines.a_optimal.barrier` from ``warm`` (N = 50, 1,300 rays: 1.3 s), or, if it fails, the
+    active-set Newton method of a_optimal (a Frank–Wolfe step toward the ray LP's solution gives every ray the LP
+    uses weight; the round's inner Frank–Wolfe steps then close the restricted gap). Any feasible θ serves: the
+    bound does not depend on it."""
     n = R.shape[1]
     if n <= SDP_MAX_N:
         sol = _restricted(R, [P])
