@@ -148,7 +148,7 @@ def _incumbent(spec, P: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return R, np.full(len(R), 1.0 / (m * float(pattern.sum())))
 
 
-def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None:
+def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray, deadline: float = math.inf) -> np.ndarray | None:
     """θ lowering tr J(θ)⁻¹ over the rays R from the feasible ``warm`` (Σ θ_r r = 1, θ ≥ 0).
 
     N ≤ :data:`SDP_MAX_N`: Clarabel (:func:`mechdesign.engines.a_optimal._restricted`), then the Newton polish.
@@ -162,9 +162,11 @@ def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None
         sol = _restricted(R, [P])
         if sol is not None:
             return _polish(R, sol[0], P, steps=POLISH_STEPS)
-    theta = barrier(R, warm, P)
+    theta = barrier(R, warm, P, deadline=deadline)
     if theta is not None and np.abs(R.T @ theta - 1).max() <= 1e-9:
         return theta
+    if time.perf_counter() > deadline:
+        return None
     if np.abs(R.T @ warm - 1).max() > 1e-9:
         return None
     return _polish(R, warm, P, steps=POLISH_STEPS)
@@ -247,6 +249,14 @@ def _toward(R: np.ndarray, theta: np.ndarray, vertex: np.ndarray, P: np.ndarray)
     return (1 - t) * theta + t * vertex
 
 
+def _lp_options(spec, deadline: float):
+    """The spec's LP options with a wall-clock limit that ends by ``deadline`` (at least 0.5 s; a stricter limit of
+    the spec's own is kept): the ray LP over thousands of rays at N = 200 can take minutes (measured: 75 s)."""
+    left = max(deadline - time.perf_counter(), 0.5)
+    limit = left if spec.solver.time_limit is None else min(spec.solver.time_limit, left)
+    return spec.solver.model_copy(update={"time_limit": limit})
+
+
 def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOptimalDesign:
     from mechdesign.objectives.rays import ray_lp
     from mechdesign.privacy.ray_families import families
@@ -274,7 +284,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     notes = ""
     while True:
         it += 1
-        theta = _master(R, theta, P)
+        theta = _master(R, theta, P, deadline=t0 + time_limit)
         if theta is None:
             break
         for inner in range(INNER_STEPS + 1):
@@ -285,13 +295,13 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             if W is None:
                 break
             G = np.sum((R @ W) ** 2, axis=1) / (R @ P)
-            th_lp, lam, _, _, _ = ray_lp(R, G, spec.solver)
+            th_lp, lam, _, _, _ = ray_lp(R, G, _lp_options(spec, t0 + time_limit))
             if lam is None:
                 break
             # the restricted program's own gap (its Lagrangian bound over R): close it before pricing
             own = value - (2 * float(np.trace(W)) - float(P @ P) - float(lam.sum()))
             target = max(tol * abs(value), 0.1 * min(best.value - best_bound, 0.1 * abs(value)))
-            if inner == INNER_STEPS or own <= target:
+            if inner == INNER_STEPS or own <= target or time.perf_counter() - t0 > time_limit:
                 break
             theta = _polish(R, _toward(R, theta, th_lp, P), P, steps=POLISH_STEPS)
         if W is None or lam is None:
@@ -327,7 +337,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
         theta = np.r_[theta[keep], np.zeros(len(Rn))]
         # the Frank–Wolfe vertex over the grown set at the current W: the new rays enter with weight
         G = np.sum((R @ W) ** 2, axis=1) / (R @ P)
-        th_lp, _, _, _, _ = ray_lp(R, G, spec.solver)
+        th_lp, _, _, _, _ = ray_lp(R, G, _lp_options(spec, t0 + time_limit))
         if th_lp is not None:
             theta = _toward(R, theta, th_lp, P)
     gap_left = best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12)
