@@ -73,10 +73,11 @@ INNER_STEPS = 8
 gap before pricing."""
 POLISH_STEPS = 30
 ADDITIVE_SHARE = 0.5
-"""Share of the time limit left to the additive dual's bound (:mod:`mechdesign.objectives.frequency_additive_dual`)
-when N is past :data:`SDP_MAX_N`: column generation closes the gap itself up to N ≈ 24 (Dirichlet(1), ε = 1: N = 24
-certified to 2.6e-8 in 13 s); past that its pricing bound stalls while the additive dual's keeps rising (N = 50:
-1.5e-4 relative below the design)."""
+"""When N is past :data:`SDP_MAX_N`, the additive dual's bound (:mod:`mechdesign.objectives.frequency_additive_dual`)
+is computed once column generation has used 1 − this share of the time limit (or earlier, when pricing finds no
+new ray); column generation then goes on with the time left. Past N ≈ 24 column generation's own pricing bound
+stalls (the reduced values of very many sets nearly tie) while the additive dual's keeps rising (N = 50: 1.5e-4
+relative below the design)."""
 ADDITIVE_MAX_N = 100
 """Largest N given the additive dual (its Newton system costs 9N⁴ operations)."""
 PRICE_SHARE = 0.5
@@ -249,6 +250,16 @@ def _toward(R: np.ndarray, theta: np.ndarray, vertex: np.ndarray, P: np.ndarray)
     return (1 - t) * theta + t * vertex
 
 
+def _additive_bound(spec, fams, P, rays, deadline: float) -> tuple[float, str]:
+    """The bound of :mod:`mechdesign.objectives.frequency_additive_dual` from the start rays and ``rays`` as cuts,
+    and a note for the design's message."""
+    from mechdesign.objectives.frequency_additive_dual import additive_dual_bound
+    from mechdesign.privacy.ray_families import families, start_rays
+
+    dual = additive_dual_bound(fams, P, np.vstack([start_rays(spec, families(spec)), rays]), deadline)
+    return dual.bound, f"; bound from the additive dual ({dual.rounds} rounds, {dual.cuts} cuts)"
+
+
 def _lp_options(spec, deadline: float):
     """The spec's LP options with a wall-clock limit that ends by ``deadline`` (at least 0.5 s; a stricter limit of
     the spec's own is kept): the ray LP over thousands of rays at N = 200 can take minutes (measured: 75 s)."""
@@ -265,7 +276,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     n = len(P)
     fams = frequency_families(families(spec), n)
     # past the SDP's reach, column generation leaves the rest of the time to the additive dual's bound
-    cg_limit = time_limit * (1 - ADDITIVE_SHARE) if SDP_MAX_N < n <= ADDITIVE_MAX_N else time_limit
+    cg_limit = time_limit * (1 - ADDITIVE_SHARE)
     R = _start(fams, P)
     theta = np.full(len(R), 1.0 / float(R.sum(axis=0).max()))  # the shifts' sum is constant: feasible
     theta = theta * (1.0 / (R.T @ theta)).min()
@@ -282,6 +293,8 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     best_bound = -math.inf
     it = 0
     notes = ""
+    found_last = None
+    additive_left = SDP_MAX_N < n <= ADDITIVE_MAX_N
     while True:
         it += 1
         theta = _master(R, theta, P, deadline=t0 + time_limit)
@@ -306,7 +319,9 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             theta = _polish(R, _toward(R, theta, th_lp, P), P, steps=POLISH_STEPS)
         if W is None or lam is None:
             break
-        far = best.value - best_bound > 1e3 * tol * abs(best.value)
+        # far from the optimum while the last round still found rays of large reduced value (not while the bound
+        # is loose: the bound of a round with a node limit stays loose, and would keep the limit for ever)
+        far = found_last is None or n * found_last > 1e3 * tol * abs(best.value)
         share = PRICE_CUT_SHARE if far else 0.0
         # far from the optimum, a round stops searching once it has the rays it will add (its bound is looser)
         enough = RAYS_PER_ROUND_PER_N * n if share > 0 else None
@@ -326,7 +341,16 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             break
         current = {r.tobytes() for r in R}
         fresh = [r for r in priced.rays if r.tobytes() not in current]
-        if not fresh or time.perf_counter() - t0 > cg_limit or it >= max_rounds:
+        found_last = float(priced.values.max()) if len(priced.values) else 0.0
+        if additive_left and (not fresh or time.perf_counter() - t0 > cg_limit):
+            # the additive dual's bound, from the rays met as cuts; column generation goes on afterwards
+            additive_left = False
+            bound, note = _additive_bound(spec, fams, P, best.rays, t0 + time_limit)
+            if bound > best_bound:
+                best_bound, notes = bound, notes + note
+            if best.value - best_bound <= tol * max(abs(best.value), 1e-12):
+                break
+        if not fresh or time.perf_counter() - t0 > time_limit or it >= max_rounds:
             break
         keep = theta > 1e-9 * theta.max()
         Rn = np.array(fresh)
@@ -340,17 +364,10 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
         th_lp, _, _, _, _ = ray_lp(R, G, _lp_options(spec, t0 + time_limit))
         if th_lp is not None:
             theta = _toward(R, theta, th_lp, P)
-    gap_left = best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12)
-    if gap_left and n <= ADDITIVE_MAX_N and n > SDP_MAX_N:
-        from mechdesign.objectives.frequency_additive_dual import additive_dual_bound
-        from mechdesign.privacy.ray_families import start_rays
-
-        cuts = np.vstack([start_rays(spec, families(spec)), best.rays])
-        deadline = t0 + max(time_limit, cg_limit + 1.0)
-        dual = additive_dual_bound(fams, P, cuts, deadline)
-        if dual.bound > best_bound:
-            best_bound = dual.bound
-            notes += f"; bound from the additive dual ({dual.rounds} rounds, {dual.cuts} cuts)"
+    if additive_left and best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12):
+        bound, note = _additive_bound(spec, fams, P, best.rays, t0 + max(time_limit, cg_limit + 1.0))
+        if bound > best_bound:
+            best_bound, notes = bound, notes + note
     best.bound = best_bound if math.isfinite(best_bound) else None
     best.iterations = it
     best.seconds = time.perf_counter() - t0
