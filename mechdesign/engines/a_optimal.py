@@ -550,7 +550,12 @@ def _newton_multipliers(B_all, R, theta, free):
 
 
 def barrier(
-    R: np.ndarray, theta: np.ndarray, P: np.ndarray, tol: float = 1e-10, max_iter: int = 200
+    R: np.ndarray,
+    theta: np.ndarray,
+    P: np.ndarray,
+    tol: float = 1e-10,
+    max_iter: int = 200,
+    deadline: float = math.inf,
 ) -> np.ndarray | None:
     """A primal log-barrier interior-point method for the restricted program over the rows r of R (Boyd and
     Vandenberghe, Convex Optimization §11.3, with the infeasible-start Newton step of §10.3):
@@ -564,7 +569,8 @@ def barrier(
     small. Stops when m·μ ≤ ``tol``·tr J⁻¹ (m·μ is the duality gap of the barrier's central point). Unlike the
     active-set method, the weights that tend to 0 leave together, so at N = 50 with 1,300 rays it needs about 40
     steps (1.3 s) where :func:`_newton` needs over 100 (17 s). Returns θ > 0 (Σ θ_r r = 1 to rounding), or None
-    when J is singular at the start or a factorisation fails."""
+    when J is singular at the start or a factorisation fails; at ``deadline`` (time.perf_counter()) it returns the
+    point reached (feasible once a full step has been taken)."""
     from scipy.linalg import cho_factor, cho_solve
 
     m, _ = R.shape
@@ -584,6 +590,8 @@ def barrier(
         return None
     mu = 1e-2 * f / m
     for _ in range(max_iter):
+        if time.perf_counter() > deadline:
+            break
         try:
             W = np.linalg.inv((B.T * th) @ B)
         except np.linalg.LinAlgError:

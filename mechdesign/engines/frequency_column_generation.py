@@ -7,8 +7,8 @@ Vandenberghe, Convex Optimization §7.5): with K(:,y) = θ_y r_y over the extrem
     (A)  minimise  tr J(θ)⁻¹ − ‖P‖²   s.t.  Σ_r θ_r r = 1,  θ ≥ 0,   J(θ) = Σ_r θ_r r rᵀ/(Pᵀr).
 
 Past N = 12 the 2^N rays are not listed. Column generation (Gilmore and Gomory 1961; Desaulniers, Desrosiers and
-Solomon, Column Generation, 2005) solves (A) over a working set S of rays (Clarabel, then active-set Newton:
-:func:`mechdesign.engines.a_optimal._restricted`, ``_newton``), takes W = J(θ_S)⁻¹, G_r = ‖W r‖²/(Pᵀr) and the
+Solomon, Column Generation, 2005) solves (A) over a working set S of rays (:func:`_master`: Clarabel then the
+active-set Newton method for N ≤ 16, the barrier method :func:`mechdesign.engines.a_optimal.barrier` past it), takes W = J(θ_S)⁻¹, G_r = ‖W r‖²/(Pᵀr) and the
 duals λ of the ray LP max{Σ θ_r G_r : Σ θ_r r = 1, θ ≥ 0} over S, and prices every ray of every family at (W, λ)
 by branch and bound (:mod:`mechdesign.objectives.pricing_frequency`). The pricing returns the rays of positive
 reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − λ·r)/(1·r), so
@@ -18,8 +18,10 @@ reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − 
 (the Lagrangian bound of :mod:`mechdesign.engines.a_optimal`, valid for any symmetric W and any λ), minus an
 explicit allowance for the rounding of its evaluation (as in :func:`mechdesign.engines.a_optimal.dual_bound`),
 evaluated also at the scaled pair (tW, t²λ) with the best t (:func:`_bound`: while the pricing certificate is
-loose, this keeps the bound far above the plain one). The
-best bound over the rounds is reported; the search stops when the relative gap is below ``tol``, when pricing finds
+loose, this keeps the bound far above the plain one). For 16 < N ≤ :data:`ADDITIVE_MAX_N` column generation gets
+the first half of the time limit and the dual restricted to additive multipliers
+(:mod:`mechdesign.objectives.frequency_additive_dual`, whose pricing is exact by sorting) the rest, from the rays
+met as cuts. The best bound is reported; the search stops when the relative gap is below ``tol``, when pricing finds
 no ray, or at the time limit (the gap is then reported, status suboptimal). The start is the cyclic shifts of the
 families whose uniform spread has the smallest U (a feasible, full-rank design), or, when it is small enough, the
 incumbent of :func:`_incumbent` (a stand-in for subset selection's uniform orbit; the result is never worse than it:
@@ -71,10 +73,11 @@ INNER_STEPS = 8
 gap before pricing."""
 POLISH_STEPS = 30
 ADDITIVE_SHARE = 0.5
-"""Share of the time limit left to the additive dual's bound (:mod:`mechdesign.objectives.frequency_additive_dual`)
-when N is past :data:`SDP_MAX_N`: column generation closes the gap itself up to N ≈ 24 (Dirichlet(1), ε = 1: N = 24
-certified to 2.6e-8 in 13 s); past that its pricing bound stalls while the additive dual's keeps rising (N = 50:
-1.5e-4 relative below the design)."""
+"""When N is past :data:`SDP_MAX_N`, the additive dual's bound (:mod:`mechdesign.objectives.frequency_additive_dual`)
+is computed once column generation has used 1 − this share of the time limit (or earlier, when pricing finds no
+new ray); column generation then goes on with the time left. Past N ≈ 24 column generation's own pricing bound
+stalls (the reduced values of very many sets nearly tie) while the additive dual's keeps rising (N = 50: 1.5e-4
+relative below the design)."""
 ADDITIVE_MAX_N = 100
 """Largest N given the additive dual (its Newton system costs 9N⁴ operations)."""
 PRICE_SHARE = 0.5
@@ -146,22 +149,25 @@ def _incumbent(spec, P: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return R, np.full(len(R), 1.0 / (m * float(pattern.sum())))
 
 
-def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray) -> np.ndarray | None:
+def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray, deadline: float = math.inf) -> np.ndarray | None:
     """θ lowering tr J(θ)⁻¹ over the rays R from the feasible ``warm`` (Σ θ_r r = 1, θ ≥ 0).
 
     N ≤ :data:`SDP_MAX_N`: Clarabel (:func:`mechdesign.engines.a_optimal._restricted`), then the Newton polish.
-    Larger N (the SDP grows as N³: 0.8 s for 200 rays at N = 20, over 100 s for 300 at N = 50): the Newton
-    active-set method of a_optimal from ``warm`` (a Frank–Wolfe step toward the ray LP's solution, so every ray
-    the LP uses has weight); the round's inner Frank–Wolfe steps then close the restricted gap. Any feasible θ
-    serves: the bound does not depend on it."""
+    Larger N (the SDP grows as N³: 0.8 s for 200 rays at N = 20, over 100 s for 300 at N = 50): the barrier method
+    :func:`mechdesign.engines.a_optimal.barrier` from ``warm`` (N = 50, 1,300 rays: 1.3 s), or, if it fails, the
+    active-set Newton method of a_optimal (a Frank–Wolfe step toward the ray LP's solution gives every ray the LP
+    uses weight; the round's inner Frank–Wolfe steps then close the restricted gap). Any feasible θ serves: the
+    bound does not depend on it."""
     n = R.shape[1]
     if n <= SDP_MAX_N:
         sol = _restricted(R, [P])
         if sol is not None:
             return _polish(R, sol[0], P, steps=POLISH_STEPS)
-    theta = barrier(R, warm, P)
+    theta = barrier(R, warm, P, deadline=deadline)
     if theta is not None and np.abs(R.T @ theta - 1).max() <= 1e-9:
         return theta
+    if time.perf_counter() > deadline:
+        return None
     if np.abs(R.T @ warm - 1).max() > 1e-9:
         return None
     return _polish(R, warm, P, steps=POLISH_STEPS)
@@ -244,6 +250,24 @@ def _toward(R: np.ndarray, theta: np.ndarray, vertex: np.ndarray, P: np.ndarray)
     return (1 - t) * theta + t * vertex
 
 
+def _additive_bound(spec, fams, P, rays, deadline: float) -> tuple[float, str]:
+    """The bound of :mod:`mechdesign.objectives.frequency_additive_dual` from the start rays and ``rays`` as cuts,
+    and a note for the design's message."""
+    from mechdesign.objectives.frequency_additive_dual import additive_dual_bound
+    from mechdesign.privacy.ray_families import families, start_rays
+
+    dual = additive_dual_bound(fams, P, np.vstack([start_rays(spec, families(spec)), rays]), deadline)
+    return dual.bound, f"; bound from the additive dual ({dual.rounds} rounds, {dual.cuts} cuts)"
+
+
+def _lp_options(spec, deadline: float):
+    """The spec's LP options with a wall-clock limit that ends by ``deadline`` (at least 0.5 s; a stricter limit of
+    the spec's own is kept): the ray LP over thousands of rays at N = 200 can take minutes (measured: 75 s)."""
+    left = max(deadline - time.perf_counter(), 0.5)
+    limit = left if spec.solver.time_limit is None else min(spec.solver.time_limit, left)
+    return spec.solver.model_copy(update={"time_limit": limit})
+
+
 def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOptimalDesign:
     from mechdesign.objectives.rays import ray_lp
     from mechdesign.privacy.ray_families import families
@@ -252,7 +276,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     n = len(P)
     fams = frequency_families(families(spec), n)
     # past the SDP's reach, column generation leaves the rest of the time to the additive dual's bound
-    cg_limit = time_limit * (1 - ADDITIVE_SHARE) if SDP_MAX_N < n <= ADDITIVE_MAX_N else time_limit
+    cg_limit = time_limit * (1 - ADDITIVE_SHARE)
     R = _start(fams, P)
     theta = np.full(len(R), 1.0 / float(R.sum(axis=0).max()))  # the shifts' sum is constant: feasible
     theta = theta * (1.0 / (R.T @ theta)).min()
@@ -269,9 +293,11 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     best_bound = -math.inf
     it = 0
     notes = ""
+    found_last = None
+    additive_left = SDP_MAX_N < n <= ADDITIVE_MAX_N
     while True:
         it += 1
-        theta = _master(R, theta, P)
+        theta = _master(R, theta, P, deadline=t0 + time_limit)
         if theta is None:
             break
         for inner in range(INNER_STEPS + 1):
@@ -282,18 +308,20 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             if W is None:
                 break
             G = np.sum((R @ W) ** 2, axis=1) / (R @ P)
-            th_lp, lam, _, _, _ = ray_lp(R, G, spec.solver)
+            th_lp, lam, _, _, _ = ray_lp(R, G, _lp_options(spec, t0 + time_limit))
             if lam is None:
                 break
             # the restricted program's own gap (its Lagrangian bound over R): close it before pricing
             own = value - (2 * float(np.trace(W)) - float(P @ P) - float(lam.sum()))
             target = max(tol * abs(value), 0.1 * min(best.value - best_bound, 0.1 * abs(value)))
-            if inner == INNER_STEPS or own <= target:
+            if inner == INNER_STEPS or own <= target or time.perf_counter() - t0 > time_limit:
                 break
             theta = _polish(R, _toward(R, theta, th_lp, P), P, steps=POLISH_STEPS)
         if W is None or lam is None:
             break
-        far = best.value - best_bound > 1e3 * tol * abs(best.value)
+        # far from the optimum while the last round still found rays of large reduced value (not while the bound
+        # is loose: the bound of a round with a node limit stays loose, and would keep the limit for ever)
+        far = found_last is None or n * found_last > 1e3 * tol * abs(best.value)
         share = PRICE_CUT_SHARE if far else 0.0
         # far from the optimum, a round stops searching once it has the rays it will add (its bound is looser)
         enough = RAYS_PER_ROUND_PER_N * n if share > 0 else None
@@ -313,7 +341,16 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             break
         current = {r.tobytes() for r in R}
         fresh = [r for r in priced.rays if r.tobytes() not in current]
-        if not fresh or time.perf_counter() - t0 > cg_limit or it >= max_rounds:
+        found_last = float(priced.values.max()) if len(priced.values) else 0.0
+        if additive_left and (not fresh or time.perf_counter() - t0 > cg_limit):
+            # the additive dual's bound, from the rays met as cuts; column generation goes on afterwards
+            additive_left = False
+            bound, note = _additive_bound(spec, fams, P, best.rays, t0 + time_limit)
+            if bound > best_bound:
+                best_bound, notes = bound, notes + note
+            if best.value - best_bound <= tol * max(abs(best.value), 1e-12):
+                break
+        if not fresh or time.perf_counter() - t0 > time_limit or it >= max_rounds:
             break
         keep = theta > 1e-9 * theta.max()
         Rn = np.array(fresh)
@@ -324,20 +361,13 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
         theta = np.r_[theta[keep], np.zeros(len(Rn))]
         # the Frank–Wolfe vertex over the grown set at the current W: the new rays enter with weight
         G = np.sum((R @ W) ** 2, axis=1) / (R @ P)
-        th_lp, _, _, _, _ = ray_lp(R, G, spec.solver)
+        th_lp, _, _, _, _ = ray_lp(R, G, _lp_options(spec, t0 + time_limit))
         if th_lp is not None:
             theta = _toward(R, theta, th_lp, P)
-    gap_left = best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12)
-    if gap_left and n <= ADDITIVE_MAX_N and n > SDP_MAX_N:
-        from mechdesign.objectives.frequency_additive_dual import additive_dual_bound
-        from mechdesign.privacy.ray_families import start_rays
-
-        cuts = np.vstack([start_rays(spec, families(spec)), best.rays])
-        deadline = t0 + max(time_limit, cg_limit + 1.0)
-        dual = additive_dual_bound(fams, P, cuts, deadline)
-        if dual.bound > best_bound:
-            best_bound = dual.bound
-            notes += f"; bound from the additive dual ({dual.rounds} rounds, {dual.cuts} cuts)"
+    if additive_left and best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12):
+        bound, note = _additive_bound(spec, fams, P, best.rays, t0 + max(time_limit, cg_limit + 1.0))
+        if bound > best_bound:
+            best_bound, notes = bound, notes + note
     best.bound = best_bound if math.isfinite(best_bound) else None
     best.iterations = it
     best.seconds = time.perf_counter() - t0

@@ -32,8 +32,8 @@ to 12 digits), at others it is below it (N = 24: 1.7e-4 relative below).
 **Rounding** (:func:`certified_bound`). The entries of S computed in floating point are within 4u·T_ij of the
 exact ones (T the matrix of the absolute values of the terms, u = 2⁻⁵³), and LAPACK's symmetric eigenvalues within
 16·N·u·‖S‖_F of the computed matrix's: by Weyl's inequality every eigenvalue of the exact S is at least the computed
-one minus η = 4u‖T‖_F + 16Nu‖S‖_F. When the least computed eigenvalue is below 2η, D is raised by the difference
-(the exact S is then positive definite). Then tr S^{1/2} ≥ Σ √max(0, μ_i − η)·(1 − 4u). For the pricing, with the
+one minus η = 4u‖T‖_F + 16Nu‖S‖_F. When the least computed eigenvalue is below 2η, D is raised until it is about
+4η (the exact S is then positive definite). Then tr S^{1/2} ≥ Σ √max(0, μ_i − η)·(1 − 4u). For the pricing, with the
 family's h from Dinkelbach, v = max over k-subsets of the numerator minus h·(1·r)·Pᵀr is a top-k sum of affine
 coefficients: its computed value is within 16(N + 4)u times the sum of the magnitudes of every term, so ρ ≤ h +
 max(0, v + that)/((1·r)·s_min) on the family, s_min the least Pᵀr over it. The family levels (m_q, w) are
@@ -168,7 +168,7 @@ def certified_bound(x: np.ndarray, P: np.ndarray, fams) -> tuple[float, np.ndarr
         mu = np.linalg.eigvalsh(S)
         if mu[0] > 2 * eta:
             break
-        x[:n] += 2 * (2 * eta - mu[0]) + 1e-300
+        x[:n] += 2 * (4 * eta - mu[0]) + 1e-300  # S rises by half of it: its least eigenvalue to about 4η
     else:
         return -math.inf, x
     root = float(np.sqrt(np.maximum(mu - eta, 0.0)).sum()) * (1 - 4 * U) * (1 - 2 * n * U)
@@ -224,7 +224,7 @@ def _maximise(P, A, x, mu, deadline, rel_tol=1e-11, max_steps=400):
     m = A.shape[0] + len(P)
     for _ in range(max_steps):
         pieces = _barrier_pieces(x, P, mu, A)
-        if pieces is None:
+        if pieces is None or time.perf_counter() > deadline:
             return x
         g, H = _newton_system(P, mu, A, pieces)
         try:

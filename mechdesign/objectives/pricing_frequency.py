@@ -19,32 +19,34 @@ On a family the reduced value is F(x)/(1·r) with
     F(x) = ‖c + δ W x‖² / (s₀ + δ Pᵀx) − λ·r₀ − δ λ·x,   c = W r₀,  s₀ = Pᵀ r₀,
 
 a convex function of x (quadratic over linear), so its maximum over the relaxed polytope is at an integer point:
-relaxing does not help, and the search is over the sets. A node fixes a set I of items in and some out; k more are
-chosen among the free items F (y ∈ {0,1}^F, |y| = k). Writing c_I = c + δ W 1_I,
+relaxing does not help, and the search is over the sets. The search decides whether some set has F/(1·r) > h,
+h = max(prune, best value found) (Dinkelbach 1967): multiplied by Pᵀr > 0 the question is about the quadratic
 
-    ‖c_I + δ W_F y‖² = ‖c_I‖² + Σ_{i∈F} y_i (2δ (W c_I)_i + δ² (W²)_ii) + δ² Σ_{i≠j} y_i y_j (W²)_ij,
+    Q_h(y) = ‖c + δ W y‖² − (λ·r₀ + h·(1·r) + δ λ·y)(s₀ + δ Pᵀy) = const + Σ_i l_i y_i + Σ_{i<j} C_ij y_i y_j,
+    C_ij = δ² (2 (W²)_ij − λ_i P_j − λ_j P_i)   (y_i² = y_i),
 
-(y_i² = y_i). The off-diagonal part is bounded by the Gilmore–Lawler argument (Gilmore 1962; Lawler 1963): for a
-chosen i the other k − 1 chosen items contribute at most the sum g_i of the k − 1 largest (W²)_ij, j ∈ F \\ {i}.
-The numerator is then at most n₀ + ρ·y with ρ_i = 2δ(W c_I)_i + δ²((W²)_ii + g_i), n₀ = ‖c_I‖² ≥ 0 (valid at
-every integer y; ρ·y + n₀ ≥ the true numerator ≥ 0), and the denominator at least s_lo = s₀ + δ Pᵀ1_I + δ·(sum of
-the k smallest P over F), so
+over y ∈ {0,1}^F with |y| = k. On that slice Σ_{i<j} (α_i + α_j) y_i y_j = (k − 1) Σ_i α_i y_i, so the additive
+part of C (α by least squares: C_ij ≈ α_i + α_j) moves into the linear coefficients and only the residual
+E_ij = C_ij − α_i − α_j stays as pairs (near the optimum it is small: N = 50, C ∈ [−0.86, −0.57], |E| ≤ 0.024).
+A node fixes a set I of items in and some out; k' more are chosen among the free items F. The pairs among the
+chosen items are bounded by the Gilmore–Lawler argument (Gilmore 1962; Lawler 1963): each chosen i adds at most
+half the sum of its k' − 1 largest E_ij, j ∈ F ∖ {i}, so
 
-    F ≤ n₀/s_lo − λ·r₀ − δλ(I) + (sum of the k largest ρ_i/s_lo − δλ_i over F)        (node bound)
+    Q_h ≤ const(I) + sum of the k' largest (l_i + (k − 1) α_i + Σ_{j∈I} E_ij + ½ top_{k'−1}(E_i·))     (node bound)
 
-— one partial sort. The bound is exact when the node holds a single set; nodes with at most :data:`ENUMERATE_MAX`
-sets are evaluated set by set. Branching fixes an item of the maximising top-k set in (searched first) and out:
-the item whose Gilmore–Lawler overestimate is largest, or the free item of largest P when the denominator's
-slack dominates. A node whose bound is ≤ the cut max(prune, incumbent) is dropped. When the node limit or the
-deadline stops a family, the bounds of the nodes left open are used: the certificate stays valid, only looser.
+— one partial sort per row — and the same on the items left out when k' > |F|/2 (y = 1 − y'). A node whose bound
+is ≤ 0 holds no set above h; a node left open certifies h + bound/((1·r)·s_lo), s_lo the least Pᵀr over the
+node. The bound is exact when the node holds a single set; nodes with at most :data:`ENUMERATE_MAX` sets are
+evaluated set by set. Branching fixes the item of the bound's maximising set whose partner bound overestimates
+most, in (searched first) and out. When the node limit or the deadline stops a family, the bounds of the nodes
+left open are used: the certificate stays valid, only looser.
 
-**Rounding.** Entries of r lie in [0, 1], so in any node bound or evaluated value the numerator's terms add up
-in absolute value to at most 16‖|W| 1‖² (‖c_I‖² ≤ ‖|W|1‖², Σ_i 2|(W c_I)_i| ≤ 2·1ᵀ|W||W|1, Σ_ij |(W²)_ij| ≤
-1ᵀ|W|²1, each used a few times by the bound on the complement), the denominator is at least s_min (the least Pᵀr over the family) and the λ terms add up to at most
-Σ|λ|: every quantity is a sum of such terms computed with at most 2N + 10 roundings each, and the family's levels
-(m_q, w) are within a few ulps of their exact values. :func:`family_allowance` adds
-64(N + 2)u·(16‖|W|1‖²/s_min + Σ|λ|)/(1·r) (u = 2⁻⁵³) to the family's certificate, which covers all of them with a
-margin (the orders of :func:`mechdesign.engines.a_optimal.dual_bound`).
+**Rounding.** :func:`family_allowance` covers the evaluation of F at a set: entries of r lie in [0, 1], so every
+quantity is a sum of terms of total magnitude at most 16‖|W| 1‖²/s_min + Σ|λ| (s_min the least Pᵀr over the
+family), computed with at most 2N + 10 roundings each, and the family's levels (m_q, w) are within a few ulps of
+their exact values; it adds 64(N + 2)u·(16‖|W|1‖²/s_min + Σ|λ|)/(1·r) (u = 2⁻⁵³). The node bounds of Q_h add
+:func:`_quadratic_allowance`, 64(N + 2)u times the sum of the magnitudes of every term Q_h is built from (W, W²,
+λ, α, E and h's terms), over (1·r)·s_min: a bound of Q_h is a sum of such terms.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def test_certified_bound_is_the_lagrangian_bound_and_below_the_optimum(n, c, see
     fams = frequency_families(families(spec), n)
     R = all_rays(n, 1.0, c)
     opt = _independent_optimum(R, P)
-    res = additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 60)
+    res = additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 600)
     assert math.isfinite(res.bound)
     assert res.bound <= opt + 1e-7 * opt  # the optimum from an interior point, to its tolerance
     # the bound recomputed from its multipliers by the definition (S entry by entry, every ray)
@@ -136,17 +136,20 @@ def test_certified_bound_is_the_lagrangian_bound_and_below_the_optimum(n, c, see
 
 def test_the_additive_dual_closes_the_gap_at_n_16_dirichlet():
     """N = 16, Dirichlet(1) seed 0, ε = 1, ε-LDP: the additive dual's bound meets the design of column generation
-    (whose own certificate closes there) to 1e-9 relative: the restricted dual is exact at this prior."""
+    (whose own certificate closes there, to 1e-7) within that tolerance: the restricted dual is exact at this prior
+    (measured: equal to 12 digits)."""
     from mechdesign.engines.frequency_column_generation import solve_frequency_column_generation
 
     n = 16
     P = np.random.default_rng(0).dirichlet(np.ones(n))
     spec = _spec(n, 0.0, P)
-    design = solve_frequency_column_generation(spec, P, time_limit=60)
+    # the time limit only guards against a hang: column generation stops when its own gap is below 1e-7
+    design = solve_frequency_column_generation(spec, P, time_limit=600)
+    assert design.value - design.bound <= 1e-7 * design.value
     fams = frequency_families(families(spec), n)
-    res = additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 60)
+    res = additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 600)
     assert res.bound <= design.value
-    assert design.value - res.bound <= 1e-9 * design.value
+    assert design.value - res.bound <= 2e-7 * design.value
 
 
 @pytest.mark.parametrize("n,c", [(6, 0.0), (7, 1 / 14)])
@@ -161,3 +164,22 @@ def test_barrier_reaches_the_independent_optimum(n, c):
     J = sum(t * np.outer(r, r) / (r @ P) for r, t in zip(R, theta))
     value = float(np.trace(np.linalg.inv(J)) - P @ P)
     assert value == pytest.approx(_independent_optimum(R, P), rel=1e-7)
+
+
+def test_an_indefinite_s_is_raised_until_positive_definite_and_the_bound_stays_valid():
+    n, c = 8, 1 / 16
+    rng = np.random.default_rng(9)
+    P = rng.dirichlet(np.ones(n))
+    spec = _spec(n, c, P)
+    fams = frequency_families(families(spec), n)
+    x = np.r_[np.full(n, -0.5), rng.normal(size=n), rng.normal(size=n)]
+    assert np.linalg.eigvalsh(_s_entrywise(x[:n], x[n : 2 * n], x[2 * n :], P)).min() < 0
+    b, x_used = certified_bound(x, P, fams)
+    assert math.isfinite(b)
+    S = _s_entrywise(x_used[:n], x_used[n : 2 * n], x_used[2 * n :], P)
+    assert np.linalg.eigvalsh(S).min() > 0
+    assert np.array_equal(x_used[n:], x[n:])  # only D moved
+    R = all_rays(n, 1.0, c)
+    h = _reduced_brute(R, S, x_used[2 * n :], P).max()
+    assert b <= 2 * np.sqrt(np.linalg.eigvalsh(S)).sum() - P @ P - x_used[2 * n :].sum() - n * max(0.0, h)
+    assert b <= _independent_optimum(R, P) * (1 + 1e-7)
