@@ -1,9 +1,9 @@
 """The additive dual bound of frequency estimation (mechdesign.objectives.frequency_additive_dual) and the barrier
 method of the restricted program (mechdesign.engines.a_optimal.barrier), against independent references.
 
-References: every extreme ray of the simplex / min_mass cone written out in tests/objectives/test_pricing_frequency.py
-(from the Dobrushin paper's Remark 2 and Lemma 1, repeated here); the A-optimal optimum over them from an independent cvxpy program
-(tr J⁻¹ = Σ_x matrix_frac(e_x, J)) in tests/engines/test_a_optimal_paths.py; and the Lagrangian bound
+References: every extreme ray of the simplex / min_mass cone, written out in tests/helpers/frequency_rays.py (from
+the Dobrushin paper's Remark 2 and Lemma 1); the A-optimal optimum over them from an independent cvxpy program
+(tr J⁻¹ = Σ_x matrix_frac(e_x, J), as in tests/engines/test_a_optimal_paths.py); and the Lagrangian bound
 OPT ≥ 2 tr S^{1/2} − ‖P‖² − Σλ − N·max(0, max_r (rᵀSr/(Pᵀr) − λ·r)/(1·r)) (Boyd and Vandenberghe §7.5), evaluated
 here ray by ray with S built entry by entry from (D, u, λ).
 """
@@ -14,39 +14,13 @@ import time
 import numpy as np
 import pytest
 
+from helpers.frequency_rays import all_rays
+
 from mechdesign import load_spec
 from mechdesign.engines import a_optimal as ao
 from mechdesign.objectives.frequency_additive_dual import additive_dual_bound, certified_bound, price_additive
 from mechdesign.objectives.pricing_frequency import frequency_families
 from mechdesign.privacy.ray_families import families, start_rays
-
-
-def all_rays(n, eps, c):
-    """Every extreme ray of C(ε, Q_X(c)) (c = 0: ε-LDP), written out from the Dobrushin paper's Remark 2 (two
-    levels m_q = (1 − e^ε c q)/(e^ε (1 − c q)) and 1, for e^ε c q < 1) and Lemma 1 (1_A + w e_j, |A| = ⌈t⌉ − 1,
-    w = t − |A|, t = e^−ε/c)."""
-    import itertools
-
-    e = math.exp(eps)
-    rays = []
-    for q in range(1, n):
-        if e * c * q < 1:
-            m = (1 - e * c * q) / (e * (1 - c * q))
-            for A in itertools.combinations(range(n), q):
-                r = np.full(n, m)
-                r[list(A)] = 1.0
-                rays.append(r)
-    if c > 0:
-        t = math.exp(-eps) / c
-        a = math.ceil(t) - 1
-        if 1 <= a <= n - 2:
-            for j in range(n):
-                for A in itertools.combinations([x for x in range(n) if x != j], a):
-                    r = np.zeros(n)
-                    r[list(A)] = 1.0
-                    r[j] = t - a
-                    rays.append(r)
-    return np.array(rays)
 
 
 def _spec(n, c, P):

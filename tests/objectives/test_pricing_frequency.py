@@ -1,45 +1,22 @@
 """Certified pricing of frequency estimation (mechdesign.objectives.pricing_frequency) against brute force.
 
-Reference: every extreme ray of the simplex / min_mass cone written out here from the Dobrushin paper's Remark 2
-(two-level rays m_q + (1 − m_q)1_A, m_q = (1 − e^ε c q)/(e^ε (1 − c q)), for e^ε c q < 1) and, for min_mass, the
-rays 1_A + w e_j with |A| = a = ⌈t⌉ − 1, w = t − a, t = e^−ε/c (Lemma 1: zeros); the count is checked against the
+Reference: every extreme ray of the simplex / min_mass cone, written out in tests/helpers/frequency_rays.py from
+the Dobrushin paper's Remark 2 (two-level rays m_q + (1 − m_q)1_A, m_q = (1 − e^ε c q)/(e^ε (1 − c q)), for
+e^ε c q < 1) and, for min_mass, the rays 1_A + w e_j with |A| = a = ⌈t⌉ − 1, w = t − a, t = e^−ε/c (Lemma 1: zeros); the count is checked against the
 project's own ray list, and the reduced value max_r (‖W r‖²/(Pᵀr) − λ·r)/(1·r) is computed ray by ray.
 """
 
-import itertools
 import math
 
 import numpy as np
 import pytest
 
+from helpers.frequency_rays import all_rays
+
 from mechdesign import load_spec
 from mechdesign.objectives.pricing_frequency import frequency_families, price_all
 from mechdesign.privacy.extremes import extreme_rays
 from mechdesign.privacy.ray_families import families
-
-
-def all_rays(n, eps, c):
-    e = math.exp(eps)
-    rays = []
-    for q in range(1, n):
-        if e * c * q < 1:
-            m = (1 - e * c * q) / (e * (1 - c * q))
-            for A in itertools.combinations(range(n), q):
-                r = np.full(n, m)
-                r[list(A)] = 1.0
-                rays.append(r)
-    if c > 0:
-        t = math.exp(-eps) / c
-        a = math.ceil(t) - 1
-        if 1 <= a <= n - 2:
-            w = t - a
-            for j in range(n):
-                for A in itertools.combinations([x for x in range(n) if x != j], a):
-                    r = np.zeros(n)
-                    r[list(A)] = 1.0
-                    r[j] = w
-                    rays.append(r)
-    return np.array(rays)
 
 
 def brute_h(R, W, P, lam):
