@@ -365,7 +365,7 @@ def price_family(
     return sets, vals, cert, nodes, finished
 
 
-def root_bound(ctx: _Context, fam: FrequencyFamily, prune: float, qd: _FamilyQuadratic) -> float:
+def family_root_bound(ctx: _Context, fam: FrequencyFamily, prune: float, qd: _FamilyQuadratic) -> float:
     """An upper bound on max F/(1·r) over the family from its root node alone (rounding allowance excluded)."""
     free = np.arange(len(fam.free))
     k = fam.size
@@ -415,7 +415,7 @@ def price_all(
     round returns its rays without certifying them all."""
     ctx = _Context(np.asarray(W, float), np.asarray(P, float), np.asarray(lam, float))
     quads = [_family_quadratic(ctx, fam) for fam in fams]
-    roots = [root_bound(ctx, fam, prune, qd) for fam, qd in zip(fams, quads)]
+    roots = [family_root_bound(ctx, fam, prune, qd) for fam, qd in zip(fams, quads)]
     order = np.argsort(roots)[::-1]
     cert = -math.inf
     rays, values, nodes, left = [], [], 0, 0
