@@ -48,6 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechdesign.objectives.pricing_frequency import _top
+
 __all__ = ["AdditiveDual", "additive_dual_bound", "certified_bound", "price_additive"]
 
 U = 2.0**-53
@@ -90,46 +92,19 @@ def _family_terms(fam, D: np.ndarray, u: np.ndarray, P: np.ndarray):
     return A0, a, s0, p, mag
 
 
-def _top(v: np.ndarray, k: int) -> np.ndarray:
-    return np.argpartition(-v, k - 1)[:k] if 0 < k < len(v) else np.arange(len(v))[:k]
-
-
 def _ray(fam, y: np.ndarray) -> np.ndarray:
-    r = fam.r0.copy()
-    r[fam.free[y]] += fam.delta
-    if fam.kind == "two":  # entries exactly 1.0 on A, as the families write them
-        r[fam.free[y]] = 1.0
-    return r
+    """The family's ray for the set at positions ``y`` among its free items (FrequencyFamily.rays)."""
+    X = np.zeros((1, len(fam.r0)))
+    X[0, fam.free[y]] = 1.0
+    return fam.rays(X)[0]
 
 
-def _neighbours(fam, D, u, P, r: np.ndarray, extra: int) -> list[np.ndarray]:
-    """Rays one swap away from the family's best (its least item out, one of the next best in), by ρ."""
-    A0, a, s0, p, _ = _family_terms(fam, D, u, P)
-    k = fam.size
-    chosen = (
-        np.flatnonzero(r[fam.free] == r[fam.free].max()) if fam.kind == "two" else np.flatnonzero(r[fam.free] == 1.0)
-    )
-    if len(chosen) != k or k == 0 or k == len(fam.free):
-        return []
-    h = (A0 + float(a[chosen].sum())) / (s0 + float(p[chosen].sum()))
-    c = a - h * p
-    weakest = chosen[int(np.argmin(c[chosen]))]
-    outside = np.setdiff1d(np.arange(len(fam.free)), chosen)
-    rays = []
-    for j in outside[np.argsort(-c[outside])[:extra]]:
-        y = np.r_[chosen[chosen != weakest], j]
-        rays.append(_ray(fam, y))
-    return rays
-
-
-def price_additive(fams, D: np.ndarray, u: np.ndarray, P: np.ndarray, rigorous: bool = False):
-    """max ρ over each family (Dinkelbach + sort): a list of (value, ray) per family, value the maximum computed
-    in floating point, or with ``rigorous`` an upper bound on it that covers every rounding (module doc)."""
-    n = len(P)
-    out = []
+def _family_maxima(fams, D: np.ndarray, u: np.ndarray, P: np.ndarray):
+    """Per family: (family, its terms (A0, a, s0, p, mag) of :func:`_family_terms`, h = max over its sets of
+    (A0 + a·y)/(s0 + p·y) in floating point, the maximising set's positions y) by Dinkelbach's method."""
     for fam in fams:
         A0, a, s0, p, mag = _family_terms(fam, D, u, P)
-        k, norm = fam.size, fam.norm
+        k = fam.size
         y = _top(a / (s0 / max(k, 1) + p), k)
         h = (A0 + float(a[y].sum())) / (s0 + float(p[y].sum()))
         for _ in range(200):
@@ -141,7 +116,27 @@ def price_additive(fams, D: np.ndarray, u: np.ndarray, P: np.ndarray, rigorous: 
             if h_new <= h:
                 break
             h, y = h_new, y2
-        r = _ray(fam, y)
+        yield fam, (A0, a, s0, p, mag), h, y
+
+
+def _neighbours(fam, a: np.ndarray, p: np.ndarray, h: float, chosen: np.ndarray, extra: int) -> list[np.ndarray]:
+    """Rays one swap away from the family's best set ``chosen`` (its least item out, one of the next best in, by
+    a − h·p)."""
+    if len(chosen) in (0, len(fam.free)):
+        return []
+    c = a - h * p
+    weakest = chosen[int(np.argmin(c[chosen]))]
+    outside = np.setdiff1d(np.arange(len(fam.free)), chosen)
+    return [_ray(fam, np.r_[chosen[chosen != weakest], j]) for j in outside[np.argsort(-c[outside])[:extra]]]
+
+
+def price_additive(fams, D: np.ndarray, u: np.ndarray, P: np.ndarray, rigorous: bool = False):
+    """max ρ over each family (Dinkelbach + sort): a list of (value, ray) per family, value the maximum computed
+    in floating point, or with ``rigorous`` an upper bound on it that covers every rounding (module doc)."""
+    n = len(P)
+    out = []
+    for fam, (A0, a, s0, p, mag), h, y in _family_maxima(fams, D, u, P):
+        k, norm = fam.size, fam.norm
         value = h / norm
         if rigorous:
             c = a - h * p
@@ -151,7 +146,7 @@ def price_additive(fams, D: np.ndarray, u: np.ndarray, P: np.ndarray, rigorous: 
             s_min = s0 + float(np.partition(p, k - 1)[:k].sum()) if k else s0
             s_min = max(s_min * (1 - 8 * n * U), 1e-300)
             value = (h + max(0.0, v + allow) / s_min * (1 + 8 * U)) / norm * (1 + 4 * U) + 4 * U * abs(h / norm)
-        out.append((value, r))
+        out.append((value, _ray(fam, y)))
     return out
 
 
@@ -278,12 +273,11 @@ def additive_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
         bound, x_used = certified_bound(x, P, fams)
         if bound > best:
             best, best_x = bound, x_used
-        found = price_additive(fams, x[:n], x[n : 2 * n], P)
-        fresh = [r for v, r in found if v > 1e-13]
+        fresh = []
+        for fam, (_, a, _, p, _), h, y in _family_maxima(fams, x[:n], x[n : 2 * n], P):
+            if h / fam.norm > 1e-13:
+                fresh += [_ray(fam, y), *_neighbours(fam, a, p, h, y, NEIGHBOURS)]
         if not fresh:
             break
-        for fam, (v, r) in zip(fams, found):
-            if v > 1e-13:
-                fresh += _neighbours(fam, x[:n], x[n : 2 * n], P, r, NEIGHBOURS)
         C = np.vstack([C, np.array(fresh)])
     return AdditiveDual(best, best_x, rounds, len(C))

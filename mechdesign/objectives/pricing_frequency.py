@@ -136,6 +136,8 @@ class _Context:
         self.W, self.P, self.lam = W, P, lam
         self.W2 = W @ W
         self.W2 = (self.W2 + self.W2.T) / 2
+        self.w_mag = float(np.sum((np.abs(W) @ np.ones(len(P))) ** 2))
+        """‖|W| 1‖², which bounds the numerator's terms of every family (the rounding allowances)."""
 
 
 def _values(ctx: _Context, fam: FrequencyFamily, sets: np.ndarray) -> np.ndarray:
@@ -179,7 +181,7 @@ def _family_quadratic(ctx: _Context, fam: FrequencyFamily) -> _FamilyQuadratic:
     E = C - alpha[:, None] - alpha[None, :]
     np.fill_diagonal(E, 0.0)
     mag = (
-        16.0 * float(np.sum((np.abs(W) @ np.ones(len(P))) ** 2))
+        16.0 * ctx.w_mag
         + 4.0 * float(np.abs(lam).sum())
         + float(np.abs(lin).sum())
         + float(np.abs(C).sum())
