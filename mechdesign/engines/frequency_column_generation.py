@@ -18,10 +18,13 @@ reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − 
 (the Lagrangian bound of :mod:`mechdesign.engines.a_optimal`, valid for any symmetric W and any λ), minus an
 explicit allowance for the rounding of its evaluation (as in :func:`mechdesign.engines.a_optimal.dual_bound`),
 evaluated also at the scaled pair (tW, t²λ) with the best t (:func:`_bound`: while the pricing certificate is
-loose, this keeps the bound far above the plain one). For 16 < N ≤ :data:`ADDITIVE_MAX_N` column generation gets
-the first half of the time limit and the dual restricted to additive multipliers
-(:mod:`mechdesign.objectives.frequency_additive_dual`, whose pricing is exact by sorting) the rest, from the rays
-met as cuts. The best bound is reported; the search stops when the relative gap is below ``tol``, when pricing finds
+loose, this keeps the bound far above the plain one). For 16 < N ≤ :data:`DUAL_MAX_N` column generation hands
+over, at :data:`DUAL_START` of the time limit (or when pricing finds no new ray), to the structured dual
+(:mod:`mechdesign.objectives.frequency_additive_dual`: additive multipliers plus a free block on the
+:data:`HEAD_SIZE` most likely symbols, whose pricing is exact), from the rays met as cuts. The rays that dual
+ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to the dual's information on them, and
+in each later round the tied rays of best reduced value (branch and bound no longer runs).
+The best bound is reported; the search stops when the relative gap is below ``tol``, when pricing finds
 no ray, or at the time limit (the gap is then reported, status suboptimal). The start is the cyclic shifts of the
 families whose uniform spread has the smallest U (a feasible, full-rank design), or, when it is small enough, the
 incumbent of :func:`_incumbent` (a stand-in for subset selection's uniform orbit; the result is never worse than it:
@@ -89,7 +92,7 @@ POOL_PER = 40
 """Tail sets drawn per tied head subset for the pool of tied rays."""
 POOL_MAX = 20_000
 """Largest pool of tied rays."""
-POOL_PER_ROUND_PER_N = 2
+POOL_RAYS_PER_ROUND_PER_N = 6
 """Tied rays (best reduced value) added per round after the structured dual, per symbol."""
 FIT_MAX_N = 32
 """Largest N whose design is fitted to the structured dual (nonnegative least squares over N(N+1)/2 + N rows)."""
@@ -370,7 +373,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             # after the structured dual: its tied rays of best reduced value at this round's (W, λ) join the
             # working set (branch and bound's bound no longer matters, and its rays are what the pool offers)
             gain = (np.sum((pool @ W) ** 2, axis=1) / (pool @ P) - pool @ lam) / pool.sum(axis=1)
-            top = np.argsort(-gain, kind="stable")[: RAYS_PER_ROUND_PER_N * n]
+            top = np.argsort(-gain, kind="stable")[: POOL_RAYS_PER_ROUND_PER_N * n]
             fresh = [pool[i] for i in top if gain[i] > 0 and pool[i].tobytes() not in current]
         else:
             # far from the optimum while the last round still found rays of large reduced value (not while the
@@ -384,7 +387,15 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             deadline = time.perf_counter() + max(PRICE_SHARE * left, 0.5)
             limit_nodes = min(node_limit, FAR_NODE_LIMIT) if far else node_limit
             priced = price_all(
-                W, P, lam, fams, floor, limit_nodes, keep=RAYS_PER_FAMILY, deadline=deadline, share=share,
+                W,
+                P,
+                lam,
+                fams,
+                floor,
+                limit_nodes,
+                keep=RAYS_PER_FAMILY,
+                deadline=deadline,
+                share=share,
                 enough=enough,
             )
             bound = _bound(W, P, lam, priced.certified)
