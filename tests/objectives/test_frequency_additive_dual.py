@@ -57,6 +57,19 @@ def _s_entrywise(D, u, lam, P, head=(), z=()):
     return S
 
 
+def _case(n, c, seed):
+    """Dirichlet(1) prior from ``seed``, its spec and families, every ray and the independent optimum over them."""
+    P = np.random.default_rng(seed).dirichlet(np.ones(n))
+    spec = _spec(n, c, P)
+    R = all_rays(n, 1.0, c)
+    return P, spec, frequency_families(families(spec), n), R, _independent_optimum(R, P)
+
+
+def _dual(spec, fams, P, head):
+    # the deadline only guards against a hang: the cutting planes stop when no ray has a positive reduced value
+    return additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 600, head=head)
+
+
 def _reduced_brute(R, S, lam, P):
     G = np.einsum("ri,ij,rj->r", R, S, R) / (R @ P)
     return (G - R @ lam) / R.sum(axis=1)
@@ -99,14 +112,10 @@ def test_pricing_by_sorting_equals_brute_force_over_every_ray(n, c, seed, h):
 @pytest.mark.parametrize("n,c,seed", [(7, 0.0, 4), (8, 1 / 16, 5), (8, 0.0, 6)])
 @pytest.mark.parametrize("h", [0, 3])
 def test_certified_bound_is_the_lagrangian_bound_and_below_the_optimum(n, c, seed, h):
-    rng = np.random.default_rng(seed)
-    P = rng.dirichlet(np.ones(n))
-    spec = _spec(n, c, P)
-    fams = frequency_families(families(spec), n)
-    R = all_rays(n, 1.0, c)
-    opt = _independent_optimum(R, P)
+    P, spec, fams, R, opt = _case(n, c, seed)
+    rng = np.random.default_rng(seed + 100)
     head = np.argsort(-P)[:h]
-    res = additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 600, head=head)
+    res = _dual(spec, fams, P, head)
     assert math.isfinite(res.bound)
     assert res.bound <= opt + 1e-7 * opt  # the optimum from an interior point, to its tolerance
     # the bound recomputed from its multipliers by the definition (S entry by entry, every ray)
@@ -135,14 +144,9 @@ def test_the_design_fitted_on_tied_rays_is_the_independent_optimum(n, c, seed):
     every ray; every tied ray is a ray of the cone."""
     from mechdesign.engines.frequency_column_generation import _master
 
-    rng = np.random.default_rng(seed)
-    P = rng.dirichlet(np.ones(n))
-    spec = _spec(n, c, P)
-    fams = frequency_families(families(spec), n)
-    R_all = all_rays(n, 1.0, c)
-    opt = _independent_optimum(R_all, P)
+    P, spec, fams, R_all, opt = _case(n, c, seed)
     head = np.argsort(-P)[:3]
-    res = additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 600, head=head)
+    res = _dual(spec, fams, P, head)
     assert opt - res.bound <= 1e-7 * opt
     pool = tied_rays(fams, P, res.params, head, per=30)
     assert all(np.min(np.abs(R_all - r).sum(axis=1)) < 1e-12 for r in pool)
