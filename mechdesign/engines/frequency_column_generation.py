@@ -18,10 +18,13 @@ reduced value (they join S) and a certified h ≥ max over ALL rays of (G_r − 
 (the Lagrangian bound of :mod:`mechdesign.engines.a_optimal`, valid for any symmetric W and any λ), minus an
 explicit allowance for the rounding of its evaluation (as in :func:`mechdesign.engines.a_optimal.dual_bound`),
 evaluated also at the scaled pair (tW, t²λ) with the best t (:func:`_bound`: while the pricing certificate is
-loose, this keeps the bound far above the plain one). For 16 < N ≤ :data:`ADDITIVE_MAX_N` column generation gets
-the first half of the time limit and the dual restricted to additive multipliers
-(:mod:`mechdesign.objectives.frequency_additive_dual`, whose pricing is exact by sorting) the rest, from the rays
-met as cuts. The best bound is reported; the search stops when the relative gap is below ``tol``, when pricing finds
+loose, this keeps the bound far above the plain one). For 16 < N ≤ :data:`DUAL_MAX_N` column generation hands
+over, at :data:`DUAL_START` of the time limit (or when pricing finds no new ray), to the structured dual
+(:mod:`mechdesign.objectives.frequency_additive_dual`: additive multipliers plus a free block on the
+:data:`HEAD_SIZE` most likely symbols, whose pricing is exact), from the rays met as cuts. The rays that dual
+ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to the dual's information on them, and
+in each later round the tied rays of best reduced value (branch and bound no longer runs).
+The best bound is reported; the search stops when the relative gap is below ``tol``, when pricing finds
 no ray, or at the time limit (the gap is then reported, status suboptimal). The start is the cyclic shifts of the
 families whose uniform spread has the smallest U (a feasible, full-rank design), or, when it is small enough, the
 incumbent of :func:`_incumbent` (a stand-in for subset selection's uniform orbit; the result is never worse than it:
@@ -72,14 +75,27 @@ INNER_STEPS = 8
 """Frank–Wolfe steps (each followed by the Newton polish) per round at most, to close the restricted program's own
 gap before pricing."""
 POLISH_STEPS = 30
-ADDITIVE_SHARE = 0.5
-"""When N is past :data:`SDP_MAX_N`, the additive dual's bound (:mod:`mechdesign.objectives.frequency_additive_dual`)
-is computed once column generation has used 1 − this share of the time limit (or earlier, when pricing finds no
-new ray); column generation then goes on with the time left. Past N ≈ 24 column generation's own pricing bound
-stalls (the reduced values of very many sets nearly tie) while the additive dual's keeps rising (N = 50: 1.5e-4
-relative below the design)."""
-ADDITIVE_MAX_N = 100
-"""Largest N given the additive dual (its Newton system costs 9N⁴ operations)."""
+DUAL_START = 0.3
+"""When N is past :data:`SDP_MAX_N`, column generation hands over to the structured dual
+(:mod:`mechdesign.objectives.frequency_additive_dual`) at this share of the time limit (or earlier, when pricing
+finds no new ray): past N ≈ 24 branch and bound cannot finish the families (the reduced values of very many sets
+tie at the optimum), so its bound stalls, while the structured dual's pricing is exact."""
+DUAL_MAX_N = 100
+"""Largest N given the structured dual (its Newton system costs about (3N + h²/2)² N² operations)."""
+HEAD_SIZE = 10
+"""Symbols (the most likely) given a free block in the structured dual: 2^HEAD_SIZE head subsets per family in its
+pricing. N = 24 (Dirichlet(1), seed 0, ε = 1) needs 5 for the optimum; at N = 50 the bound rises with it (5:
+175.94993, 10: 175.95098, 14: 175.95131, against designs of 175.9519)."""
+DUAL_END = 0.85
+"""The structured dual stops by this share of the time limit (the rest: column generation over its tied rays)."""
+POOL_PER = 40
+"""Tail sets drawn per tied head subset for the pool of tied rays."""
+POOL_MAX = 20_000
+"""Largest pool of tied rays."""
+POOL_RAYS_PER_ROUND_PER_N = 6
+"""Tied rays (best reduced value) added per round after the structured dual, per symbol."""
+FIT_MAX_N = 32
+"""Largest N whose design is fitted to the structured dual (nonnegative least squares over N(N+1)/2 + N rows)."""
 PRICE_SHARE = 0.5
 """Share of the remaining time one pricing round may take (the rest is left for the restricted solves)."""
 
@@ -250,14 +266,46 @@ def _toward(R: np.ndarray, theta: np.ndarray, vertex: np.ndarray, P: np.ndarray)
     return (1 - t) * theta + t * vertex
 
 
-def _additive_bound(spec, fams, P, rays, deadline: float) -> tuple[float, str]:
-    """The bound of :mod:`mechdesign.objectives.frequency_additive_dual` from the start rays and ``rays`` as cuts,
-    and a note for the design's message."""
+def _structured_dual(spec, fams, P, rays, deadline: float):
+    """The bound of :mod:`mechdesign.objectives.frequency_additive_dual` (additive multipliers plus a free block on
+    the :data:`HEAD_SIZE` most likely symbols) from the start rays and ``rays`` as cuts: (bound, note for the
+    design's message, the dual's parameters, the head)."""
     from mechdesign.objectives.frequency_additive_dual import additive_dual_bound
     from mechdesign.privacy.ray_families import families, start_rays
 
-    dual = additive_dual_bound(fams, P, np.vstack([start_rays(spec, families(spec)), rays]), deadline)
-    return dual.bound, f"; bound from the additive dual ({dual.rounds} rounds, {dual.cuts} cuts)"
+    head = np.argsort(-P, kind="stable")[: min(HEAD_SIZE, len(P))]
+    dual = additive_dual_bound(fams, P, np.vstack([start_rays(spec, families(spec)), rays]), deadline, head=head)
+    note = f"; bound from the structured dual ({dual.rounds} rounds, {dual.cuts} cuts)"
+    return dual.bound, note, dual.params, head
+
+
+def _tied_pool(fams, P, x, head) -> np.ndarray:
+    """Rays tied at the structured dual's solution (the candidates for the optimum's support), at most
+    :data:`POOL_MAX`."""
+    from mechdesign.objectives.frequency_additive_dual import tied_rays
+
+    pool = tied_rays(fams, P, x, head, per=POOL_PER)
+    if len(pool) > POOL_MAX:
+        pool = pool[np.random.default_rng(0).choice(len(pool), POOL_MAX, replace=False)]
+    return pool
+
+
+def _fitted(fams, P, x, head, pool, deadline: float):
+    """The design fitted to the structured dual's information on the tied rays, then solved over its support
+    (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`): (rays, θ, value) or None."""
+    from mechdesign.objectives.frequency_additive_dual import fitted_design
+
+    fit = fitted_design(pool, P, x, head)
+    if fit is None:
+        return None
+    R, theta = fit
+    if np.abs(R.T @ theta - 1).max() > 1e-6:
+        return None
+    theta = _master(R, theta / float((R.T @ theta).max()), P, deadline=deadline)
+    if theta is None:
+        return None
+    value = float(_values(R, theta, [P])[0])
+    return (R, theta, value) if math.isfinite(value) else None
 
 
 def _lp_options(spec, deadline: float):
@@ -275,8 +323,8 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     t0 = time.perf_counter()
     n = len(P)
     fams = frequency_families(families(spec), n)
-    # past the SDP's reach, column generation leaves the rest of the time to the additive dual's bound
-    cg_limit = time_limit * (1 - ADDITIVE_SHARE)
+    # past the SDP's reach, column generation hands over to the structured dual at this time
+    dual_start = time_limit * DUAL_START
     R = _start(fams, P)
     theta = np.full(len(R), 1.0 / float(R.sum(axis=0).max()))  # the shifts' sum is constant: feasible
     theta = theta * (1.0 / (R.T @ theta)).min()
@@ -292,9 +340,10 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     seen = {r.tobytes() for r in R}
     best_bound = -math.inf
     it = 0
-    notes = ""
+    notes, dual_note = "", ""
     found_last = None
-    additive_left = SDP_MAX_N < n <= ADDITIVE_MAX_N
+    dual_left = SDP_MAX_N < n <= DUAL_MAX_N
+    pool = None
     while True:
         it += 1
         theta = _master(R, theta, P, deadline=t0 + time_limit)
@@ -319,37 +368,62 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             theta = _polish(R, _toward(R, theta, th_lp, P), P, steps=POLISH_STEPS)
         if W is None or lam is None:
             break
-        # far from the optimum while the last round still found rays of large reduced value (not while the bound
-        # is loose: the bound of a round with a node limit stays loose, and would keep the limit for ever)
-        far = found_last is None or n * found_last > 1e3 * tol * abs(best.value)
-        share = PRICE_CUT_SHARE if far else 0.0
-        # far from the optimum, a round stops searching once it has the rays it will add (its bound is looser)
-        enough = RAYS_PER_ROUND_PER_N * n if share > 0 else None
-        floor = 0.25 * tol * max(abs(value), 1e-12) / n
-        left = time_limit - (time.perf_counter() - t0)
-        deadline = time.perf_counter() + max(PRICE_SHARE * left, 0.5)
-        limit_nodes = min(node_limit, FAR_NODE_LIMIT) if far else node_limit
-        priced = price_all(
-            W, P, lam, fams, floor, limit_nodes, keep=RAYS_PER_FAMILY, deadline=deadline, share=share, enough=enough
-        )
-        bound = _bound(W, P, lam, priced.certified)
-        best_bound = max(best_bound, bound)
-        notes = f"{priced.nodes} nodes" + (
-            f", {priced.open_families} families left open" if priced.open_families else ""
-        )
-        if best.value - best_bound <= tol * max(abs(best.value), 1e-12):
-            break
         current = {r.tobytes() for r in R}
-        fresh = [r for r in priced.rays if r.tobytes() not in current]
-        found_last = float(priced.values.max()) if len(priced.values) else 0.0
-        if additive_left and (not fresh or time.perf_counter() - t0 > cg_limit):
-            # the additive dual's bound, from the rays met as cuts; column generation goes on afterwards
-            additive_left = False
-            bound, note = _additive_bound(spec, fams, P, best.rays, t0 + time_limit)
-            if bound > best_bound:
-                best_bound, notes = bound, notes + note
+        if pool is not None:
+            # after the structured dual: its tied rays of best reduced value at this round's (W, λ) join the
+            # working set (branch and bound's bound no longer matters, and its rays are what the pool offers)
+            gain = (np.sum((pool @ W) ** 2, axis=1) / (pool @ P) - pool @ lam) / pool.sum(axis=1)
+            top = np.argsort(-gain, kind="stable")[: POOL_RAYS_PER_ROUND_PER_N * n]
+            fresh = [pool[i] for i in top if gain[i] > 0 and pool[i].tobytes() not in current]
+        else:
+            # far from the optimum while the last round still found rays of large reduced value (not while the
+            # bound is loose: the bound of a round with a node limit stays loose, and would keep the limit for ever)
+            far = found_last is None or n * found_last > 1e3 * tol * abs(best.value)
+            share = PRICE_CUT_SHARE if far else 0.0
+            # far from the optimum, a round stops searching once it has the rays it will add (its bound is looser)
+            enough = RAYS_PER_ROUND_PER_N * n if share > 0 else None
+            floor = 0.25 * tol * max(abs(value), 1e-12) / n
+            left = time_limit - (time.perf_counter() - t0)
+            deadline = time.perf_counter() + max(PRICE_SHARE * left, 0.5)
+            limit_nodes = min(node_limit, FAR_NODE_LIMIT) if far else node_limit
+            priced = price_all(
+                W,
+                P,
+                lam,
+                fams,
+                floor,
+                limit_nodes,
+                keep=RAYS_PER_FAMILY,
+                deadline=deadline,
+                share=share,
+                enough=enough,
+            )
+            bound = _bound(W, P, lam, priced.certified)
+            best_bound = max(best_bound, bound)
+            notes = f"{priced.nodes} nodes" + (
+                f", {priced.open_families} families left open" if priced.open_families else ""
+            )
             if best.value - best_bound <= tol * max(abs(best.value), 1e-12):
                 break
+            fresh = [r for r in priced.rays if r.tobytes() not in current]
+            found_last = float(priced.values.max()) if len(priced.values) else 0.0
+        if dual_left and (not fresh or time.perf_counter() - t0 > dual_start):
+            # the structured dual's bound, from the rays met as cuts; then the rays it ties become candidates
+            dual_left = False
+            bound, dual_note, x, head = _structured_dual(spec, fams, P, best.rays, t0 + time_limit * DUAL_END)
+            best_bound = max(best_bound, bound)
+            if x is not None:
+                pool = _tied_pool(fams, P, x, head)
+                if n <= FIT_MAX_N:
+                    fitted = _fitted(fams, P, x, head, pool, t0 + time_limit)
+                    if fitted is not None and fitted[2] < best.value:
+                        best.rays, best.theta, best.value = fitted
+                        R, theta = fitted[0], fitted[1]
+                        fresh = []
+            if best.value - best_bound <= tol * max(abs(best.value), 1e-12):
+                break
+            if not fresh:
+                continue
         if not fresh or time.perf_counter() - t0 > time_limit or it >= max_rounds:
             break
         keep = theta > 1e-9 * theta.max()
@@ -364,15 +438,14 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
         th_lp, _, _, _, _ = ray_lp(R, G, _lp_options(spec, t0 + time_limit))
         if th_lp is not None:
             theta = _toward(R, theta, th_lp, P)
-    if additive_left and best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12):
-        bound, note = _additive_bound(spec, fams, P, best.rays, t0 + max(time_limit, cg_limit + 1.0))
-        if bound > best_bound:
-            best_bound, notes = bound, notes + note
+    if dual_left and best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12):
+        bound, dual_note, _, _ = _structured_dual(spec, fams, P, best.rays, t0 + max(time_limit, dual_start + 1.0))
+        best_bound = max(best_bound, bound)
     best.bound = best_bound if math.isfinite(best_bound) else None
     best.iterations = it
     best.seconds = time.perf_counter() - t0
     best.rays_considered = len(seen)
-    best.message = notes
+    best.message = notes + dual_note
     return best
 
 

@@ -1,11 +1,12 @@
-"""The additive dual bound of frequency estimation (mechdesign.objectives.frequency_additive_dual) and the barrier
-method of the restricted program (mechdesign.engines.a_optimal.barrier), against independent references.
+"""The structured dual bound of frequency estimation (mechdesign.objectives.frequency_additive_dual: additive
+multipliers plus a free block on a few head symbols), the design fitted to it, and the barrier method of the
+restricted program (mechdesign.engines.a_optimal.barrier), against independent references.
 
 References: every extreme ray of the simplex / min_mass cone, written out in tests/helpers/frequency_rays.py (from
 the Dobrushin paper's Remark 2 and Lemma 1); the A-optimal optimum over them from an independent cvxpy program
 (tr J⁻¹ = Σ_x matrix_frac(e_x, J), as in tests/engines/test_a_optimal_paths.py); and the Lagrangian bound
 OPT ≥ 2 tr S^{1/2} − ‖P‖² − Σλ − N·max(0, max_r (rᵀSr/(Pᵀr) − λ·r)/(1·r)) (Boyd and Vandenberghe §7.5), evaluated
-here ray by ray with S built entry by entry from (D, u, λ).
+here ray by ray with S built entry by entry from (D, u, λ) and the head block Z.
 """
 
 import math
@@ -18,7 +19,13 @@ from helpers.frequency_rays import all_rays
 
 from mechdesign import load_spec
 from mechdesign.engines import a_optimal as ao
-from mechdesign.objectives.frequency_additive_dual import additive_dual_bound, certified_bound, price_additive
+from mechdesign.objectives.frequency_additive_dual import (
+    additive_dual_bound,
+    certified_bound,
+    fitted_design,
+    price_additive,
+    tied_rays,
+)
 from mechdesign.objectives.pricing_frequency import frequency_families
 from mechdesign.privacy.ray_families import families, start_rays
 
@@ -35,13 +42,32 @@ def _spec(n, c, P):
     )
 
 
-def _s_entrywise(D, u, lam, P):
+def _s_entrywise(D, u, lam, P, head=(), z=()):
+    """S = ½(diag D + u1ᵀ + 1uᵀ + λPᵀ + Pλᵀ) plus z on the head's pairs (i < j in the head's sorted order)."""
     n = len(P)
     S = np.empty((n, n))
     for i in range(n):
         for j in range(n):
             S[i, j] = 0.5 * ((D[i] if i == j else 0.0) + u[i] + u[j] + lam[i] * P[j] + lam[j] * P[i])
+    head = sorted(head)
+    pairs = [(head[a], head[b]) for a in range(len(head)) for b in range(a + 1, len(head))]
+    for (i, j), v in zip(pairs, z):
+        S[i, j] += v
+        S[j, i] += v
     return S
+
+
+def _case(n, c, seed):
+    """Dirichlet(1) prior from ``seed``, its spec and families, every ray and the independent optimum over them."""
+    P = np.random.default_rng(seed).dirichlet(np.ones(n))
+    spec = _spec(n, c, P)
+    R = all_rays(n, 1.0, c)
+    return P, spec, frequency_families(families(spec), n), R, _independent_optimum(R, P)
+
+
+def _dual(spec, fams, P, head):
+    # the deadline only guards against a hang: the cutting planes stop when no ray has a positive reduced value
+    return additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 600, head=head)
 
 
 def _reduced_brute(R, S, lam, P):
@@ -61,51 +87,76 @@ def _independent_optimum(R, P):
 
 
 @pytest.mark.parametrize("n,c,seed", [(8, 0.0, 1), (9, 1 / 18, 2), (10, 1 / 20, 3)])
-def test_pricing_by_sorting_equals_brute_force_over_every_ray(n, c, seed):
+@pytest.mark.parametrize("h", [0, 3])
+def test_pricing_by_sorting_equals_brute_force_over_every_ray(n, c, seed, h):
     rng = np.random.default_rng(seed)
     P = rng.dirichlet(np.ones(n))
     spec = _spec(n, c, P)
     fams = frequency_families(families(spec), n)
     D, u, lam = rng.normal(size=n) + 3, rng.normal(size=n), rng.normal(size=n)
+    head = rng.choice(n, h, replace=False)
+    z = rng.normal(size=h * (h - 1) // 2)
+    x = np.r_[D, u, lam, z]
     R = all_rays(n, 1.0, c)
-    brute = _reduced_brute(R, _s_entrywise(D, u, lam, P), lam, P)
-    found = price_additive(fams, D, u, P)
+    brute = _reduced_brute(R, _s_entrywise(D, u, lam, P, head, z), lam, P)
+    found = price_additive(fams, x, P, head)
     best = max(v for v, _ in found)
     assert best == pytest.approx(brute.max(), rel=1e-12, abs=1e-12)
     # the ray returned with the best value is a ray of the cone with that value
     r_best = max(found, key=lambda z: z[0])[1]
     assert np.min(np.abs(R - r_best).sum(axis=1)) < 1e-12
-    rigorous = max(v for v, _ in price_additive(fams, D, u, P, rigorous=True))
+    rigorous = max(v for v, _ in price_additive(fams, x, P, head, rigorous=True))
     assert brute.max() <= rigorous <= brute.max() + 1e-9 * (1 + abs(brute.max()))
 
 
 @pytest.mark.parametrize("n,c,seed", [(7, 0.0, 4), (8, 1 / 16, 5), (8, 0.0, 6)])
-def test_certified_bound_is_the_lagrangian_bound_and_below_the_optimum(n, c, seed):
-    rng = np.random.default_rng(seed)
-    P = rng.dirichlet(np.ones(n))
-    spec = _spec(n, c, P)
-    fams = frequency_families(families(spec), n)
-    R = all_rays(n, 1.0, c)
-    opt = _independent_optimum(R, P)
-    res = additive_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 600)
+@pytest.mark.parametrize("h", [0, 3])
+def test_certified_bound_is_the_lagrangian_bound_and_below_the_optimum(n, c, seed, h):
+    P, spec, fams, R, opt = _case(n, c, seed)
+    rng = np.random.default_rng(seed + 100)
+    head = np.argsort(-P)[:h]
+    res = _dual(spec, fams, P, head)
     assert math.isfinite(res.bound)
     assert res.bound <= opt + 1e-7 * opt  # the optimum from an interior point, to its tolerance
     # the bound recomputed from its multipliers by the definition (S entry by entry, every ray)
-    D, u, lam = res.params[:n], res.params[n : 2 * n], res.params[2 * n :]
-    S = _s_entrywise(D, u, lam, P)
+    D, u, lam, z = res.params[:n], res.params[n : 2 * n], res.params[2 * n : 3 * n], res.params[3 * n :]
+    S = _s_entrywise(D, u, lam, P, head, z)
     mu = np.linalg.eigvalsh(S)
     assert mu.min() > 0
-    h = _reduced_brute(R, S, lam, P).max()
-    direct = 2 * np.sqrt(mu).sum() - P @ P - lam.sum() - n * max(0.0, h)
+    h_max = _reduced_brute(R, S, lam, P).max()
+    direct = 2 * np.sqrt(mu).sum() - P @ P - lam.sum() - n * max(0.0, h_max)
     assert res.bound <= direct
     assert res.bound == pytest.approx(direct, rel=1e-10)
     # and an arbitrary point's bound too (valid for any multipliers)
-    x = np.r_[rng.uniform(1, 3, n), rng.normal(size=n), rng.normal(size=n)]
-    b, x_used = certified_bound(x, P, fams)
-    S = _s_entrywise(x_used[:n], x_used[n : 2 * n], x_used[2 * n :], P)
-    h = _reduced_brute(R, S, x_used[2 * n :], P).max()
-    assert b <= 2 * np.sqrt(np.linalg.eigvalsh(S)).sum() - P @ P - x_used[2 * n :].sum() - n * max(0.0, h)
+    x = np.r_[rng.uniform(1, 3, n), rng.normal(size=n), rng.normal(size=n), 0.1 * rng.normal(size=h * (h - 1) // 2)]
+    b, x_used = certified_bound(x, P, fams, head)
+    S = _s_entrywise(x_used[:n], x_used[n : 2 * n], x_used[2 * n : 3 * n], P, head, x_used[3 * n :])
+    h_max = _reduced_brute(R, S, x_used[2 * n : 3 * n], P).max()
+    lam_used = x_used[2 * n : 3 * n]
+    assert b <= 2 * np.sqrt(np.linalg.eigvalsh(S)).sum() - P @ P - lam_used.sum() - n * max(0.0, h_max)
     assert b <= opt + 1e-7 * opt
+
+
+@pytest.mark.parametrize("n,c,seed", [(9, 0.0, 7), (9, 1 / 18, 8)])
+def test_the_design_fitted_on_tied_rays_is_the_independent_optimum(n, c, seed):
+    """The structured dual (head of 3) is exact at these priors; the design fitted to its information on the rays it
+    ties, then solved over its support, is feasible and reaches the optimum of an independent cvxpy program over
+    every ray; every tied ray is a ray of the cone."""
+    from mechdesign.engines.frequency_column_generation import _master
+
+    P, spec, fams, R_all, opt = _case(n, c, seed)
+    head = np.argsort(-P)[:3]
+    res = _dual(spec, fams, P, head)
+    assert opt - res.bound <= 1e-7 * opt
+    pool = tied_rays(fams, P, res.params, head, per=30)
+    assert all(np.min(np.abs(R_all - r).sum(axis=1)) < 1e-12 for r in pool)
+    R, theta = fitted_design(pool, P, res.params, head)
+    assert np.all(theta > 0) and np.abs(R.T @ theta - 1).max() <= 1e-6
+    theta = _master(R, theta / (R.T @ theta).max(), P)
+    assert np.abs(R.T @ theta - 1).max() <= 1e-9 and np.all(theta >= 0)
+    J = sum(t * np.outer(r, r) / (r @ P) for r, t in zip(R, theta))
+    value = float(np.trace(np.linalg.inv(J)) - P @ P)
+    assert value == pytest.approx(opt, rel=1e-7)
 
 
 def test_the_additive_dual_closes_the_gap_at_n_16_dirichlet():
@@ -146,7 +197,7 @@ def test_an_indefinite_s_is_raised_until_positive_definite_and_the_bound_stays_v
     P = rng.dirichlet(np.ones(n))
     spec = _spec(n, c, P)
     fams = frequency_families(families(spec), n)
-    x = np.r_[np.full(n, -0.5), rng.normal(size=n), rng.normal(size=n)]
+    x = np.r_[np.full(n, -0.5), rng.normal(size=n), rng.normal(size=n)]  # no head: x = (D, u, λ)
     assert np.linalg.eigvalsh(_s_entrywise(x[:n], x[n : 2 * n], x[2 * n :], P)).min() < 0
     b, x_used = certified_bound(x, P, fams)
     assert math.isfinite(b)
