@@ -281,13 +281,10 @@ def _structured_dual(spec, fams, P, rays, deadline: float):
 
 def _tied_pool(fams, P, x, head) -> np.ndarray:
     """Rays tied at the structured dual's solution (the candidates for the optimum's support), at most
-    :data:`POOL_MAX`."""
+    :data:`POOL_MAX` (fewer tail sets per tied head subset when there are many)."""
     from mechdesign.objectives.frequency_additive_dual import tied_rays
 
-    pool = tied_rays(fams, P, x, head, per=POOL_PER)
-    if len(pool) > POOL_MAX:
-        pool = pool[np.random.default_rng(0).choice(len(pool), POOL_MAX, replace=False)]
-    return pool
+    return tied_rays(fams, P, x, head, per=POOL_PER, limit=POOL_MAX)
 
 
 def _fitted(fams, P, x, head, pool, deadline: float):

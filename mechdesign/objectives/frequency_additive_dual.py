@@ -491,26 +491,32 @@ def additive_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
     return AdditiveDual(best, best_x, rounds, len(C), hd.items)
 
 
-def tied_rays(fams, P: np.ndarray, x: np.ndarray, head, per: int, seed: int = 0, rel: float = 1e-7) -> np.ndarray:
-    """Rays whose reduced value at x is within ``rel`` (relative to the numerator's size) of the largest: per family
-    whose best ρ is within that of 0, each head subset whose best value is too, with ``per`` tail sets drawn
-    uniformly (every tail set of the right size ties when the tail's coefficients a − h·p tie, as they do at the
-    restricted optimum). These are the candidates for the optimum's support (complementary slackness)."""
+def tied_rays(
+    fams, P: np.ndarray, x: np.ndarray, head, per: int, seed: int = 0, rel: float = 1e-7, limit: int = 20_000
+) -> np.ndarray:
+    """Candidates for the optimum's support (complementary slackness): per family whose best ρ at x is within
+    ``rel`` of 0 (relative to the numerator's size), each head subset whose best value is too, with ``per`` tail
+    sets drawn uniformly (fewer when that would pass ``limit`` rays in all). The drawn sets tie when the tail's
+    coefficients a − h·p tie, as they do where the restriction is exact (N = 24); elsewhere they lie near the
+    tie."""
     n = len(P)
     hd = _Head(head, n)
     rng = np.random.default_rng(seed)
-    out = [np.zeros((0, n))]
+    tied = []
     for fam, sp, h, _ in _family_maxima(fams, x, P, hd):
         scale = max(abs(sp.base), sp.mag, 1e-300)
         if h * (sp.s0 + float(np.abs(sp.p).sum())) < -rel * scale:
             continue
         val, t, _ = _values_at(sp, fam.size, min(h, 0.0))
-        for b in np.flatnonzero(val > -rel * scale):
-            X = np.zeros((per, n))
-            X[:, fam.free[sp.head_pos[hd.sets[b] > 0]]] = 1.0
-            pick = np.argsort(rng.random((per, len(sp.tail))), axis=1)[:, : t[b]]
-            X[np.arange(per)[:, None], fam.free[sp.tail[pick]]] = 1.0
-            out.append(fam.rays(X))
+        tied += [(fam, sp, b, int(t[b])) for b in np.flatnonzero(val > -rel * scale)]
+    per = max(1, min(per, limit // max(len(tied), 1)))
+    out = [np.zeros((0, n))]
+    for fam, sp, b, t in tied[:limit]:
+        X = np.zeros((per, n))
+        X[:, fam.free[sp.head_pos[hd.sets[b] > 0]]] = 1.0
+        pick = np.argsort(rng.random((per, len(sp.tail))), axis=1)[:, :t]
+        X[np.arange(per)[:, None], fam.free[sp.tail[pick]]] = 1.0
+        out.append(fam.rays(X))
     return np.unique(np.vstack(out), axis=0)
 
 
