@@ -43,8 +43,8 @@ likely symbols as H it meets the optimum at N = 24 to 1e-11; at N = 50 it rises 
 **The design from the dual** (:func:`tied_rays`, :func:`fitted_design`). At the dual optimum S = J⁻² (the
 stationarity of tr J⁻¹), and the optimum's rays are among those with ρ = 0 (complementary slackness). On such
 rays Σ θ_r rᵀSr/(Pᵀr) = Σ θ_r λ·r = Σλ for every feasible θ, so tr J(θ)⁻¹ differs from the optimum only to second
-order in J(θ) − J: weights fitted by nonnegative least squares (Lawson and Hanson 1974) to J = S^{-1/2} and to
-Σ θ_r r = 1 over a sample of the tied rays give a near-optimal support, on which the restricted program is then
+order in J(θ) − J: weights fitted to J = S^{-1/2} and to Σ θ_r r = 1 (least absolute residual, a linear program
+for HiGHS) over a sample of the tied rays give a near-optimal support, on which the restricted program is then
 solved.
 
 **Rounding** (:func:`certified_bound`). The entries of S computed in floating point are within 4u·T_ij of the
@@ -520,13 +520,21 @@ def tied_rays(
     return np.unique(np.vstack(out), axis=0)
 
 
-def fitted_design(pool: np.ndarray, P: np.ndarray, x: np.ndarray, head) -> tuple[np.ndarray, np.ndarray] | None:
+def fitted_design(
+    pool: np.ndarray, P: np.ndarray, x: np.ndarray, head, time_limit: float = 60.0
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Weights on ``pool`` (rays tied at x) whose Fisher information matches J = S(x)^{-1/2} and whose columns
-    sum to 1, by nonnegative least squares (Lawson and Hanson 1974): (rays used, θ), or None when S(x) is not
-    positive definite. At the dual optimum J is the optimum's information (S = J⁻², the stationarity of
-    tr J⁻¹), and on tied rays tr J(θ)⁻¹ differs from the optimum only to second order in J(θ) − J (the first-order
-    term is Σ θ_r λ·r = Σλ on every feasible θ): a close fit is a near-optimal design."""
-    from scipy.optimize import nnls
+    sum to 1, least absolute residual: (rays used, θ), or None when S(x) is not positive definite or the LP stops
+    without a solution. At the dual optimum J is the optimum's information (S = J⁻², the stationarity of tr J⁻¹),
+    and on tied rays tr J(θ)⁻¹ differs from the optimum only to second order in J(θ) − J (the first-order term is
+    Σ θ_r λ·r = Σλ on every feasible θ): a close fit is a near-optimal design. The fit is the linear program
+
+        minimise Σ_e |(Σ_r θ_r b_r b_rᵀ − J)_e| + Σ_x |(Σ_r θ_r r − 1)_x|   over θ ≥ 0   (b_r = r/√(Pᵀr)),
+
+    e over the upper triangle (off-diagonal entries weighted √2), solved by HiGHS within ``time_limit`` seconds; a
+    vertex has at most N(N+1)/2 + N rays."""
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix, eye, hstack
 
     n = len(P)
     S = _s_matrix(x, P, _Head(head, n))
@@ -540,9 +548,17 @@ def fitted_design(pool: np.ndarray, P: np.ndarray, x: np.ndarray, head) -> tuple
     scale = float(np.abs(J).max())
     A = np.vstack([(B[:, iu[0]] * B[:, iu[1]] * wgt).T, scale * pool.T])
     rhs = np.r_[J[iu] * wgt, np.full(n, scale)]
-    try:
-        theta, _ = nnls(A, rhs, maxiter=10 * A.shape[1])
-    except RuntimeError:
+    k, m = A.shape
+    res = linprog(
+        np.r_[np.zeros(m), np.ones(2 * k)],
+        A_eq=hstack([csr_matrix(A), eye(k), -eye(k)]).tocsr(),
+        b_eq=rhs,
+        bounds=(0, None),
+        method="highs",
+        options={"time_limit": max(float(time_limit), 0.1)},
+    )
+    if res.status != 0 or res.x is None:  # stopped early (the time limit): no fit
         return None
+    theta = res.x[:m]
     used = theta > 0
     return pool[used], theta[used]
