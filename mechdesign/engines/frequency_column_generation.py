@@ -95,7 +95,12 @@ POOL_MAX = 20_000
 POOL_RAYS_PER_ROUND_PER_N = 6
 """Tied rays (best reduced value) added per round after the structured dual, per symbol."""
 FIT_MAX_N = 32
-"""Largest N whose design is fitted to the structured dual (nonnegative least squares over N(N+1)/2 + N rows)."""
+"""Largest N whose design is fitted to the structured dual (a linear program over N(N+1)/2 + N rows)."""
+FIT_PER = 10
+"""Tail sets drawn per tied head subset for the fit (N = 24, Dirichlet(1) seed 0: 10 give the optimum to 1e-11 in
+2.5–4 s; 5 leave 3.7e-7 under ε-LDP)."""
+FIT_POOL_MAX = 10_000
+"""Largest pool the fit is given."""
 PRICE_SHARE = 0.5
 """Share of the remaining time one pricing round may take (the rest is left for the restricted solves)."""
 
@@ -281,21 +286,19 @@ def _structured_dual(spec, fams, P, rays, deadline: float):
 
 def _tied_pool(fams, P, x, head) -> np.ndarray:
     """Rays tied at the structured dual's solution (the candidates for the optimum's support), at most
-    :data:`POOL_MAX`."""
+    :data:`POOL_MAX` (fewer tail sets per tied head subset when there are many)."""
     from mechdesign.objectives.frequency_additive_dual import tied_rays
 
-    pool = tied_rays(fams, P, x, head, per=POOL_PER)
-    if len(pool) > POOL_MAX:
-        pool = pool[np.random.default_rng(0).choice(len(pool), POOL_MAX, replace=False)]
-    return pool
+    return tied_rays(fams, P, x, head, per=POOL_PER, limit=POOL_MAX)
 
 
-def _fitted(fams, P, x, head, pool, deadline: float):
+def _fitted(fams, P, x, head, deadline: float):
     """The design fitted to the structured dual's information on the tied rays, then solved over its support
     (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`): (rays, θ, value) or None."""
-    from mechdesign.objectives.frequency_additive_dual import fitted_design
+    from mechdesign.objectives.frequency_additive_dual import fitted_design, tied_rays
 
-    fit = fitted_design(pool, P, x, head)
+    pool = tied_rays(fams, P, x, head, per=FIT_PER, limit=FIT_POOL_MAX)
+    fit = fitted_design(pool, P, x, head, time_limit=deadline - time.perf_counter())
     if fit is None:
         return None
     R, theta = fit
@@ -415,7 +418,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             if x is not None:
                 pool = _tied_pool(fams, P, x, head)
                 if n <= FIT_MAX_N:
-                    fitted = _fitted(fams, P, x, head, pool, t0 + time_limit)
+                    fitted = _fitted(fams, P, x, head, t0 + time_limit)
                     if fitted is not None and fitted[2] < best.value:
                         best.rays, best.theta, best.value = fitted
                         R, theta = fitted[0], fitted[1]

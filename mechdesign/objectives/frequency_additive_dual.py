@@ -43,8 +43,8 @@ likely symbols as H it meets the optimum at N = 24 to 1e-11; at N = 50 it rises 
 **The design from the dual** (:func:`tied_rays`, :func:`fitted_design`). At the dual optimum S = J⁻² (the
 stationarity of tr J⁻¹), and the optimum's rays are among those with ρ = 0 (complementary slackness). On such
 rays Σ θ_r rᵀSr/(Pᵀr) = Σ θ_r λ·r = Σλ for every feasible θ, so tr J(θ)⁻¹ differs from the optimum only to second
-order in J(θ) − J: weights fitted by nonnegative least squares (Lawson and Hanson 1974) to J = S^{-1/2} and to
-Σ θ_r r = 1 over a sample of the tied rays give a near-optimal support, on which the restricted program is then
+order in J(θ) − J: weights fitted to J = S^{-1/2} and to Σ θ_r r = 1 (least absolute residual, a linear program
+for HiGHS) over a sample of the tied rays give a near-optimal support, on which the restricted program is then
 solved.
 
 **Rounding** (:func:`certified_bound`). The entries of S computed in floating point are within 4u·T_ij of the
@@ -491,36 +491,50 @@ def additive_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
     return AdditiveDual(best, best_x, rounds, len(C), hd.items)
 
 
-def tied_rays(fams, P: np.ndarray, x: np.ndarray, head, per: int, seed: int = 0, rel: float = 1e-7) -> np.ndarray:
-    """Rays whose reduced value at x is within ``rel`` (relative to the numerator's size) of the largest: per family
-    whose best ρ is within that of 0, each head subset whose best value is too, with ``per`` tail sets drawn
-    uniformly (every tail set of the right size ties when the tail's coefficients a − h·p tie, as they do at the
-    restricted optimum). These are the candidates for the optimum's support (complementary slackness)."""
+def tied_rays(
+    fams, P: np.ndarray, x: np.ndarray, head, per: int, seed: int = 0, rel: float = 1e-7, limit: int = 20_000
+) -> np.ndarray:
+    """Candidates for the optimum's support (complementary slackness): per family whose best ρ at x is within
+    ``rel`` of 0 (relative to the numerator's size), each head subset whose best value is too, with ``per`` tail
+    sets drawn uniformly (fewer when that would pass ``limit`` rays in all). The drawn sets tie when the tail's
+    coefficients a − h·p tie, as they do where the restriction is exact (N = 24); elsewhere they lie near the
+    tie."""
     n = len(P)
     hd = _Head(head, n)
     rng = np.random.default_rng(seed)
-    out = [np.zeros((0, n))]
+    tied = []
     for fam, sp, h, _ in _family_maxima(fams, x, P, hd):
         scale = max(abs(sp.base), sp.mag, 1e-300)
         if h * (sp.s0 + float(np.abs(sp.p).sum())) < -rel * scale:
             continue
         val, t, _ = _values_at(sp, fam.size, min(h, 0.0))
-        for b in np.flatnonzero(val > -rel * scale):
-            X = np.zeros((per, n))
-            X[:, fam.free[sp.head_pos[hd.sets[b] > 0]]] = 1.0
-            pick = np.argsort(rng.random((per, len(sp.tail))), axis=1)[:, : t[b]]
-            X[np.arange(per)[:, None], fam.free[sp.tail[pick]]] = 1.0
-            out.append(fam.rays(X))
+        tied += [(fam, sp, b, int(t[b])) for b in np.flatnonzero(val > -rel * scale)]
+    per = max(1, min(per, limit // max(len(tied), 1)))
+    out = [np.zeros((0, n))]
+    for fam, sp, b, t in tied[:limit]:
+        X = np.zeros((per, n))
+        X[:, fam.free[sp.head_pos[hd.sets[b] > 0]]] = 1.0
+        pick = np.argsort(rng.random((per, len(sp.tail))), axis=1)[:, :t]
+        X[np.arange(per)[:, None], fam.free[sp.tail[pick]]] = 1.0
+        out.append(fam.rays(X))
     return np.unique(np.vstack(out), axis=0)
 
 
-def fitted_design(pool: np.ndarray, P: np.ndarray, x: np.ndarray, head) -> tuple[np.ndarray, np.ndarray] | None:
+def fitted_design(
+    pool: np.ndarray, P: np.ndarray, x: np.ndarray, head, time_limit: float = 60.0
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Weights on ``pool`` (rays tied at x) whose Fisher information matches J = S(x)^{-1/2} and whose columns
-    sum to 1, by nonnegative least squares (Lawson and Hanson 1974): (rays used, θ), or None when S(x) is not
-    positive definite. At the dual optimum J is the optimum's information (S = J⁻², the stationarity of
-    tr J⁻¹), and on tied rays tr J(θ)⁻¹ differs from the optimum only to second order in J(θ) − J (the first-order
-    term is Σ θ_r λ·r = Σλ on every feasible θ): a close fit is a near-optimal design."""
-    from scipy.optimize import nnls
+    sum to 1, least absolute residual: (rays used, θ), or None when S(x) is not positive definite or the LP stops
+    without a solution. At the dual optimum J is the optimum's information (S = J⁻², the stationarity of tr J⁻¹),
+    and on tied rays tr J(θ)⁻¹ differs from the optimum only to second order in J(θ) − J (the first-order term is
+    Σ θ_r λ·r = Σλ on every feasible θ): a close fit is a near-optimal design. The fit is the linear program
+
+        minimise Σ_e |(Σ_r θ_r b_r b_rᵀ − J)_e| + Σ_x |(Σ_r θ_r r − 1)_x|   over θ ≥ 0   (b_r = r/√(Pᵀr)),
+
+    e over the upper triangle (off-diagonal entries weighted √2), solved by HiGHS within ``time_limit`` seconds; a
+    vertex has at most N(N+1)/2 + N rays."""
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix, eye, hstack
 
     n = len(P)
     S = _s_matrix(x, P, _Head(head, n))
@@ -534,9 +548,17 @@ def fitted_design(pool: np.ndarray, P: np.ndarray, x: np.ndarray, head) -> tuple
     scale = float(np.abs(J).max())
     A = np.vstack([(B[:, iu[0]] * B[:, iu[1]] * wgt).T, scale * pool.T])
     rhs = np.r_[J[iu] * wgt, np.full(n, scale)]
-    try:
-        theta, _ = nnls(A, rhs, maxiter=10 * A.shape[1])
-    except RuntimeError:
+    k, m = A.shape
+    res = linprog(
+        np.r_[np.zeros(m), np.ones(2 * k)],
+        A_eq=hstack([csr_matrix(A), eye(k), -eye(k)]).tocsr(),
+        b_eq=rhs,
+        bounds=(0, None),
+        method="highs",
+        options={"time_limit": max(float(time_limit), 0.1)},
+    )
+    if res.status != 0 or res.x is None:  # stopped early (the time limit): no fit
         return None
+    theta = res.x[:m]
     used = theta > 0
     return pool[used], theta[used]

@@ -108,7 +108,7 @@ def test_the_design_is_as_good_as_subset_selection_at_a_non_uniform_prior():
     assert result.certificate.dual_bound <= result.objective
 
 
-@pytest.mark.slow  # about 10 s each
+@pytest.mark.slow  # about 6 s each
 @pytest.mark.parametrize("prior_set", ["simplex", {"kind": "min_mass", "c": 1 / 48}])
 def test_the_structured_dual_and_its_fitted_design_close_the_gap_at_n_24(prior_set):
     """N = 24, Dirichlet(1) seed 0, ε = 1: branch and bound alone left 2.9e-6 (min_mass) in 30 s. The structured
@@ -118,7 +118,7 @@ def test_the_structured_dual_and_its_fitted_design_close_the_gap_at_n_24(prior_s
     tested against every ray at N ≤ 10 (tests/objectives/test_frequency_additive_dual.py)."""
     import time
 
-    from mechdesign.engines.frequency_column_generation import HEAD_SIZE, _master
+    from mechdesign.engines.frequency_column_generation import FIT_PER, HEAD_SIZE, _master
     from mechdesign.objectives.frequency_additive_dual import additive_dual_bound, fitted_design, tied_rays
     from mechdesign.objectives.pricing_frequency import frequency_families
     from mechdesign.privacy.ray_families import families, start_rays
@@ -130,7 +130,7 @@ def test_the_structured_dual_and_its_fitted_design_close_the_gap_at_n_24(prior_s
     head = np.argsort(-P, kind="stable")[:HEAD_SIZE]
     # the deadline only guards against a hang: the cutting planes stop when no ray has a positive reduced value
     dual = additive_dual_bound(fams, P, start_rays(s, families(s)), time.perf_counter() + 600, head=head)
-    R, theta = fitted_design(tied_rays(fams, P, dual.params, head, per=40), P, dual.params, head)
+    R, theta = fitted_design(tied_rays(fams, P, dual.params, head, per=FIT_PER), P, dual.params, head)
     theta = _master(R, theta / (R.T @ theta).max(), P)
     assert np.abs(R.T @ theta - 1).max() <= 1e-9 and np.all(theta >= 0)
     J = (R.T * (theta / (R @ P))) @ R
