@@ -284,14 +284,6 @@ def _structured_dual(spec, fams, P, rays, deadline: float):
     return dual.bound, note, dual.params, head
 
 
-def _tied_pool(fams, P, x, head) -> np.ndarray:
-    """Rays tied at the structured dual's solution (the candidates for the optimum's support), at most
-    :data:`POOL_MAX` (fewer tail sets per tied head subset when there are many)."""
-    from mechdesign.objectives.frequency_additive_dual import tied_rays
-
-    return tied_rays(fams, P, x, head, per=POOL_PER, limit=POOL_MAX)
-
-
 def _fitted(fams, P, x, head, deadline: float):
     """The design fitted to the structured dual's information on the tied rays, then solved over its support
     (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`): (rays, θ, value) or None."""
@@ -416,7 +408,10 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             bound, dual_note, x, head = _structured_dual(spec, fams, P, best.rays, t0 + time_limit * DUAL_END)
             best_bound = max(best_bound, bound)
             if x is not None:
-                pool = _tied_pool(fams, P, x, head)
+                from mechdesign.objectives.frequency_additive_dual import tied_rays
+
+                # the candidates for the optimum's support (fewer tail sets per tied head subset when many tie)
+                pool = tied_rays(fams, P, x, head, per=POOL_PER, limit=POOL_MAX)
                 if n <= FIT_MAX_N:
                     fitted = _fitted(fams, P, x, head, t0 + time_limit)
                     if fitted is not None and fitted[2] < best.value:

@@ -289,7 +289,7 @@ def _neighbours(fam, sp: _Split, h: float, chosen: np.ndarray, extra: int) -> li
     return [_ray(fam, np.r_[keep, j]) for j in tail_out[np.argsort(-c[tail_out])[:extra]]]
 
 
-def _other_heads(fam, sp: _Split, hd: _Head, h: float) -> list[np.ndarray]:
+def _other_heads(fam, sp: _Split, hd: _Head) -> list[np.ndarray]:
     """The best set (by the numerator) of each of the :data:`HEAD_CUTS` head subsets, after the family's best,
     with the largest positive reduced value (the sign of ρ is the numerator's)."""
     if len(hd.items) == 0:
@@ -476,7 +476,7 @@ def additive_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
         fresh = []
         for fam, sp, h, y in _family_maxima(fams, x, P, hd):
             if h / fam.norm > 1e-13:
-                fresh += [_ray(fam, y), *_neighbours(fam, sp, h, y, NEIGHBOURS), *_other_heads(fam, sp, hd, h)]
+                fresh += [_ray(fam, y), *_neighbours(fam, sp, h, y, NEIGHBOURS), *_other_heads(fam, sp, hd)]
         if not fresh:
             if not loose:
                 break
