@@ -549,13 +549,25 @@ def _newton_multipliers(B_all, R, theta, free):
     return W, lam
 
 
+BARRIER_MU_START = 1e-4
+"""The barrier parameter at the start, times tr J⁻¹/m (the warm start is close to the restricted optimum: a larger
+start spends its first Newton steps walking away from it)."""
+BARRIER_CUT_CENTRED = 0.1
+"""The barrier parameter's decrease once the Newton decrement shows a central point."""
+BARRIER_CUT_NEAR = 0.3
+"""Its decrease after a nearly full step with a small decrement (N = 50, 1,712 rays: 39 Newton steps and 2.3 s with
+these three constants, against 62 steps and 3.8 s with a start of 1e-2 and decreases of 5 and 2; values within
+2e-10 relative)."""
+
+
 def barrier(
     R: np.ndarray,
     theta: np.ndarray,
     P: np.ndarray,
-    tol: float = 1e-10,
+    tol: float = 1e-9,
     max_iter: int = 200,
     deadline: float = math.inf,
+    mu_start: float = BARRIER_MU_START,
 ) -> np.ndarray | None:
     """A primal log-barrier interior-point method for the restricted program over the rows r of R (Boyd and
     Vandenberghe, Convex Optimization §11.3, with the infeasible-start Newton step of §10.3):
@@ -565,8 +577,10 @@ def barrier(
     for μ decreasing to 0. The Newton system [[H + μΘ⁻², R], [Rᵀ, 0]] (d, ν) = (−g + μ/θ, 1 − Rᵀθ) (g and H the
     gradient and Hessian of :func:`_newton`) has a positive definite block, so one Cholesky factorisation and an
     N × N Schur complement solve it; steps stop at 0.99 of the way to the boundary and, once Σ θ_r r = 1 holds,
-    backtrack on the barrier function. μ falls by 5 after a nearly full step, by 2 when the Newton decrement is
-    small. Stops when m·μ ≤ ``tol``·tr J⁻¹ (m·μ is the duality gap of the barrier's central point). Unlike the
+    backtrack on the barrier function. μ starts at ``mu_start``·tr J⁻¹/m, falls by 10 once the Newton decrement
+    shows a central point and by 3 after a nearly full step with a small decrement (:data:`BARRIER_CUT_CENTRED`,
+    :data:`BARRIER_CUT_NEAR`), and the method stops at either when m·μ ≤ ``tol``·tr J⁻¹ (m·μ is the duality gap of
+    the barrier's central point; the value is exact for the θ returned, only its optimality is to ``tol``). Unlike the
     active-set method, the weights that tend to 0 leave together, so at N = 50 with 1,300 rays it needs about 40
     steps (1.3 s) where :func:`_newton` needs over 100 (17 s). Returns θ > 0 (Σ θ_r r = 1 to rounding), or None
     when J is singular at the start or a factorisation fails; at ``deadline`` (time.perf_counter()) it returns the
@@ -588,7 +602,7 @@ def barrier(
     f = trace_inverse(th)
     if not math.isfinite(f):
         return None
-    mu = 1e-2 * f / m
+    mu = mu_start * f / m
     for _ in range(max_iter):
         if time.perf_counter() > deadline:
             break
@@ -631,9 +645,11 @@ def barrier(
         if feasible and decrement < 1e-3 * mu * m:
             if m * mu <= tol * f:
                 break
-            mu *= 0.2
+            mu *= BARRIER_CUT_CENTRED
         elif feasible and a >= 0.5 and decrement < 0.1 * mu * m:
-            mu *= 0.5
+            if m * mu <= tol * f:
+                break
+            mu *= BARRIER_CUT_NEAR
     return th
 
 

@@ -73,6 +73,7 @@ __all__ = [
     "additive_dual_bound",
     "certified_bound",
     "fitted_design",
+    "is_tied",
     "price_additive",
     "tied_rays",
 ]
@@ -489,6 +490,22 @@ def additive_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
             C = C[np.argsort(slack, kind="stable")[:keep]]
         C = np.vstack([C, np.array(fresh)])
     return AdditiveDual(best, best_x, rounds, len(C), hd.items)
+
+
+def is_tied(R: np.ndarray, x: np.ndarray, P: np.ndarray, head=None, rel: float = 1e-9) -> np.ndarray:
+    """Per row r of R: whether the restricted dual at x = (D, u, λ, z) ties it, ρ(r)·(1·r) = rᵀSr/(Pᵀr) − λ·r ≥
+    −``rel`` times the size of its terms (Σ|S_ij| r_i r_j/(Pᵀr) + Σ|λ_i| r_i). At the dual optimum the optimum's
+    rays are among the tied ones (complementary slackness); a floating-point test, for choosing candidates only."""
+    n = len(P)
+    hd = _Head(head, n)
+    x = _padded(x, hd)
+    S = _s_matrix(x, P, hd)
+    lam = x[2 * n : 3 * n]
+    R = np.asarray(R, float)
+    p = R @ P
+    value = np.einsum("ri,ij,rj->r", R, S, R) / p - R @ lam
+    size = np.einsum("ri,ij,rj->r", R, np.abs(S), R) / p + np.abs(R) @ np.abs(lam)
+    return value >= -rel * size
 
 
 def tied_rays(

@@ -23,6 +23,7 @@ from mechdesign.objectives.frequency_additive_dual import (
     additive_dual_bound,
     certified_bound,
     fitted_design,
+    is_tied,
     price_additive,
     tied_rays,
 )
@@ -157,6 +158,32 @@ def test_the_design_fitted_on_tied_rays_is_the_independent_optimum(n, c, seed):
     J = sum(t * np.outer(r, r) / (r @ P) for r, t in zip(R, theta))
     value = float(np.trace(np.linalg.inv(J)) - P @ P)
     assert value == pytest.approx(opt, rel=1e-7)
+
+
+@pytest.mark.parametrize("n,c,seed", [(9, 0.0, 7), (9, 1 / 18, 8)])
+def test_the_independent_optimum_uses_only_rays_the_dual_ties(n, c, seed):
+    """Complementary slackness, checked against an independent cvxpy design over every ray: where the structured
+    dual is exact, every ray the optimum weighs is one is_tied accepts; is_tied agrees with the reduced value
+    computed entry by entry, and rejects the rays whose reduced value is clearly negative."""
+    cp = pytest.importorskip("cvxpy")
+    P, spec, fams, R, opt = _case(n, c, seed)
+    head = np.argsort(-P)[:3]
+    res = _dual(spec, fams, P, head)
+    assert opt - res.bound <= 1e-7 * opt
+    theta = cp.Variable(len(R), nonneg=True)
+    J = sum(theta[i] * (np.outer(r, r) / (r @ P)) for i, r in enumerate(R))
+    J = (J + J.T) / 2
+    objective = sum(cp.matrix_frac(np.eye(n)[x], J) for x in range(n))
+    cp.Problem(cp.Minimize(objective), [R.T @ theta == 1]).solve(solver="CLARABEL")
+    weighed = theta.value > 1e-4 * theta.value.max()
+    tied = is_tied(R, res.params, P, head)
+    assert weighed.any() and np.all(tied[weighed])
+    x = np.asarray(res.params)
+    D, u, lam, z = x[:n], x[n : 2 * n], x[2 * n : 3 * n], x[3 * n :]
+    rho = _reduced_brute(R, _s_entrywise(D, u, lam, P, head, z), lam, P) * R.sum(axis=1)
+    size = float(np.abs(rho).max())
+    assert np.all(tied[rho < -1e-6 * size] == False)  # noqa: E712
+    assert np.all(tied[rho > -1e-13 * size])
 
 
 def test_the_additive_dual_closes_the_gap_at_n_16_dirichlet():
