@@ -322,6 +322,11 @@ def _fitted(fams, P, x, head, deadline: float):
     return (R, theta, value) if math.isfinite(value) else None
 
 
+def _reduced_values(X: np.ndarray, W: np.ndarray, lam: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Per row r of X, the reduced value at (W, λ) per unit of 1·r: (‖W r‖²/(Pᵀr) − λ·r)/(1·r)."""
+    return (np.sum((X @ W) ** 2, axis=1) / (X @ P) - X @ lam) / X.sum(axis=1)
+
+
 def _swap_climb(
     R: np.ndarray, W: np.ndarray, lam: np.ndarray, P: np.ndarray, steps: int, movable, deadline: float = math.inf
 ) -> np.ndarray:
@@ -434,7 +439,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             # after the structured dual: its tied rays of best reduced value at this round's (W, λ) join the
             # working set (branch and bound's bound no longer matters, and its rays are what the pool offers);
             # a ray that left the working set does not come back from the pool
-            gain = (np.sum((pool @ W) ** 2, axis=1) / (pool @ P) - pool @ lam) / pool.sum(axis=1)
+            gain = _reduced_values(pool, W, lam, P)
             floor = 0.25 * tol * max(abs(value), 1e-12) / n
             order = np.argsort(-gain, kind="stable")
             order = order[gain[order] > floor]
@@ -455,7 +460,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
                 starts = np.vstack([pool[top], R[theta > CLIMB_KEEP * theta.max()]])
                 climbed = _swap_climb(starts, W, lam, P, CLIMB_STEPS, tail, t0 + time_limit)
                 climbed = np.unique(climbed[tied(climbed)], axis=0)
-                gain = (np.sum((climbed @ W) ** 2, axis=1) / (climbed @ P) - climbed @ lam) / climbed.sum(axis=1)
+                gain = _reduced_values(climbed, W, lam, P)
                 fresh = [
                     climbed[i]
                     for i in np.argsort(-gain, kind="stable")
@@ -524,7 +529,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
             break
         keep = theta > (CLIMB_KEEP if climbing else 1e-9) * theta.max()
         Rn = np.array(fresh)
-        gain = (np.sum((Rn @ W) ** 2, axis=1) / (Rn @ P) - Rn @ lam) / Rn.sum(axis=1)
+        gain = _reduced_values(Rn, W, lam, P)
         Rn = Rn[np.argsort(-gain, kind="stable")[: RAYS_PER_ROUND_PER_N * n]]
         seen.update(r.tobytes() for r in Rn)
         R = np.vstack([R[keep], Rn])
