@@ -73,6 +73,7 @@ __all__ = [
     "additive_dual_bound",
     "certified_bound",
     "fitted_design",
+    "fitted_design_working_set",
     "is_tied",
     "price_additive",
     "tied_rays",
@@ -579,3 +580,73 @@ def fitted_design(
     theta = res.x[:m]
     used = theta > 0
     return pool[used], theta[used]
+
+
+FIT_BATCH = 1500
+"""Rays of largest gradient added to the working set per round of :func:`fitted_design_working_set`."""
+FIT_STALL = 0.9
+""":func:`fitted_design_working_set` stops once a round leaves more than this share of the last residual."""
+
+
+def fitted_design_working_set(
+    pool: np.ndarray,
+    P: np.ndarray,
+    x: np.ndarray,
+    head,
+    deadline: float,
+    batch: int = FIT_BATCH,
+    rounds: int = 12,
+    stall: float = FIT_STALL,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fit of :func:`fitted_design` in least squares, for pools too large for its linear program:
+
+        minimise ‖Σ_r θ_r vec(b_r b_rᵀ) − vec J‖² + s²‖Σ_r θ_r r − 1‖²   over θ ≥ 0,
+
+    (vec over the upper triangle, off-diagonal entries weighted √2, s the largest entry of J) by non-negative least
+    squares (Lawson and Hanson, Solving Least Squares Problems, 1974, ch. 23; ``scipy.optimize.nnls``) on a working
+    set: the :data:`FIT_BATCH` rays of largest Aᵀb first, then each round the support of the last solution and the
+    rays of largest positive gradient Aᵀ(b − Aθ) among the rest, until no ray has one (the solution is then the
+    least-squares fit over the whole pool: the conditions of Lawson and Hanson's Theorem 23.4 hold), a round leaves
+    more than ``stall`` of the last residual, ``rounds`` rounds, or when the next round would end past ``deadline``
+    (time.perf_counter(); a round is taken to cost 1.5 times the last). The Lawson–Hanson method's cost
+    grows fast with the columns it is given (N = 50, 1,275 rows: 0.3 s for 1,500 columns, 10 s for 6,000, 343 s for
+    20,000), while the solution uses about N(N+1)/2 of them; N = 50 ε-LDP, 20,000 tied rays: four rounds and 8 s reach
+    a residual of 1e-4 of ‖b‖. Returns (rays used, θ), or None when S(x) is not positive definite or no round ends
+    by the deadline."""
+    from scipy.optimize import nnls
+
+    n = len(P)
+    S = _s_matrix(x, P, _Head(head, n))
+    ev, V = np.linalg.eigh(S)
+    if ev[0] <= 0:
+        return None
+    J = (V / np.sqrt(ev)) @ V.T
+    iu = np.triu_indices(n)
+    wgt = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
+    B = pool / np.sqrt(pool @ P)[:, None]
+    scale = float(np.abs(J).max())
+    A = np.vstack([(B[:, iu[0]] * B[:, iu[1]] * wgt).T, scale * pool.T])
+    b = np.r_[J[iu] * wgt, np.full(n, scale)]
+    g = A.T @ b
+    work = np.argsort(-g, kind="stable")[:batch]
+    out, last, spent = None, math.inf, 0.0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        if start + 1.5 * spent > deadline:  # the next round would not end by the deadline (rounds grow slowly)
+            break
+        theta, res = nnls(A[:, work], b, maxiter=50 * len(work))
+        spent = time.perf_counter() - start
+        used = theta > 0
+        support, theta = work[used], theta[used]
+        out = (pool[support], theta)
+        if res > stall * last:
+            break
+        last = res
+        g = A.T @ (b - A[:, support] @ theta)
+        g[support] = -np.inf
+        new = np.argsort(-g, kind="stable")[:batch]
+        new = new[g[new] > 1e-12 * float(np.linalg.norm(b))]
+        if len(new) == 0:
+            break
+        work = np.r_[support, new]
+    return out
