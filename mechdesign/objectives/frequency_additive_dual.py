@@ -84,11 +84,13 @@ NEIGHBOURS = 4
 """Rays one swap away from a family's best that join the cuts with it (fewer rounds)."""
 MU_FACTOR = 0.1
 """The barrier parameter's decrease once a centre is reached."""
-MU_START = 1e-5
-"""The barrier parameter at the start of each cutting-plane round."""
+MU_START = 1e-6
+"""The barrier parameter at the start of each cutting-plane round (with :data:`LOOSE_TOL`, N = 50 Dirichlet(1)
+seed 0, head of 10: min_mass converges in 5.9 s and ε-LDP in 4.1 s, against 9.5 s and 5.4 s with 1e-5 and 1e-7;
+the same bounds to 10 digits)."""
 MARGIN = 1e-3
 """Slack given to the violated cuts when the iterate is moved back inside (relative)."""
-LOOSE_TOL = 1e-7
+LOOSE_TOL = 1e-6
 """Relative duality gap of the barrier at which a cutting-plane round stops (the last round: 1e-11)."""
 CUTS_PER_PARAMETER = 8
 """Cuts kept from one round to the next (the most nearly active), per parameter of the restricted dual (N = 50,
