@@ -24,7 +24,7 @@ over, at :data:`DUAL_START` of the time limit (or when pricing finds no new ray)
 :data:`HEAD_SIZE` most likely symbols, whose pricing is exact), from the rays met as cuts. The rays that dual
 ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to the dual's information on them (a
 linear program), under ε-LDP past it, with time enough (:func:`_ldp_fit`), a least-squares fit on a working set
-after a dual with the larger head :data:`LDP_HEAD_SIZE` (N = 50, 30 s: relative gap 6–7e-6 against 1.9e-5), and
+after a dual with the larger head :data:`LDP_HEAD_SIZE` (N = 50, 30 s: relative gap 5–8e-6 against 1.9e-5), and
 in each later round the pool's tied rays (random tail sets) of best reduced value. Once a round's decrease falls
 below :data:`POOL_SLOW` of the one before, rounds "climb" instead (:func:`_swap_climb`): from the pool's best
 rays and the design's support, steepest ascent of the reduced value by transpositions of two tail entries, kept
@@ -95,8 +95,8 @@ DUAL_MAX_N = 100
 HEAD_SIZE = 10
 """Symbols (the most likely) given a free block in the structured dual: 2^HEAD_SIZE head subsets per family in its
 pricing. N = 24 (Dirichlet(1), seed 0, ε = 1) needs 5 for the optimum; at N = 50 the ε-LDP bound rises with it (5:
-175.94993, 10: 175.95098, 14: 175.95131, 16: 175.95144 in 224 s, against designs of 175.9519), the min_mass one
-no longer past 10."""
+175.94993, 10: 175.95098, 14: 175.95131, 16: 175.951439, 19: 175.951544, against designs down to 175.951854),
+the min_mass one no longer past 10; past :data:`FIT_MAX_N` ε-LDP takes :data:`LDP_HEAD_SIZE` when time allows."""
 DUAL_END = 0.85
 """The structured dual stops by this share of the time limit (the rest: column generation over its tied rays)."""
 LDP_HEAD_SIZE = 16
@@ -320,7 +320,7 @@ def _ldp_fit(fams, n: int, time_limit: float) -> bool:
     """Whether the design after the structured dual starts from the least-squares fit, with the larger head
     :data:`LDP_HEAD_SIZE`: for :data:`FIT_MAX_N` < N ≤ :data:`LDP_FIT_MAX_N`, when no ray of the cone has
     a zero entry (ε-LDP) and the time limit is at least :data:`LDP_FIT_SECONDS`·(N/50)⁴. Measured at
-    N = 50 (Dirichlet(1) seed 0, ε = 1, 30 s): ε-LDP reaches a relative gap of 7.2e-6 this way against 1.9e-5 with
+    N = 50 (Dirichlet(1) seed 0, ε = 1, 30 s): ε-LDP reaches a relative gap of 5–8e-6 this way against 1.9e-5 with
     the pool's rounds from column generation's working set; under min_mass (c = 1/(2N)) the fit is worse than those
     rounds (87.356904 in 20 s against 87.356716 in 30 s) and a head past 10 does not raise the bound."""
     enough = time_limit >= LDP_FIT_SECONDS * (n / 50) ** 4

@@ -37,15 +37,16 @@ family's best ray, a few one-swap neighbours and the best rays of other positive
 the Hessian of tr S^{1/2} by the Daleckii–Krein formula). Every (D, u, λ, Z) it visits gives a valid bound;
 :func:`certified_bound` evaluates it with every rounding error bounded. It is a restriction of the dual: with
 H empty (the additive dual) it equals the optimum at N = 16 but is 1.7e-4 below it at N = 24; with the 5 most
-likely symbols as H it meets the optimum at N = 24 to 1e-11; at N = 50 it rises with |H| (5, 10, 14 symbols:
-175.94993, 175.95098, 175.95131, against designs down to 175.9519).
+likely symbols as H it meets the optimum at N = 24 to 1e-11; at N = 50 it rises with |H| (5, 10, 14, 16, 19 symbols:
+175.94993, 175.95098, 175.95131, 175.951439, 175.951544, against designs down to 175.951854).
 
 **The design from the dual** (:func:`tied_rays`, :func:`fitted_design`). At the dual optimum S = J⁻² (the
 stationarity of tr J⁻¹), and the optimum's rays are among those with ρ = 0 (complementary slackness). On such
 rays Σ θ_r rᵀSr/(Pᵀr) = Σ θ_r λ·r = Σλ for every feasible θ, so tr J(θ)⁻¹ differs from the optimum only to second
 order in J(θ) − J: weights fitted to J = S^{-1/2} and to Σ θ_r r = 1 (least absolute residual, a linear program
 for HiGHS) over a sample of the tied rays give a near-optimal support, on which the restricted program is then
-solved.
+solved. For pools too large for that linear program, :func:`fitted_design_working_set` fits in least squares on a
+working set of the pool.
 
 **Rounding** (:func:`certified_bound`). The entries of S computed in floating point are within 4u·T_ij of the
 exact ones (T the matrix of the absolute values of the terms, u = 2⁻⁵³), and LAPACK's symmetric eigenvalues within
