@@ -37,7 +37,8 @@ no ray, or at the time limit (the gap is then reported, status suboptimal). The 
 families whose uniform spread has the smallest U (a feasible, full-rank design), or, when it is small enough, the
 incumbent of :func:`_incumbent` (a stand-in for subset selection's uniform orbit; the result is never worse than it:
 the best design met is returned). The emitted kernel is reduced to
-at most N(N+1)/2 columns with the same J (:func:`mechdesign.engines.a_optimal.reduce_support`); the design is
+at most N(N+1)/2 columns with the same J (:func:`mechdesign.engines.a_optimal.reduce_support`) when that linear
+program ends within :data:`REDUCE_SHARE` of the time limit (else it keeps the design's support); the design is
 certified private exactly afterwards, like every kernel.
 """
 
@@ -106,7 +107,8 @@ head of 16 reaches 175.95139 in 10 s on 2 cores (converged: about a minute), 19 
 LDP_FIT_SECONDS = 30.0
 """Least time limit at N = 50, times (N/50)⁴ at smaller N (the structured dual's Newton system and pricing), for
 :data:`LDP_HEAD_SIZE` and the least-squares fit (N = 44 in 20 s: relative gap 1.8e-6 against 3.9e-6 with a head of
-10; N = 34 in 7 s: 6e-9, where a head of 10 closes to 1.5e-11 in 4 s)."""
+10; N = 34 in 7 s: 6e-9, where a head of 10 closes to 1.5e-11 in 4 s; N = 50, ε = 2, 30 s: 8.4e-4 against 0.12;
+but N = 40, ε = 2, seed 3, 15 s: 4.6e-3 against 7.9e-4, the head of 16 having had 16 rounds)."""
 LDP_FIT_MAX_N = 50
 """Largest N for :data:`LDP_HEAD_SIZE` and the least-squares fit. At N = 64 (90 s) the head of 16 stalls: started
 from the incumbent's rays as cuts, its barrier's Hessian reaches a condition number of 1e19, and the dual stops after
@@ -598,9 +600,16 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     return best
 
 
-def reduced_kernel(d: AOptimalDesign, P: np.ndarray) -> np.ndarray:
-    """The kernel of the design on at most N(N+1)/2 columns (same J), rows normalised."""
-    theta = reduce_support(d.rays, d.theta, P)
+REDUCE_SHARE = 0.25
+"""Share of the time limit (at least 1 s) given to reducing the design's support to N(N+1)/2 columns; past it the
+kernel keeps the design's support (the same J, more outputs). Without the limit, N = 48 (Dirichlet(1) seed 7, ε-LDP) with a 10 s
+limit took 100 s, 90 of them in that reduction (HiGHS's dual simplex on 1,176 dense rows)."""
+
+
+def reduced_kernel(d: AOptimalDesign, P: np.ndarray, time_limit: float | None = None) -> np.ndarray:
+    """The kernel of the design on at most N(N+1)/2 columns (same J) when the reduction ends within ``time_limit``
+    seconds, else on the design's support; rows normalised."""
+    theta = reduce_support(d.rays, d.theta, P, time_limit=time_limit)
     used = np.flatnonzero(theta > 1e-9 * theta.max())
     K = (d.rays[used] * theta[used, None]).T
     return K / K.sum(axis=1, keepdims=True)
@@ -641,7 +650,7 @@ def solve_spec(spec, time_limit: float | None = None):
     message = f"{d.iterations} rounds, {d.rays_considered} rays met; last pricing: {d.message}"
     if d.theta is None or d.value is None or not math.isfinite(d.value):
         return _outcome(spec, None, None, d.bound, method, t0, Status.SOLVER_ERROR, message=message)
-    K = reduced_kernel(d, P)
+    K = reduced_kernel(d, P, time_limit=max(REDUCE_SHARE * limit, 1.0))
     if K.shape[1] > min(MAX_M, MAX_NM // spec.n):
         return _outcome(
             spec,
