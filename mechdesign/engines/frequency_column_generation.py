@@ -22,7 +22,9 @@ loose, this keeps the bound far above the plain one). For 16 < N ≤ :data:`DUAL
 over, at :data:`DUAL_START` of the time limit (or when pricing finds no new ray), to the structured dual
 (:mod:`mechdesign.objectives.frequency_additive_dual`: additive multipliers plus a free block on the
 :data:`HEAD_SIZE` most likely symbols, whose pricing is exact), from the rays met as cuts. The rays that dual
-ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to the dual's information on them, and
+ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to the dual's information on them (a
+linear program), under ε-LDP past it, with time enough (:func:`_ldp_fit`), a least-squares fit on a working set
+after a dual with the larger head :data:`LDP_HEAD_SIZE` (N = 50, 30 s: relative gap 5–8e-6 against 1.9e-5), and
 in each later round the pool's tied rays (random tail sets) of best reduced value. Once a round's decrease falls
 below :data:`POOL_SLOW` of the one before, rounds "climb" instead (:func:`_swap_climb`): from the pool's best
 rays and the design's support, steepest ascent of the reduced value by transpositions of two tail entries, kept
@@ -35,7 +37,8 @@ no ray, or at the time limit (the gap is then reported, status suboptimal). The 
 families whose uniform spread has the smallest U (a feasible, full-rank design), or, when it is small enough, the
 incumbent of :func:`_incumbent` (a stand-in for subset selection's uniform orbit; the result is never worse than it:
 the best design met is returned). The emitted kernel is reduced to
-at most N(N+1)/2 columns with the same J (:func:`mechdesign.engines.a_optimal.reduce_support`); the design is
+at most N(N+1)/2 columns with the same J (:func:`mechdesign.engines.a_optimal.reduce_support`) when that linear
+program ends within :data:`REDUCE_SHARE` of the time limit (else it keeps the design's support); the design is
 certified private exactly afterwards, like every kernel.
 """
 
@@ -93,10 +96,26 @@ DUAL_MAX_N = 100
 HEAD_SIZE = 10
 """Symbols (the most likely) given a free block in the structured dual: 2^HEAD_SIZE head subsets per family in its
 pricing. N = 24 (Dirichlet(1), seed 0, ε = 1) needs 5 for the optimum; at N = 50 the ε-LDP bound rises with it (5:
-175.94993, 10: 175.95098, 14: 175.95131, 16: 175.95144 in 224 s, against designs of 175.9519), the min_mass one
-no longer past 10."""
+175.94993, 10: 175.95098, 14: 175.95131, 16: 175.951439, 19: 175.951544, against designs down to 175.951854),
+the min_mass one no longer past 10; past :data:`FIT_MAX_N` ε-LDP takes :data:`LDP_HEAD_SIZE` when time allows."""
 DUAL_END = 0.85
 """The structured dual stops by this share of the time limit (the rest: column generation over its tied rays)."""
+LDP_HEAD_SIZE = 16
+"""The head when :func:`_ldp_fit` holds (ε-LDP, N from 33 to 50, time enough): the bound keeps rising with it
+(N = 50, Dirichlet(1) seed 0, ε = 1: 175.95098 with 10, 175.951439 with 16, 175.951544 with 19 in 331 s), and a
+head of 16 reaches 175.95139 in 10 s on 2 cores (converged: about a minute), 19 takes minutes."""
+LDP_FIT_SECONDS = 30.0
+"""Least time limit at N = 50, times (N/50)⁴ at smaller N (the structured dual's Newton system and pricing), for
+:data:`LDP_HEAD_SIZE` and the least-squares fit (N = 44 in 20 s: relative gap 1.8e-6 against 3.9e-6 with a head of
+10; N = 34 in 7 s: 6e-9, where a head of 10 closes to 1.5e-11 in 4 s; N = 50, ε = 2, 30 s: 8.4e-4 against 0.12;
+but N = 40, ε = 2, seed 3, 15 s: 4.6e-3 against 7.9e-4, the head of 16 having had 16 rounds)."""
+LDP_FIT_MAX_N = 50
+"""Largest N for :data:`LDP_HEAD_SIZE` and the least-squares fit. At N = 64 (90 s) the head of 16 stalls: started
+from the incumbent's rays as cuts, its barrier's Hessian reaches a condition number of 1e19, and the dual stops after
+7 rounds at a bound of 64.8, where a head of 10 gives 227.34 (N = 100, 60 s: one round, 151.7 against 360.002)."""
+LDP_DUAL_END = 0.45
+"""When :func:`_ldp_fit` holds, the share of the time limit by which the structured dual stops, leaving time for
+the least-squares fit and the rounds after it (N = 50, 30 s: relative gap 7.2e-6; with 0.85 the fit has no time)."""
 POOL_PER = 40
 """Tail sets drawn per tied head subset for the pool of tied rays."""
 POOL_MAX = 20_000
@@ -114,7 +133,16 @@ leaves unused rays at small positive weights; N = 50: 1,712 rays, 1,226 above 1e
 relative, and its Newton system's cost grows with the cube of the count). Earlier rounds keep every ray above
 1e-9 of the largest: pruning them there stalled the pool's rounds (N = 50 min_mass: 3.6e-6 against 2.0e-6)."""
 FIT_MAX_N = 32
-"""Largest N whose design is fitted to the structured dual (a linear program over N(N+1)/2 + N rows)."""
+"""Largest N whose design is fitted to the structured dual by a linear program (over N(N+1)/2 + N rows); for larger
+N, under ε-LDP, the fit is a least-squares one on a working set
+(:func:`mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`)."""
+FIT_WORKING_SET_POOL = 20_000
+"""Tied rays offered to the least-squares fit (N = 50 ε-LDP: about 3 tail sets per tied head subset)."""
+FIT_RESERVE = 0.25
+"""Share of the time left after the structured dual that the least-squares fit leaves to the rounds after it."""
+FIT_ROW_ERROR = 1e-3
+"""Largest error in the row sums of the least-squares fit that the restricted program is started from (it meets them
+to about 1e-5, the linear program's to 1e-6; the barrier method's infeasible start restores them exactly)."""
 FIT_PER = 10
 """Tail sets drawn per tied head subset for the fit (N = 24, Dirichlet(1) seed 0: 10 give the optimum to 1e-11 in
 2.5–4 s; 5 leave 3.7e-7 under ε-LDP)."""
@@ -290,14 +318,25 @@ def _toward(R: np.ndarray, theta: np.ndarray, vertex: np.ndarray, P: np.ndarray)
     return (1 - t) * theta + t * vertex
 
 
-def _structured_dual(spec, fams, P, rays, deadline: float):
+def _ldp_fit(fams, n: int, time_limit: float) -> bool:
+    """Whether the design after the structured dual starts from the least-squares fit, with the larger head
+    :data:`LDP_HEAD_SIZE`: for :data:`FIT_MAX_N` < N ≤ :data:`LDP_FIT_MAX_N`, when no ray of the cone has
+    a zero entry (ε-LDP) and the time limit is at least :data:`LDP_FIT_SECONDS`·(N/50)⁴. Measured at
+    N = 50 (Dirichlet(1) seed 0, ε = 1, 30 s): ε-LDP reaches a relative gap of 5–8e-6 this way against 1.9e-5 with
+    the pool's rounds from column generation's working set; under min_mass (c = 1/(2N)) the fit is worse than those
+    rounds (87.356904 in 20 s against 87.356716 in 30 s) and a head past 10 does not raise the bound."""
+    enough = time_limit >= LDP_FIT_SECONDS * (n / 50) ** 4
+    return FIT_MAX_N < n <= LDP_FIT_MAX_N and enough and not any(f.kind == "zero" for f in fams)
+
+
+def _structured_dual(spec, fams, P, rays, deadline: float, head_size: int):
     """The bound of :mod:`mechdesign.objectives.frequency_additive_dual` (additive multipliers plus a free block on
-    the :data:`HEAD_SIZE` most likely symbols) from the start rays and ``rays`` as cuts: (bound, note for the
-    design's message, the dual's parameters, the head)."""
+    the ``head_size`` most likely symbols) from the start rays and ``rays`` as cuts: (bound, note for the design's
+    message, the dual's parameters, the head)."""
     from mechdesign.objectives.frequency_additive_dual import additive_dual_bound
     from mechdesign.privacy.ray_families import families, start_rays
 
-    head = np.argsort(-P, kind="stable")[: min(HEAD_SIZE, len(P))]
+    head = np.argsort(-P, kind="stable")[: min(head_size, len(P))]
     dual = additive_dual_bound(fams, P, np.vstack([start_rays(spec, families(spec)), rays]), deadline, head=head)
     note = f"; bound from the structured dual ({dual.rounds} rounds, {dual.cuts} cuts)"
     return dual.bound, note, dual.params, head
@@ -305,15 +344,22 @@ def _structured_dual(spec, fams, P, rays, deadline: float):
 
 def _fitted(fams, P, x, head, deadline: float):
     """The design fitted to the structured dual's information on the tied rays, then solved over its support
-    (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`): (rays, θ, value) or None."""
-    from mechdesign.objectives.frequency_additive_dual import fitted_design, tied_rays
+    (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`, a linear program, up to
+    :data:`FIT_MAX_N`; past it :func:`~mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`,
+    least squares): (rays, θ, value) or None."""
+    from mechdesign.objectives.frequency_additive_dual import fitted_design, fitted_design_working_set, tied_rays
 
-    pool = tied_rays(fams, P, x, head, per=FIT_PER, limit=FIT_POOL_MAX)
-    fit = fitted_design(pool, P, x, head, time_limit=deadline - time.perf_counter())
+    if len(P) <= FIT_MAX_N:
+        pool = tied_rays(fams, P, x, head, per=FIT_PER, limit=FIT_POOL_MAX)
+        fit = fitted_design(pool, P, x, head, time_limit=deadline - time.perf_counter())
+    else:
+        pool = tied_rays(fams, P, x, head, per=POOL_PER, limit=FIT_WORKING_SET_POOL)
+        # the restricted program over the fit's support and a round after it need the rest of the time
+        fit = fitted_design_working_set(pool, P, x, head, deadline - FIT_RESERVE * (deadline - time.perf_counter()))
     if fit is None:
         return None
     R, theta = fit
-    if np.abs(R.T @ theta - 1).max() > 1e-6:
+    if np.abs(R.T @ theta - 1).max() > (1e-6 if len(P) <= FIT_MAX_N else FIT_ROW_ERROR):
         return None
     theta = _master(R, theta / float((R.T @ theta).max()), P, deadline=deadline)
     if theta is None:
@@ -407,6 +453,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     notes, dual_note = "", ""
     found_last = None
     dual_left = SDP_MAX_N < n <= DUAL_MAX_N
+    ldp_fit = _ldp_fit(fams, n, time_limit)
     pool = tail = tied = None  # after the structured dual: its tied rays, the symbols off its head, its tie test
     pool_values = []  # the design's value at each round over the pool
     climbing = False
@@ -503,7 +550,8 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
         if dual_left and (not fresh or time.perf_counter() - t0 > dual_start):
             # the structured dual's bound, from the rays met as cuts; then the rays it ties become candidates
             dual_left = False
-            bound, dual_note, x, head = _structured_dual(spec, fams, P, best.rays, t0 + time_limit * DUAL_END)
+            end, size = (LDP_DUAL_END, LDP_HEAD_SIZE) if ldp_fit else (DUAL_END, HEAD_SIZE)
+            bound, dual_note, x, head = _structured_dual(spec, fams, P, best.rays, t0 + time_limit * end, size)
             best_bound = max(best_bound, bound)
             if x is not None:
                 from functools import partial
@@ -515,7 +563,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
                 tail = np.ones(n, bool)
                 tail[head] = False
                 tied = partial(is_tied, x=x, P=P, head=head)
-                if n <= FIT_MAX_N:
+                if n <= FIT_MAX_N or ldp_fit:
                     fitted = _fitted(fams, P, x, head, t0 + time_limit)
                     if fitted is not None and fitted[2] < best.value:
                         best.rays, best.theta, best.value = fitted
@@ -540,7 +588,9 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
         if th_lp is not None:
             theta = _toward(R, theta, th_lp, P)
     if dual_left and best.value is not None and best.value - best_bound > tol * max(abs(best.value), 1e-12):
-        bound, dual_note, _, _ = _structured_dual(spec, fams, P, best.rays, t0 + max(time_limit, dual_start + 1.0))
+        bound, dual_note, _, _ = _structured_dual(
+            spec, fams, P, best.rays, t0 + max(time_limit, dual_start + 1.0), HEAD_SIZE
+        )
         best_bound = max(best_bound, bound)
     best.bound = best_bound if math.isfinite(best_bound) else None
     best.iterations = it
@@ -550,9 +600,16 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     return best
 
 
-def reduced_kernel(d: AOptimalDesign, P: np.ndarray) -> np.ndarray:
-    """The kernel of the design on at most N(N+1)/2 columns (same J), rows normalised."""
-    theta = reduce_support(d.rays, d.theta, P)
+REDUCE_SHARE = 0.25
+"""Share of the time limit (at least 1 s) given to reducing the design's support to N(N+1)/2 columns; past it the
+kernel keeps the design's support (the same J, more outputs). Without the limit, N = 48 (Dirichlet(1) seed 7, ε-LDP) with a 10 s
+limit took 100 s, 90 of them in that reduction (HiGHS's dual simplex on 1,176 dense rows)."""
+
+
+def reduced_kernel(d: AOptimalDesign, P: np.ndarray, time_limit: float | None = None) -> np.ndarray:
+    """The kernel of the design on at most N(N+1)/2 columns (same J) when the reduction ends within ``time_limit``
+    seconds, else on the design's support; rows normalised."""
+    theta = reduce_support(d.rays, d.theta, P, time_limit=time_limit)
     used = np.flatnonzero(theta > 1e-9 * theta.max())
     K = (d.rays[used] * theta[used, None]).T
     return K / K.sum(axis=1, keepdims=True)
@@ -593,7 +650,7 @@ def solve_spec(spec, time_limit: float | None = None):
     message = f"{d.iterations} rounds, {d.rays_considered} rays met; last pricing: {d.message}"
     if d.theta is None or d.value is None or not math.isfinite(d.value):
         return _outcome(spec, None, None, d.bound, method, t0, Status.SOLVER_ERROR, message=message)
-    K = reduced_kernel(d, P)
+    K = reduced_kernel(d, P, time_limit=max(REDUCE_SHARE * limit, 1.0))
     if K.shape[1] > min(MAX_M, MAX_NM // spec.n):
         return _outcome(
             spec,

@@ -170,3 +170,25 @@ def _independent_without_clarabel(R, P) -> float:
     prob = cp.Problem(cp.Minimize(sum(cp.matrix_frac(np.eye(n)[x], J) for x in range(n))), [R.T @ theta == 1])
     prob.solve(solver="SCS", eps=1e-9, max_iters=200000)
     return prob.value - float(P @ P)
+
+
+@pytest.mark.parametrize("time_limit", [None, 1e-9])
+def test_reduce_support_keeps_j_exactly_whether_or_not_its_program_ends_in_time(time_limit):
+    """Weights on 120 random two-level rays (N = 8): the reduced weights are nonnegative and give the same Fisher
+    information J = Σ φ_r r rᵀ/(Pᵀr), computed here term by term, to 1e-9, with no time limit (then on at most
+    N(N+1)/2 = 36 rays, Carathéodory) and with one too short for its linear program to end (then θ itself, or a
+    basic solution if it did end)."""
+    rng = np.random.default_rng(11)
+    n = 8
+    P = rng.dirichlet(np.ones(n))
+    R = np.where(rng.random((120, n)) < 0.4, 1.0, np.exp(-1.0))
+    theta = rng.random(120)
+
+    def fisher(w):
+        return sum(t * np.outer(r, r) / (r @ P) for r, t in zip(R, w))
+
+    phi = ao.reduce_support(R, theta, P, time_limit=time_limit)
+    assert np.all(phi >= 0)
+    assert np.abs(fisher(phi) - fisher(theta)).max() <= 1e-9 * np.abs(fisher(theta)).max()
+    if time_limit is None:
+        assert np.count_nonzero(phi) <= n * (n + 1) // 2

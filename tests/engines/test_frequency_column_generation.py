@@ -141,6 +141,37 @@ def test_the_structured_dual_and_its_fitted_design_close_the_gap_at_n_24(prior_s
     assert value - dual.bound <= 1e-9 * value
 
 
+@pytest.mark.slow  # about 10 s
+def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkeypatch):
+    """N = 34 under ε-LDP with a time limit of 7 s (at least 30 s·(34/50)⁴): the engine runs the structured dual with
+    the head of 16 and starts the design from the least-squares fit over the rays it ties. Whatever the machine's
+    speed, the fit is tried, its support is rays of the cone (two levels, 1 and e^-ε), the emitted kernel is certified
+    private exactly by design(), its U is recomputed from the kernel, and the bound is below it."""
+    import mechdesign.objectives.frequency_additive_dual as additive_dual
+
+    calls = []
+    original = additive_dual.fitted_design_working_set
+
+    def spy(pool, *args, **kwargs):
+        out = original(pool, *args, **kwargs)
+        calls.append((pool, out))
+        return out
+
+    monkeypatch.setattr(additive_dual, "fitted_design_working_set", spy)
+    n = 34
+    P = np.random.default_rng(0).dirichlet(np.ones(n))
+    r = design(spec(n, P, "simplex", time_limit=7))
+    assert r.solve.engine == "frequency-column-generation"
+    assert len(calls) == 1
+    pool, fit = calls[0]
+    levels = np.unique(np.round(pool, 12))
+    assert np.allclose(levels, [math.exp(-1.0), 1.0])
+    assert fit is not None and np.all(fit[1] > 0)
+    assert r.certificate.feasible
+    assert r.certificate.dual_bound is not None and r.certificate.dual_bound <= r.objective
+    assert r.objective >= 1 - float(P @ P)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_swap_climb_takes_the_best_transposition_of_movable_entries(seed):
     """One step of _swap_climb against every transposition written out: each ray moves to the transposition of two

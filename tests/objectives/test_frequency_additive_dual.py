@@ -235,3 +235,50 @@ def test_an_indefinite_s_is_raised_until_positive_definite_and_the_bound_stays_v
     h = _reduced_brute(R, S, x_used[2 * n :], P).max()
     assert b <= 2 * np.sqrt(np.linalg.eigvalsh(S)).sum() - P @ P - x_used[2 * n :].sum() - n * max(0.0, h)
     assert b <= _independent_optimum(R, P) * (1 + 1e-7)
+
+
+@pytest.mark.parametrize("n,c,seed", [(9, 0.0, 7), (9, 1 / 18, 8)])
+def test_the_least_squares_fit_on_a_working_set_is_the_fit_over_the_whole_pool(n, c, seed):
+    """fitted_design_working_set with a working set far smaller than the pool (5 rays a round) ends at the
+    least-squares fit over the whole pool: the optimality conditions of non-negative least squares (Lawson and
+    Hanson, Theorem 23.4: θ ≥ 0, Aᵀ(b − Aθ) ≤ 0 on every ray, = 0 where θ > 0), checked here on the matrix built
+    entry by entry from the pool. Where the structured dual is exact the fit is exact too, and the design solved over
+    its support reaches the optimum of an independent cvxpy program over every ray."""
+    from mechdesign.engines.frequency_column_generation import _master
+    from mechdesign.objectives.frequency_additive_dual import fitted_design_working_set
+
+    P, spec, fams, R_all, opt = _case(n, c, seed)
+    head = np.argsort(-P)[:3]
+    res = _dual(spec, fams, P, head)
+    assert opt - res.bound <= 1e-7 * opt
+    pool = tied_rays(fams, P, res.params, head, per=30)
+    x = np.asarray(res.params)
+    S = _s_entrywise(x[:n], x[n : 2 * n], x[2 * n : 3 * n], P, head, x[3 * n :])
+    ev, V = np.linalg.eigh(S)
+    J_target = V @ np.diag(ev**-0.5) @ V.T
+    scale = np.abs(J_target).max()
+    rows, rhs = [], []
+    for i in range(n):
+        for j in range(i, n):
+            w = 1.0 if i == j else math.sqrt(2.0)
+            rows.append([w * r[i] * r[j] / (r @ P) for r in pool])
+            rhs.append(w * J_target[i, j])
+    for i in range(n):
+        rows.append([scale * r[i] for r in pool])
+        rhs.append(scale)
+    A, b = np.array(rows), np.array(rhs)
+    R, theta = fitted_design_working_set(
+        pool, P, res.params, head, time.perf_counter() + 600, batch=5, rounds=500, stall=2.0
+    )
+    assert len(R) < len(pool) and np.all(theta > 0)
+    full = np.zeros(len(pool))
+    for r, t in zip(R, theta):
+        full[np.flatnonzero(np.abs(pool - r).sum(axis=1) == 0)[0]] = t
+    grad = A.T @ (b - A @ full)
+    tol = 1e-9 * np.linalg.norm(b) * np.abs(A).max()
+    assert np.all(grad <= tol) and np.all(np.abs(grad[full > 0]) <= tol)
+    assert np.linalg.norm(A @ full - b) <= 1e-7 * np.linalg.norm(b)
+    theta = _master(R, theta / (R.T @ theta).max(), P)
+    assert np.abs(R.T @ theta - 1).max() <= 1e-9 and np.all(theta >= 0)
+    J = sum(t * np.outer(r, r) / (r @ P) for r, t in zip(R, theta))
+    assert float(np.trace(np.linalg.inv(J)) - P @ P) == pytest.approx(opt, rel=1e-7)
