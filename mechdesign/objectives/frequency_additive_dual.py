@@ -541,6 +541,23 @@ def tied_rays(
     return np.unique(np.vstack(out), axis=0)
 
 
+def _fit_system(pool: np.ndarray, P: np.ndarray, x: np.ndarray, head):
+    """The fit's equations A θ = b: vec(Σ_r θ_r b_r b_rᵀ) = vec J over the upper triangle (off-diagonal entries
+    weighted √2, b_r = r/√(Pᵀr), J = S(x)^{-1/2}), then s·Σ_r θ_r r = s·1 (s the largest entry of J); None when
+    S(x) is not positive definite."""
+    n = len(P)
+    ev, V = np.linalg.eigh(_s_matrix(x, P, _Head(head, n)))
+    if ev[0] <= 0:
+        return None
+    J = (V / np.sqrt(ev)) @ V.T
+    iu = np.triu_indices(n)
+    wgt = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
+    B = pool / np.sqrt(pool @ P)[:, None]
+    scale = float(np.abs(J).max())
+    A = np.vstack([(B[:, iu[0]] * B[:, iu[1]] * wgt).T, scale * pool.T])
+    return A, np.r_[J[iu] * wgt, np.full(n, scale)]
+
+
 def fitted_design(
     pool: np.ndarray, P: np.ndarray, x: np.ndarray, head, time_limit: float = 60.0
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -557,18 +574,10 @@ def fitted_design(
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix, eye, hstack
 
-    n = len(P)
-    S = _s_matrix(x, P, _Head(head, n))
-    ev, V = np.linalg.eigh(S)
-    if ev[0] <= 0:
+    system = _fit_system(pool, P, x, head)
+    if system is None:
         return None
-    J = (V / np.sqrt(ev)) @ V.T
-    iu = np.triu_indices(n)
-    wgt = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
-    B = pool / np.sqrt(pool @ P)[:, None]
-    scale = float(np.abs(J).max())
-    A = np.vstack([(B[:, iu[0]] * B[:, iu[1]] * wgt).T, scale * pool.T])
-    rhs = np.r_[J[iu] * wgt, np.full(n, scale)]
+    A, rhs = system
     k, m = A.shape
     res = linprog(
         np.r_[np.zeros(m), np.ones(2 * k)],
@@ -620,18 +629,10 @@ def fitted_design_working_set(
     definite or the deadline leaves no round."""
     from scipy.optimize import nnls
 
-    n = len(P)
-    S = _s_matrix(x, P, _Head(head, n))
-    ev, V = np.linalg.eigh(S)
-    if ev[0] <= 0:
+    system = _fit_system(pool, P, x, head)
+    if system is None:
         return None
-    J = (V / np.sqrt(ev)) @ V.T
-    iu = np.triu_indices(n)
-    wgt = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
-    B = pool / np.sqrt(pool @ P)[:, None]
-    scale = float(np.abs(J).max())
-    A = np.vstack([(B[:, iu[0]] * B[:, iu[1]] * wgt).T, scale * pool.T])
-    b = np.r_[J[iu] * wgt, np.full(n, scale)]
+    A, b = system
     g = A.T @ b
     work = np.argsort(-g, kind="stable")[:batch]
     out, last, spent, columns = None, math.inf, 0.0, 1
