@@ -115,7 +115,7 @@ from the incumbent's rays as cuts, its barrier's Hessian reaches a condition num
 7 rounds at a bound of 64.8, where a head of 10 gives 227.34 (N = 100, 60 s: one round, 151.7 against 360.002)."""
 LDP_DUAL_END = 0.45
 """When :func:`_ldp_fit` holds, the share of the time limit by which the structured dual stops, leaving time for
-the least-squares fit and the rounds after it (N = 50, 30 s: relative gap 7.2e-6; with 0.85 the fit has no time)."""
+the least-squares fit and the rounds after it (N = 50, 30 s: relative gaps of 5.2e-6 to 6.6e-6; with 0.85 the fit has no time)."""
 POOL_PER = 40
 """Tail sets drawn per tied head subset for the pool of tied rays."""
 POOL_MAX = 20_000
@@ -602,8 +602,8 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
 
 REDUCE_SHARE = 0.25
 """Share of the time limit (at least 1 s) given to reducing the design's support to N(N+1)/2 columns; past it the
-kernel keeps the design's support (the same J, more outputs). Without the limit, N = 48 (Dirichlet(1) seed 7, ε-LDP) with a 10 s
-limit took 100 s, 90 of them in that reduction (HiGHS's dual simplex on 1,176 dense rows)."""
+kernel keeps the design's support (the same J, more outputs). Without the limit, N = 48 (Dirichlet(1) seed 7,
+ε-LDP) with a 10 s limit took 100 s, 90 of them in that reduction (HiGHS's dual simplex on 1,176 dense rows)."""
 
 
 def reduced_kernel(d: AOptimalDesign, P: np.ndarray, time_limit: float | None = None) -> np.ndarray:
