@@ -119,7 +119,8 @@ the least-squares fit and the rounds after it (N = 50, 30 s: relative gaps of 5.
 POOL_PER = 40
 """Tail sets drawn per tied head subset for the pool of tied rays."""
 POOL_MAX = 20_000
-"""Largest pool of tied rays."""
+"""Largest pool of tied rays (the least-squares fit is given the same pool; N = 50 ε-LDP: about 3 tail sets per tied
+head subset)."""
 POOL_RAYS_PER_ROUND_PER_N = 6
 """Tied rays (best reduced value) added per round after the structured dual, per symbol."""
 POOL_SLOW = 0.3
@@ -136,8 +137,6 @@ FIT_MAX_N = 32
 """Largest N whose design is fitted to the structured dual by a linear program (over N(N+1)/2 + N rows); for larger
 N, under ε-LDP, the fit is a least-squares one on a working set
 (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`)."""
-FIT_WORKING_SET_POOL = 20_000
-"""Tied rays offered to the least-squares fit (N = 50 ε-LDP: about 3 tail sets per tied head subset)."""
 FIT_RESERVE = 0.25
 """Share of the time left after the structured dual that the least-squares fit leaves to the rounds after it."""
 FIT_ROW_ERROR = 1e-3
@@ -342,18 +341,17 @@ def _structured_dual(spec, fams, P, rays, deadline: float, head_size: int):
     return dual.bound, note, dual.params, head
 
 
-def _fitted(fams, P, x, head, deadline: float):
+def _fitted(fams, P, x, head, deadline: float, pool: np.ndarray):
     """The design fitted to the structured dual's information on the tied rays, then solved over its support
     (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`, a linear program, up to
     :data:`FIT_MAX_N`; past it :func:`~mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`,
-    least squares): (rays, θ, value) or None."""
+    least squares, over ``pool``, the tied rays the rounds after it use): (rays, θ, value) or None."""
     from mechdesign.objectives.frequency_additive_dual import fitted_design, fitted_design_working_set, tied_rays
 
     if len(P) <= FIT_MAX_N:
         pool = tied_rays(fams, P, x, head, per=FIT_PER, limit=FIT_POOL_MAX)
         fit = fitted_design(pool, P, x, head, time_limit=deadline - time.perf_counter())
     else:
-        pool = tied_rays(fams, P, x, head, per=POOL_PER, limit=FIT_WORKING_SET_POOL)
         # the restricted program over the fit's support and a round after it need the rest of the time
         fit = fitted_design_working_set(pool, P, x, head, deadline - FIT_RESERVE * (deadline - time.perf_counter()))
     if fit is None:
@@ -564,7 +562,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
                 tail[head] = False
                 tied = partial(is_tied, x=x, P=P, head=head)
                 if n <= FIT_MAX_N or ldp_fit:
-                    fitted = _fitted(fams, P, x, head, t0 + time_limit)
+                    fitted = _fitted(fams, P, x, head, t0 + time_limit, pool)
                     if fitted is not None and fitted[2] < best.value:
                         best.rays, best.theta, best.value = fitted
                         R, theta = fitted[0], fitted[1]
