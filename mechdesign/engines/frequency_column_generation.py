@@ -115,7 +115,8 @@ from the incumbent's rays as cuts, its barrier's Hessian reaches a condition num
 7 rounds at a bound of 64.8, where a head of 10 gives 227.34 (N = 100, 60 s: one round, 151.7 against 360.002)."""
 LDP_DUAL_END = 0.45
 """When :func:`_ldp_fit` holds, the share of the time limit by which the structured dual stops, leaving time for
-the least-squares fit and the rounds after it (N = 50, 30 s: relative gaps of 5.2e-6 to 6.6e-6; with 0.85 the fit has no time)."""
+the least-squares fit and the rounds after it (N = 50, 30 s: relative gaps of 5.2e-6 to 6.6e-6; with 0.85 the fit
+has no time)."""
 POOL_PER = 40
 """Tail sets drawn per tied head subset for the pool of tied rays."""
 POOL_MAX = 20_000
@@ -349,8 +350,9 @@ def _fitted(fams, P, x, head, deadline: float, pool: np.ndarray):
     from mechdesign.objectives.frequency_additive_dual import fitted_design, fitted_design_working_set, tied_rays
 
     if len(P) <= FIT_MAX_N:
-        pool = tied_rays(fams, P, x, head, per=FIT_PER, limit=FIT_POOL_MAX)
-        fit = fitted_design(pool, P, x, head, time_limit=deadline - time.perf_counter())
+        # the linear program takes its own, smaller draw (FIT_PER tail sets per tied head subset)
+        drawn = tied_rays(fams, P, x, head, per=FIT_PER, limit=FIT_POOL_MAX)
+        fit = fitted_design(drawn, P, x, head, time_limit=deadline - time.perf_counter())
     else:
         # the restricted program over the fit's support and a round after it need the rest of the time
         fit = fitted_design_working_set(pool, P, x, head, deadline - FIT_RESERVE * (deadline - time.perf_counter()))
