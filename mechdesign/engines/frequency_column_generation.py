@@ -326,50 +326,68 @@ RANK_ONE_STARTUP = 2.0
 result: it stops this long before the time limit."""
 
 
+RANK_ONE_WAIT = 0.5
+"""Least wait for the second process's result (it stops :data:`RANK_ONE_STARTUP` before the time limit)."""
+
+
 class _RankOneInBackground:
-    """The rank-one dual's bound computed in a second process ("spawn": a fresh interpreter, safe beside the solvers'
-    threads) from the start rays until the time limit; :meth:`result` collects it, :meth:`stop` ends the process.
-    Not started inside a daemonic process (a Dask worker, which may not have children) or when the process cannot
-    start; the design then has the structured dual's bound alone."""
+    """The rank-one dual's bound computed in a second process from the start rays until the time limit: a fresh
+    interpreter (``python -m mechdesign.objectives.frequency_rank_one_dual``, so the caller's main module is never
+    run again, and no fork beside the solvers' threads) reading its input from a temporary file and writing its
+    result to its stdout; :meth:`result` collects it, :meth:`stop` ends the process and removes the file. When the
+    process cannot start, the design has the structured dual's bound alone."""
 
     def __init__(self, spec, fams, P: np.ndarray, deadline: float):
-        import multiprocessing
+        import os
+        import pickle
+        import subprocess
+        import sys
+        import tempfile
 
-        from mechdesign.objectives.frequency_rank_one_dual import bound_in_child
         from mechdesign.privacy.ray_families import families, start_rays
 
-        self.proc = self.conn = None
-        if multiprocessing.current_process().daemon:
-            return
+        self.proc, self.path = None, None
         wall = time.time() + (deadline - time.perf_counter()) - RANK_ONE_STARTUP
-        ctx = multiprocessing.get_context("spawn")
         try:
-            self.conn, child = ctx.Pipe(duplex=False)
-            cuts = start_rays(spec, families(spec))
-            self.proc = ctx.Process(target=bound_in_child, args=(child, fams, P, cuts, wall), daemon=True)
-            self.proc.start()
-            child.close()
-        except (OSError, RuntimeError, ValueError):  # no process to be had: no second bound
+            fd, self.path = tempfile.mkstemp(prefix="mechdesign-rank-one-", suffix=".pickle")
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump((fams, P, start_rays(spec, families(spec)), wall), f)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "mechdesign.objectives.frequency_rank_one_dual", self.path],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except (OSError, ValueError, subprocess.SubprocessError):  # no process to be had: no second bound
             self.stop()
 
     def result(self, deadline: float):
-        """The child's RankOneDual once it arrives, waiting until ``deadline`` (time.perf_counter()); else None."""
-        if self.conn is None:
+        """The child's RankOneDual once it ends, waiting until ``deadline`` (time.perf_counter()) or at least
+        :data:`RANK_ONE_WAIT`; else None."""
+        import pickle
+        import subprocess
+
+        from mechdesign.objectives.frequency_rank_one_dual import RankOneDual
+
+        if self.proc is None:
             return None
         try:
-            if self.conn.poll(max(0.0, deadline - time.perf_counter())):
-                return self.conn.recv()
-        except (EOFError, OSError):  # the child ended without a result
-            pass
-        return None
+            # at least RANK_ONE_WAIT: a result already written needs a moment to be read
+            out, _ = self.proc.communicate(timeout=max(RANK_ONE_WAIT, deadline - time.perf_counter()))
+            return RankOneDual(**pickle.loads(out)) if self.proc.returncode == 0 and out else None
+        except (subprocess.TimeoutExpired, pickle.UnpicklingError, EOFError, OSError, TypeError):
+            return None
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.is_alive():
-            self.proc.terminate()
-            self.proc.join(5)
-        if self.conn is not None:
-            self.conn.close()
-        self.proc = self.conn = None
+        import os
+
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.communicate()
+        if self.path is not None and os.path.exists(self.path):
+            os.remove(self.path)
+        self.proc = self.path = None
 
 
 def _ldp_fit(fams, n: int, time_limit: float) -> bool:

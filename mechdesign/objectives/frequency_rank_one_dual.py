@@ -37,7 +37,7 @@ after 8 s, 175.95171 after 25 s, 175.951765 after 50 s, where the head of 16 rea
 converged; the optimum is at most 175.951854.
 
 **Rounding** (:func:`certified_bound`): as in the structured dual, with the rank-one term's magnitudes w|v_i||v_j|
-in the entrywise error of S and w(t² + 2|t|(|β| + Σ|γ|)) in the size of a family's terms.
+in the entrywise error of S and w(t² + 2|t|(Σ|v_i r0_i| + Σ|γ|)) in the size of a family's terms.
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ class _Family:
         self.A0, self.a, self.s0, self.p, self.mag = _family_terms(fam, x[:n], x[n : 2 * n], P)
         self.w = float(x[3 * n])
         self.beta = float(v @ fam.r0)
+        self.beta_size = float(np.abs(v) @ np.abs(fam.r0))  # bounds the rounding of β
         self.gam = fam.delta * v[fam.free]
 
     def _linear(self, t: float):
@@ -169,7 +170,7 @@ class _Family:
         c0, c = self._linear(t)
         y = self._top(c - h * self.p)
         v = c0 - h * self.s0 + float((c - h * self.p)[y].sum())
-        mag = self.mag + self.w * (t * t + 2 * abs(t) * (abs(self.beta) + float(np.abs(self.gam).sum())))
+        mag = self.mag + self.w * (t * t + 2 * abs(t) * (self.beta_size + float(np.abs(self.gam).sum())))
         allow = 16 * (n + 8) * U * (mag + abs(h) * (self.s0 + float(np.abs(self.p).sum())) + abs(c0) + abs(h * self.s0))
         s_min = self.s0 + float(np.partition(self.p, k - 1)[:k].sum()) if k else self.s0
         s_min = max(s_min * (1 - 8 * n * U), 1e-300)
@@ -465,15 +466,30 @@ def rank_one_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
     return RankOneDual(best, x_best, v_best, rounds, len(C), steps)
 
 
-def bound_in_child(conn, fams, P: np.ndarray, cuts: np.ndarray, deadline: float) -> None:
-    """Entry point of a second process: :func:`rank_one_dual_bound` until ``deadline`` (wall clock, time.time()),
-    its result sent through ``conn``. The process ignores SIGINT (its parent stops it) and uses one BLAS thread."""
+def child_main(path: str) -> int:
+    """Entry point of a second process (``python -m mechdesign.objectives.frequency_rank_one_dual PATH``): reads
+    (families, P, cuts, deadline) pickled at PATH by the engine, runs :func:`rank_one_dual_bound` until the deadline
+    (wall clock, time.time()) and writes its RankOneDual's fields, pickled as a dict, to stdout. It ignores SIGINT (the engine stops it)
+    and uses one BLAS thread."""
+    import dataclasses
+    import pickle
     import signal
+    import sys
 
     from threadpoolctl import threadpool_limits
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with open(path, "rb") as f:
+        fams, P, cuts, deadline = pickle.load(f)
     with threadpool_limits(1):
         result = rank_one_dual_bound(fams, P, cuts, time.perf_counter() + (deadline - time.time()))
-    conn.send(result)
-    conn.close()
+    # a dict (this module runs as __main__ here, so its classes would not unpickle under their own name)
+    sys.stdout.buffer.write(pickle.dumps(dataclasses.asdict(result)))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(child_main(sys.argv[1]))

@@ -170,17 +170,13 @@ def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkey
     assert r.certificate.feasible
     assert r.certificate.dual_bound is not None and r.certificate.dual_bound <= r.objective
     assert r.objective >= 1 - float(P @ P)
-    # the rank-one dual's second process (started on this path) has ended
-    import multiprocessing
-
-    assert not multiprocessing.active_children()
 
 
 def test_the_rank_one_dual_runs_in_a_second_process_and_its_bound_holds():
-    """The engine's second process (spawn) computes the rank-one dual from the start rays and sends it back: at N = 8
+    """The engine's second process computes the rank-one dual from the start rays and sends it back: at N = 8
     (ε-LDP, Dirichlet(1) seed 3) its bound is at most the optimum of an independent cvxpy program over every ray
-    (tests/helpers/frequency_rays.py), and stop() leaves no process behind."""
-    import multiprocessing
+    (tests/helpers/frequency_rays.py), and stop() ends the process and removes its input file."""
+    import os
     import time
 
     from helpers.frequency_rays import all_rays
@@ -194,9 +190,11 @@ def test_the_rank_one_dual_runs_in_a_second_process_and_its_bound_holds():
     P = np.random.default_rng(3).dirichlet(np.ones(n))
     s = load_spec(spec(n, P, "simplex"))
     background = _RankOneInBackground(s, frequency_families(families(s), n), P, time.perf_counter() + 4.0)
+    proc, path = background.proc, background.path
+    assert proc is not None and os.path.exists(path)
     result = background.result(time.perf_counter() + 30.0)  # it stops 2 s before its deadline; 30 s guards a hang
     background.stop()
-    assert not multiprocessing.active_children()
+    assert proc.poll() is not None and not os.path.exists(path)
     R = all_rays(n, 1.0, 0.0)
     theta = cp.Variable(len(R), nonneg=True)
     outer = np.stack([np.outer(r, r).ravel() / (r @ P) for r in R], axis=1)
