@@ -326,6 +326,10 @@ RANK_ONE_STARTUP = 2.0
 result: it stops this long before the time limit."""
 
 
+RANK_ONE_MAX_N = 200
+"""Largest N given the rank-one dual (its Newton system holds (3N + 1) × N² numbers, 190 MB at N = 200, and one
+step takes seconds there; N = 200, 55 s alone: bounds 726.745 (ε-LDP) and 361.528 (min_mass) where branch and bound
+gives 527.57 and 71.09)."""
 RANK_ONE_WAIT = 0.5
 """Least wait for the second process's result (it stops :data:`RANK_ONE_STARTUP` before the time limit)."""
 
@@ -388,6 +392,14 @@ class _RankOneInBackground:
         if self.path is not None and os.path.exists(self.path):
             os.remove(self.path)
         self.proc = self.path = None
+
+
+def _rank_one_beside(fams, n: int) -> bool:
+    """Whether the rank-one dual runs in a second process beside the design: under ε-LDP for
+    :data:`FIT_MAX_N` < N ≤ :data:`RANK_ONE_MAX_N`, under min_mass for :data:`DUAL_MAX_N` < N ≤ RANK_ONE_MAX_N (at
+    N = 50 and 100 the structured dual's bound is the better one there, and the second process takes the design a core)."""
+    ldp = not any(f.kind == "zero" for f in fams)
+    return (FIT_MAX_N if ldp else DUAL_MAX_N) < n <= RANK_ONE_MAX_N
 
 
 def _ldp_fit(fams, n: int, time_limit: float) -> bool:
@@ -505,7 +517,7 @@ def _column_generation(spec, P, time_limit, tol, node_limit, max_rounds) -> AOpt
     n = len(P)
     fams = frequency_families(families(spec), n)
     ldp_fit = _ldp_fit(fams, n, time_limit)
-    background = _RankOneInBackground(spec, fams, P, t0 + time_limit) if ldp_fit else None
+    background = _RankOneInBackground(spec, fams, P, t0 + time_limit) if _rank_one_beside(fams, n) else None
     try:
         return _rounds(spec, P, time_limit, tol, node_limit, max_rounds, t0, fams, ldp_fit, background)
     finally:

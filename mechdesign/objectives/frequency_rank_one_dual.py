@@ -68,10 +68,12 @@ GOLDEN_STEPS = 28
 DIRECTION_STEP = 0.075
 """Largest move of an entry of a per Newton step of the direction, as a share of a's largest entry (N = 50: 0.006
 of 0.08 reaches 175.95171 from √P in 25 s, 0.002 only 175.95150 in 41 s)."""
-FIRST_SOLVE = 8.0
-"""Seconds of the first fixed-direction solve (from the start rays it needs about 50 rounds at N = 50)."""
-STEP_SECONDS = 4.0
-"""Seconds per move of the direction and per fixed-direction solve after it."""
+FIRST_SOLVE = 6.0
+"""Seconds of the first fixed-direction solve at N = 50, times (N/50)² past it (N = 50, 27 s from √P: 175.951699
+with 6 s and moves of 3 s, 175.951657 when the first solve runs to the end; N = 200, 57 s: 728.29 with the whole time
+on the first solve, −6464.8 when moves begin after 8 s)."""
+STEP_SECONDS = 3.0
+"""Seconds per move of the direction and per fixed-direction solve after it at N = 50, times (N/50)² past it."""
 
 
 @dataclass
@@ -446,20 +448,25 @@ def _move_direction(P, C, x, v, deadline):
 
 def rank_one_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, direction=None) -> RankOneDual:
     """The rank-one dual (module doc) from the rays ``cuts``, until ``deadline`` (time.perf_counter()): a first
-    fixed-direction solve of :data:`FIRST_SOLVE` seconds from ``direction`` (default √P), then moves of the
-    direction, each followed by :data:`STEP_SECONDS` of the fixed-direction solve; the best certified bound."""
+    fixed-direction solve of :data:`FIRST_SOLVE` seconds (scaled with N) from ``direction`` (default √P), then moves
+    of the direction, each followed by :data:`STEP_SECONDS` (scaled) of the fixed-direction solve; the best certified
+    bound."""
     n = len(P)
     v = np.sqrt(P) if direction is None else np.asarray(direction, float)
     v = v / np.linalg.norm(v)
     x = np.r_[np.full(n, 2.0), np.zeros(2 * n), 1e-6]
     C = np.unique(np.asarray(cuts, float), axis=0)
-    bound, bx, x, C, r = _fixed_direction(fams, P, v, C, x, min(deadline, time.perf_counter() + FIRST_SOLVE), 1.0)
+    scale = max(1.0, (n / 50) ** 2)  # the Newton system's cost grows about as N⁴, its steps needed more slowly
+    first = min(deadline, time.perf_counter() + FIRST_SOLVE * scale)
+    bound, bx, x, C, r = _fixed_direction(fams, P, v, C, x, first, 1.0)
     best, x_best, v_best, rounds = bound, bx, v, r
     steps = 0
-    while time.perf_counter() + 1.0 < deadline:
+    while time.perf_counter() + STEP_SECONDS * scale / 3 < deadline:
         steps += 1
-        x, v = _move_direction(P, C, x, v, min(deadline, time.perf_counter() + STEP_SECONDS))
-        bound, bx, x, C, r = _fixed_direction(fams, P, v, C, x, min(deadline, time.perf_counter() + STEP_SECONDS))
+        x, v = _move_direction(P, C, x, v, min(deadline, time.perf_counter() + STEP_SECONDS * scale))
+        bound, bx, x, C, r = _fixed_direction(
+            fams, P, v, C, x, min(deadline, time.perf_counter() + STEP_SECONDS * scale)
+        )
         rounds += r
         if bound > best:
             best, x_best, v_best = bound, bx, v
