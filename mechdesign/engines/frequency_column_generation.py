@@ -25,10 +25,12 @@ over, at :data:`DUAL_START` of the time limit (or when pricing finds no new ray)
 ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to the dual's information on them (a
 linear program), under ε-LDP past it, with time enough (:func:`_ldp_fit`), a least-squares fit on a working set
 after a dual with the larger head :data:`LDP_HEAD_SIZE` (N = 50, 30 s: relative gap 5–8e-6 against 1.9e-5), and
-in each later round the pool's tied rays (random tail sets) of best reduced value. On that ε-LDP path a second
-process computes the rank-one dual (:mod:`mechdesign.objectives.frequency_rank_one_dual`: the head block replaced
-by one rank-one term over every symbol) for the whole time limit, and the better of the two bounds is reported
-(:class:`_RankOneInBackground`; N = 50, 30 s: its bound is about 175.9517 where the head of 16 gives 175.9514). Once a round's decrease falls
+in each later round the pool's tied rays (random tail sets) of best reduced value. Beside all this
+(:func:`_rank_one_beside`: ε-LDP past N = 32, min_mass past N = 100, up to :data:`RANK_ONE_MAX_N`) a second process
+computes the rank-one dual (:mod:`mechdesign.objectives.frequency_rank_one_dual`: the head block replaced by one
+rank-one term over every symbol) for the whole time limit, and the better bound is reported
+(:class:`_RankOneInBackground`; ε-LDP, N = 50, 30 s: about 175.9516 where the head of 16 gives 175.9513; N = 200,
+60 s: 725.4 where branch and bound gives 527.6). Once a round's decrease falls
 below :data:`POOL_SLOW` of the one before, rounds "climb" instead (:func:`_swap_climb`): from the pool's best
 rays and the design's support, steepest ascent of the reduced value by transpositions of two tail entries, kept
 when the structured dual still ties the result (complementary slackness: the optimum's rays are among those); the
