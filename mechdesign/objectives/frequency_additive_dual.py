@@ -72,6 +72,7 @@ import numpy as np
 __all__ = [
     "AdditiveDual",
     "additive_dual_bound",
+    "barrier_path",
     "certified_bound",
     "fitted_design",
     "fitted_design_working_set",
@@ -415,12 +416,30 @@ def _newton_system(P, mu, A, pieces, hd):
 
 def _maximise(P, A, x, mu, deadline, hd, rel_tol=1e-11, max_steps=400):
     """The barrier path from x (strictly feasible) down to m·μ ≤ rel_tol·|φ|."""
-    m = A.shape[0] + len(P)
+    return barrier_path(
+        lambda z, mu_: _barrier_pieces(z, P, mu_, A, hd),
+        lambda z, mu_, pieces: _newton_system(P, mu_, A, pieces, hd),
+        A,
+        x,
+        mu,
+        A.shape[0] + len(P),
+        deadline,
+        rel_tol,
+        max_steps=max_steps,
+    )
+
+
+def barrier_path(pieces_at, newton_at, A, x, mu, m, deadline, rel_tol, max_steps=400, step_limit=None):
+    """Newton steps of a log-barrier function φ from x (strictly feasible), μ falling by :data:`MU_FACTOR` at each
+    centre, until m·μ ≤ rel_tol·|φ| (m·μ the duality gap of the central point; Boyd and Vandenberghe §11.3) or the
+    deadline. ``pieces_at(x, μ)`` gives (φ, …, slacks of the cuts A x ≤ 0 as its fifth entry) or None outside the
+    domain, ``newton_at(x, μ, pieces)`` the gradient and Hessian; a step stops at 0.99 of the way to the cuts (and
+    to ``step_limit(x, dx)`` when given), then backtracks on φ."""
     for _ in range(max_steps):
-        pieces = _barrier_pieces(x, P, mu, A, hd)
+        pieces = pieces_at(x, mu)
         if pieces is None or time.perf_counter() > deadline:
             return x
-        g, H = _newton_system(P, mu, A, pieces, hd)
+        g, H = newton_at(x, mu, pieces)
         try:
             dx = np.linalg.solve(H, -g)
         except np.linalg.LinAlgError:
@@ -429,9 +448,11 @@ def _maximise(P, A, x, mu, deadline, hd, rel_tol=1e-11, max_steps=400):
         Adx = A @ dx
         grow = Adx > 0
         step = min(1.0, 0.99 * float(np.min(pieces[4][grow] / Adx[grow]))) if grow.any() else 1.0
+        if step_limit is not None:
+            step = min(step, step_limit(x, dx))
         moved = False
         while step > 1e-14:
-            new = _barrier_pieces(x + step * dx, P, mu, A, hd)
+            new = pieces_at(x + step * dx, mu)
             if new is not None and new[0] >= pieces[0] + 1e-4 * step * dec:
                 x, moved = x + step * dx, True
                 break

@@ -57,6 +57,7 @@ from mechdesign.objectives.frequency_additive_dual import (
     U,
     _family_terms,
     _ray,
+    barrier_path,
 )
 
 __all__ = ["RankOneDual", "certified_bound", "price_rank_one", "rank_one_dual_bound"]
@@ -272,34 +273,21 @@ def _newton_fixed(x, P, v, mu, A, pieces):
 def _maximise_fixed(P, v, A, x, mu, deadline, rel_tol):
     """The barrier path of the fixed-direction program from x (strictly feasible) down to m·μ ≤ rel_tol·|φ|."""
     n = len(P)
-    m = A.shape[0] + n + 1
-    for _ in range(400):
-        pieces = _pieces(x, P, v, mu, A)
-        if pieces is None or time.perf_counter() > deadline:
-            return x
-        g, H = _newton_fixed(x, P, v, mu, A, pieces)
-        try:
-            dx = np.linalg.solve(H, -g)
-        except np.linalg.LinAlgError:
-            dx = np.linalg.lstsq(H, -g, rcond=None)[0]
-        dec = float(g @ dx)
-        Adx = A @ dx
-        grow = Adx > 0
-        step = min(1.0, 0.99 * float(np.min(pieces[4][grow] / Adx[grow]))) if grow.any() else 1.0
-        if dx[3 * n] < 0:
-            step = min(step, 0.99 * x[3 * n] / -dx[3 * n])
-        moved = False
-        while step > 1e-14:
-            new = _pieces(x + step * dx, P, v, mu, A)
-            if new is not None and new[0] >= pieces[0] + 1e-4 * step * dec:
-                x, moved = x + step * dx, True
-                break
-            step /= 2
-        if dec < 1e-3 * mu * m or not moved:
-            if m * mu < rel_tol * abs(pieces[0]) or time.perf_counter() > deadline:
-                return x
-            mu *= MU_FACTOR
-    return x
+
+    def keep_w_positive(z, dz):
+        return 0.99 * z[3 * n] / -dz[3 * n] if dz[3 * n] < 0 else 1.0
+
+    return barrier_path(
+        lambda z, mu_: _pieces(z, P, v, mu_, A),
+        lambda z, mu_, pieces: _newton_fixed(z, P, v, mu_, A, pieces),
+        A,
+        x,
+        mu,
+        A.shape[0] + n + 1,
+        deadline,
+        rel_tol,
+        step_limit=keep_w_positive,
+    )
 
 
 def _strictly_feasible(x: np.ndarray, C: np.ndarray, P: np.ndarray, value) -> np.ndarray:

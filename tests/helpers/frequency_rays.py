@@ -34,3 +34,20 @@ def all_rays(n: int, eps: float, c: float) -> np.ndarray:
                     r[j] = w
                     rays.append(r)
     return np.array(rays)
+
+
+def independent_design(R: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
+    """The A-optimal design over the rays R by cvxpy (Clarabel), written here independently of mechdesign:
+    (tr J⁻¹ − ‖P‖², θ), tr J⁻¹ = Σ_x matrix_frac(e_x, J) with J = Σ_r θ_r r rᵀ/(Pᵀr) (one matrix of the vec(r rᵀ)/(Pᵀr)
+    times θ), subject to Σ_r θ_r r = 1, θ ≥ 0. Skips the test when cvxpy is missing."""
+    import pytest
+
+    cp = pytest.importorskip("cvxpy")
+    n = R.shape[1]
+    theta = cp.Variable(len(R), nonneg=True)
+    outer = np.stack([np.outer(r, r).ravel() / (r @ P) for r in R], axis=1)
+    J = cp.reshape(outer @ theta, (n, n), order="C")
+    J = (J + J.T) / 2
+    prob = cp.Problem(cp.Minimize(sum(cp.matrix_frac(np.eye(n)[x], J) for x in range(n))), [R.T @ theta == 1])
+    prob.solve(solver="CLARABEL")
+    return prob.value - float(P @ P), np.asarray(theta.value)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from helpers.frequency_rays import all_rays
+from helpers.frequency_rays import all_rays, independent_design
 
 from mechdesign import load_spec
 from mechdesign.engines import a_optimal as ao
@@ -72,7 +72,7 @@ def _reference(n, c, seed):
     at N = 9 takes seconds, and several tests share a case."""
     P = np.random.default_rng(seed).dirichlet(np.ones(n))
     R = all_rays(n, 1.0, c)
-    opt, theta = _independent_design(R, P)
+    opt, theta = independent_design(R, P)
     return P, R, opt, theta
 
 
@@ -84,20 +84,6 @@ def _dual(spec, fams, P, head):
 def _reduced_brute(R, S, lam, P):
     G = np.einsum("ri,ij,rj->r", R, S, R) / (R @ P)
     return (G - R @ lam) / R.sum(axis=1)
-
-
-def _independent_design(R, P):
-    """The A-optimal design over the rays R by cvxpy (Clarabel): (tr J⁻¹ − ‖P‖², θ), with J = Σ_r θ_r r rᵀ/(Pᵀr)
-    written as one matrix of the r rᵀ/(Pᵀr) (vec) times θ."""
-    cp = pytest.importorskip("cvxpy")
-    n = R.shape[1]
-    theta = cp.Variable(len(R), nonneg=True)
-    outer = np.stack([np.outer(r, r).ravel() / (r @ P) for r in R], axis=1)
-    J = cp.reshape(outer @ theta, (n, n), order="C")
-    J = (J + J.T) / 2
-    prob = cp.Problem(cp.Minimize(sum(cp.matrix_frac(np.eye(n)[x], J) for x in range(n))), [R.T @ theta == 1])
-    prob.solve(solver="CLARABEL")
-    return prob.value - float(P @ P), np.asarray(theta.value)
 
 
 @pytest.mark.parametrize("n,c,seed", [(8, 0.0, 1), (9, 1 / 18, 2), (10, 1 / 20, 3)])
@@ -223,7 +209,7 @@ def test_barrier_reaches_the_independent_optimum(n, c):
     assert np.abs(R.T @ theta - 1).max() <= 1e-9
     J = sum(t * np.outer(r, r) / (r @ P) for r, t in zip(R, theta))
     value = float(np.trace(np.linalg.inv(J)) - P @ P)
-    assert value == pytest.approx(_independent_design(R, P)[0], rel=1e-7)
+    assert value == pytest.approx(independent_design(R, P)[0], rel=1e-7)
 
 
 def test_an_indefinite_s_is_raised_until_positive_definite_and_the_bound_stays_valid():
@@ -242,7 +228,7 @@ def test_an_indefinite_s_is_raised_until_positive_definite_and_the_bound_stays_v
     R = all_rays(n, 1.0, c)
     h = _reduced_brute(R, S, x_used[2 * n :], P).max()
     assert b <= 2 * np.sqrt(np.linalg.eigvalsh(S)).sum() - P @ P - x_used[2 * n :].sum() - n * max(0.0, h)
-    assert b <= _independent_design(R, P)[0] * (1 + 1e-7)
+    assert b <= independent_design(R, P)[0] * (1 + 1e-7)
 
 
 @pytest.mark.parametrize("n,c,seed", [(9, 0.0, 7), (9, 1 / 18, 8)])

@@ -4,8 +4,7 @@ S = ½(diag D + u1ᵀ + 1uᵀ + λPᵀ + Pλᵀ) − w v vᵀ), against independ
 References: every extreme ray of the simplex / min_mass cone (tests/helpers/frequency_rays.py, from the Dobrushin
 paper's Remark 2 and Lemma 1); the reduced value ρ(r) = (rᵀSr/(Pᵀr) − λ·r)/(1·r) computed ray by ray with S built
 entry by entry; the Lagrangian bound OPT ≥ 2 tr S^{1/2} − ‖P‖² − Σλ − N·max(0, max_r ρ(r)) (Boyd and Vandenberghe
-§7.5); and the A-optimal optimum over every ray from an independent cvxpy program (as in
-tests/objectives/test_frequency_additive_dual.py).
+§7.5); and the A-optimal optimum over every ray from an independent cvxpy program (tests/helpers/frequency_rays.py).
 """
 
 import time
@@ -13,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from helpers.frequency_rays import all_rays
+from helpers.frequency_rays import all_rays, independent_design
 
 from mechdesign import load_spec
 from mechdesign.objectives.frequency_rank_one_dual import certified_bound, price_rank_one, rank_one_dual_bound
@@ -44,18 +43,6 @@ def _s_entrywise(D, u, lam, w, v, P):
 
 def _rho(R, S, lam, P):
     return (np.einsum("ri,ij,rj->r", R, S, R) / (R @ P) - R @ lam) / R.sum(axis=1)
-
-
-def _independent_optimum(R, P):
-    cp = pytest.importorskip("cvxpy")
-    n = R.shape[1]
-    theta = cp.Variable(len(R), nonneg=True)
-    outer = np.stack([np.outer(r, r).ravel() / (r @ P) for r in R], axis=1)
-    J = cp.reshape(outer @ theta, (n, n), order="C")
-    J = (J + J.T) / 2
-    prob = cp.Problem(cp.Minimize(sum(cp.matrix_frac(np.eye(n)[x], J) for x in range(n))), [R.T @ theta == 1])
-    prob.solve(solver="CLARABEL")
-    return prob.value - float(P @ P)
 
 
 @pytest.mark.parametrize("n,c,seed", [(8, 0.0, 1), (9, 1 / 18, 2), (10, 0.0, 3), (10, 1 / 20, 4)])
@@ -96,7 +83,7 @@ def test_rank_one_dual_bound_is_below_the_optimum_and_the_lagrangian_bound(n, c,
     spec = _spec(n, c, P)
     fams = frequency_families(families(spec), n)
     R = all_rays(n, 1.0, c)
-    opt = _independent_optimum(R, P)
+    opt, _ = independent_design(R, P)
     # the deadline only bounds the time: every bound met is valid whenever it stops
     res = rank_one_dual_bound(fams, P, start_rays(spec, families(spec)), time.perf_counter() + 2.0)
     assert np.isfinite(res.bound) and res.bound <= opt * (1 + 1e-7)  # the optimum to its solver's tolerance
