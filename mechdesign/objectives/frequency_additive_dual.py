@@ -77,6 +77,7 @@ __all__ = [
     "fitted_design",
     "fitted_design_working_set",
     "is_tied",
+    "lagrangian_bound",
     "price_additive",
     "tied_rays",
 ]
@@ -337,25 +338,40 @@ def certified_bound(x: np.ndarray, P: np.ndarray, fams, head=None) -> tuple[floa
     n = len(P)
     hd = head if isinstance(head, _Head) else _Head(head, n)
     x = np.array(_padded(x, hd), float)
-    for _ in range(3):
-        D, u, lam, z = _split(x, n)
-        S = _s_matrix(x, P, hd)
+
+    def matrices(z):
+        D, u, lam, zz = _split(z, n)
         T = 0.5 * (np.diag(np.abs(D)) + np.add.outer(np.abs(u), np.abs(u)) + 2 * np.outer(np.abs(lam), P))
         if hd.pairs:
-            T[np.ix_(hd.items, hd.items)] += np.abs(hd.z_matrix(z))
-        eta = 4 * U * float(np.linalg.norm(T)) + 16 * n * U * float(np.linalg.norm(S))
+            T[np.ix_(hd.items, hd.items)] += np.abs(hd.z_matrix(zz))
+        return _s_matrix(z, P, hd), T
+
+    return lagrangian_bound(x, P, matrices, lambda z: max(v for v, _ in price_additive(fams, z, P, hd, rigorous=True)))
+
+
+def lagrangian_bound(x: np.ndarray, P: np.ndarray, matrices, price, entry_error: float = 4.0):
+    """2 tr S^{1/2} − ‖P‖² − Σλ − N·max(0, h) at x = (D, u, λ, …), every rounding covered (module doc):
+    ``matrices(x)`` gives S computed in floating point and T, the matrix of the absolute values of its terms (each
+    entry of S within ``entry_error``·u·T_ij of the exact one), ``price(x)`` an upper bound h on every ray's ρ.
+    When S might not be positive definite D is raised until its least eigenvalue is about 4η (Weyl's inequality,
+    η the eigenvalues' error). Returns (bound, x used), the bound −inf when S stays indefinite."""
+    n = len(P)
+    x = np.array(x, float)
+    for _ in range(3):
+        S, T = matrices(x)
+        eta = entry_error * U * float(np.linalg.norm(T)) + 16 * n * U * float(np.linalg.norm(S))
         mu = np.linalg.eigvalsh(S)
         if mu[0] > 2 * eta:
             break
         x[:n] += 2 * (4 * eta - mu[0]) + 1e-300  # S rises by half of it: its least eigenvalue to about 4η
     else:
         return -math.inf, x
+    lam = x[2 * n : 3 * n]
     root = float(np.sqrt(np.maximum(mu - eta, 0.0)).sum()) * (1 - 4 * U) * (1 - 2 * n * U)
-    h = max(v for v, _ in price_additive(fams, x, P, hd, rigorous=True))
+    h = price(x)
     pp = float(P @ P) * (1 + 2 * n * U)
     lam_sum = float(lam.sum()) + 2 * n * U * float(np.abs(lam).sum())
-    tail = pp + lam_sum + n * max(0.0, h)
-    bound = 2 * root - tail
+    bound = 2 * root - (pp + lam_sum + n * max(0.0, h))
     return bound - 8 * U * (2 * root + abs(pp) + abs(lam_sum) + n * abs(h)), x
 
 

@@ -56,8 +56,11 @@ from mechdesign.objectives.frequency_additive_dual import (
     NEIGHBOURS,
     U,
     _family_terms,
+    _basis,
+    _Head,
     _ray,
     barrier_path,
+    lagrangian_bound,
 )
 
 __all__ = ["RankOneDual", "certified_bound", "price_rank_one", "rank_one_dual_bound"]
@@ -199,24 +202,16 @@ def certified_bound(x: np.ndarray, P: np.ndarray, fams, v: np.ndarray) -> tuple[
     x = np.array(x, float)
     if not x[3 * n] >= 0:
         return -math.inf, x
-    for _ in range(3):
-        D, u, lam, w = x[:n], x[n : 2 * n], x[2 * n : 3 * n], x[3 * n]
-        S = _s_matrix(x, P, v)
+
+    def matrices(z):
+        D, u, lam, w = z[:n], z[n : 2 * n], z[2 * n : 3 * n], z[3 * n]
         T = 0.5 * (np.diag(np.abs(D)) + np.add.outer(np.abs(u), np.abs(u)) + 2 * np.outer(np.abs(lam), P))
-        T += w * np.outer(np.abs(v), np.abs(v))
-        eta = 8 * U * float(np.linalg.norm(T)) + 16 * n * U * float(np.linalg.norm(S))
-        mu = np.linalg.eigvalsh(S)
-        if mu[0] > 2 * eta:
-            break
-        x[:n] += 2 * (4 * eta - mu[0]) + 1e-300  # S rises by half of it: its least eigenvalue to about 4η
-    else:
-        return -math.inf, x
-    root = float(np.sqrt(np.maximum(mu - eta, 0.0)).sum()) * (1 - 4 * U) * (1 - 2 * n * U)
-    h = max(value for value, _ in price_rank_one(fams, x, P, v, rigorous=True))
-    pp = float(P @ P) * (1 + 2 * n * U)
-    lam_sum = float(lam.sum()) + 2 * n * U * float(np.abs(lam).sum())
-    bound = 2 * root - (pp + lam_sum + n * max(0.0, h))
-    return bound - 8 * U * (2 * root + abs(pp) + abs(lam_sum) + n * abs(h)), x
+        return _s_matrix(z, P, v), T + w * np.outer(np.abs(v), np.abs(v))
+
+    def price(z):
+        return max(value for value, _ in price_rank_one(fams, z, P, v, rigorous=True))
+
+    return lagrangian_bound(x, P, matrices, price, entry_error=8.0)  # S's entries sum six terms: 8u per unit of T
 
 
 def _pieces(x, P, v, mu, A):
@@ -245,19 +240,16 @@ def _hessian_terms(V, rs, ev, mu, B):
 
 
 def _common_basis(V, P):
+    """Vᵀ(∂S/∂x_k)V for the coordinates D, u, λ (the structured dual's, without a head), as (3N, N, N)."""
     n = len(P)
-    w1, p = V.T @ np.ones(n), V.T @ P
-    Bd = 0.5 * np.einsum("ia,ib->iab", V, V)
-    Bu = 0.5 * (np.einsum("ia,b->iab", V, w1) + np.einsum("a,ib->iab", w1, V))
-    Bl = 0.5 * (np.einsum("ia,b->iab", V, p) + np.einsum("a,ib->iab", p, V))
-    return [Bd, Bu, Bl]
+    return _basis(V, P, _Head(None, n)).reshape(3 * n, n, n)
 
 
 def _newton_fixed(x, P, v, mu, A, pieces):
     n = len(P)
     _, ev, V, rs, s = pieces
     al = V.T @ v
-    B = np.concatenate([*_common_basis(V, P), -np.outer(al, al)[None]]).reshape(3 * n + 1, -1)
+    B = np.concatenate([_common_basis(V, P), -np.outer(al, al)[None]]).reshape(3 * n + 1, -1)
     g, H = _hessian_terms(V, rs, ev, mu, B)
     g[2 * n : 3 * n] -= 1.0
     cols = np.r_[0 : 2 * n, 3 * n]  # the cuts do not involve λ
@@ -367,7 +359,7 @@ def _newton_free(z, P, mu, C, pieces):
     a = z[3 * n :]
     al = V.T @ a
     Ba = -(np.einsum("ia,b->iab", V, al) + np.einsum("a,ib->iab", al, V))
-    B = np.concatenate([*_common_basis(V, P), Ba]).reshape(4 * n, -1)
+    B = np.concatenate([_common_basis(V, P), Ba]).reshape(4 * n, -1)
     g, H = _hessian_terms(V, rs, ev, mu, B)
     g[2 * n : 3 * n] -= 1.0
     nr = C.sum(axis=1)
