@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from helpers.frequency_rays import all_rays, independent_design
+from helpers.specs import spec
 
 from mechdesign import load_spec
 from mechdesign.engines import a_optimal as ao
@@ -34,14 +35,7 @@ from mechdesign.privacy.ray_families import families, start_rays
 
 def _spec(n, c, P):
     prior_set = {"kind": "min_mass", "c": c} if c > 0 else "simplex"
-    return load_spec(
-        {
-            "alphabet": n,
-            "epsilon": 1.0,
-            "prior_set": prior_set,
-            "objective": {"kind": "frequency_estimation", "prior": P.tolist()},
-        }
-    )
+    return load_spec(spec(n, 1.0, prior_set, {"kind": "frequency_estimation", "prior": P.tolist()}))
 
 
 def _s_entrywise(D, u, lam, P, head=(), z=()):
