@@ -32,9 +32,9 @@ projected orthogonal to 1 and P.
 holds −(a·r)², a concave function, below an affine one), so the direction moves by local steps between solves of
 the fixed-direction program: Newton steps of the same barrier in (D, u, λ, a) on the cuts met so far, each entry of
 a moving at most :data:`DIRECTION_STEP` times the largest, then v = a/‖a‖, w = ‖a‖². Every fixed-direction solve
-gives a valid bound; the best is kept. At N = 50 (ε-LDP, ε = 1, Dirichlet(1) seed 0, one core) from v = √P: 175.95021
-after 8 s, 175.95171 after 25 s, 175.951765 after 50 s, where the head of 16 reaches 175.95143 in 15 s and 175.951439
-converged; the optimum is at most 175.951854.
+gives a valid bound; the best is kept. At N = 50 (ε-LDP, ε = 1, Dirichlet(1) seed 0, one core) from v = √P this
+gives 175.951699 after 27 s (a prototype with the same steps: 175.95021 after 8 s, 175.951765 after 50 s), where the
+head of 16 reaches 175.95143 in 15 s and 175.951439 converged; the optimum is at most 175.951854.
 
 **Rounding** (:func:`certified_bound`): as in the structured dual, with the rank-one term's magnitudes w|v_i||v_j|
 in the entrywise error of S and w(t² + 2|t|(Σ|v_i r0_i| + Σ|γ|)) in the size of a family's terms.
