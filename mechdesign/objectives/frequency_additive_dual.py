@@ -78,6 +78,8 @@ __all__ = [
     "fitted_design_working_set",
     "is_tied",
     "lagrangian_bound",
+    "nearly_active",
+    "strictly_feasible",
     "price_additive",
     "tied_rays",
 ]
@@ -483,8 +485,14 @@ def barrier_path(pieces_at, newton_at, A, x, mu, m, deadline, rel_tol, max_steps
 def _strictly_feasible(x: np.ndarray, A: np.ndarray, P: np.ndarray) -> np.ndarray:
     """x moved along (u + cP, λ − c1) (S unchanged, every ρ lowered by c) until every cut holds strictly."""
     n = len(P)
-    nr_s = A[:, n : 2 * n] @ P  # (1·r)(Pᵀr) per row
-    worst = float(np.max((A @ x) / nr_s))
+    return strictly_feasible(x, A @ x, A[:, n : 2 * n] @ P, P)  # A[:, n:2n] @ P: (1·r)(Pᵀr) per row
+
+
+def strictly_feasible(x: np.ndarray, values: np.ndarray, sizes: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """x moved along (u + cP, λ − c1) (S unchanged, every ρ lowered by c) until every cut holds strictly: ``values``
+    the cuts' numerators at x, ``sizes`` their (1·r)(Pᵀr)."""
+    n = len(P)
+    worst = float(np.max(values / sizes))
     if worst > -1e-9:
         c = worst + MARGIN * (abs(worst) + 1.0)
         x = x.copy()
@@ -524,13 +532,17 @@ def additive_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
                 break
             loose = False
             continue
-        keep = CUTS_PER_PARAMETER * len(x)
-        if len(C) > keep:
-            # the cuts farthest from active leave (their slack per unit of (1·r)(Pᵀr), at the current x)
-            slack = -(_cut_rows(C, P, hd) @ x) / (C.sum(axis=1) * (C @ P))
-            C = C[np.argsort(slack, kind="stable")[:keep]]
-        C = np.vstack([C, np.array(fresh)])
+        C = np.vstack([nearly_active(C, _cut_rows(C, P, hd) @ x, P, CUTS_PER_PARAMETER * len(x)), np.array(fresh)])
     return AdditiveDual(best, best_x, rounds, len(C), hd.items)
+
+
+def nearly_active(C: np.ndarray, values: np.ndarray, P: np.ndarray, keep: int) -> np.ndarray:
+    """The ``keep`` cuts of C nearest to active: the cuts farthest from active leave, by their slack −``values``
+    (each cut's numerator at the current point) per unit of (1·r)(Pᵀr)."""
+    if len(C) <= keep:
+        return C
+    slack = -values / (C.sum(axis=1) * (C @ P))
+    return C[np.argsort(slack, kind="stable")[:keep]]
 
 
 def is_tied(R: np.ndarray, x: np.ndarray, P: np.ndarray, head=None, rel: float = 1e-9) -> np.ndarray:

@@ -50,7 +50,6 @@ import numpy as np
 
 from mechdesign.objectives.frequency_additive_dual import (
     LOOSE_TOL,
-    MARGIN,
     MU_FACTOR,
     MU_START,
     NEIGHBOURS,
@@ -61,6 +60,8 @@ from mechdesign.objectives.frequency_additive_dual import (
     _ray,
     barrier_path,
     lagrangian_bound,
+    nearly_active,
+    strictly_feasible,
 )
 
 __all__ = ["RankOneDual", "certified_bound", "price_rank_one", "rank_one_dual_bound"]
@@ -283,16 +284,8 @@ def _maximise_fixed(P, v, A, x, mu, deadline, rel_tol):
 
 
 def _strictly_feasible(x: np.ndarray, C: np.ndarray, P: np.ndarray, value) -> np.ndarray:
-    """x moved along (u + cP, λ − c1) (S unchanged, every ρ lowered by c) until every cut holds strictly; ``value``
-    gives the cuts' numerators at x."""
-    n = len(P)
-    worst = float(np.max(value(x) / (C.sum(axis=1) * (C @ P))))
-    if worst > -1e-9:
-        c = worst + MARGIN * (abs(worst) + 1.0)
-        x = x.copy()
-        x[n : 2 * n] -= c * P
-        x[2 * n : 3 * n] += c
-    return x
+    """The structured dual's shift into the cuts' interior; ``value`` gives the cuts' numerators at x."""
+    return strictly_feasible(x, value(x), C.sum(axis=1) * (C @ P), P)
 
 
 def _swaps(F: _Family, y: np.ndarray, top: int) -> list[np.ndarray]:
@@ -338,10 +331,7 @@ def _fixed_direction(fams, P, v, C, x, deadline, mu=MU_START):
                 break
             loose = False
             continue
-        keep = CUTS_PER_PARAMETER * len(x)
-        if len(C) > keep:
-            slack = -(_cut_rows(C, v) @ x) / (C.sum(axis=1) * (C @ P))
-            C = C[np.argsort(slack, kind="stable")[:keep]]
+        C = nearly_active(C, _cut_rows(C, v) @ x, P, CUTS_PER_PARAMETER * len(x))
         C = np.unique(np.vstack([C, np.array(fresh)]), axis=0)
     return best, best_x, x, C, rounds
 
