@@ -26,7 +26,7 @@ ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to t
 linear program), under ε-LDP past it, with time enough (:func:`_ldp_fit`), a least-squares fit on a working set
 after a dual with the larger head :data:`LDP_HEAD_SIZE` (N = 50, 30 s: relative gap 5–8e-6 against 1.9e-5), and
 in each later round the pool's tied rays (random tail sets) of best reduced value. Beside all this
-(:func:`_rank_one_beside`: ε-LDP past N = 32, min_mass past N = 100, up to :data:`RANK_ONE_MAX_N`) a second process
+(:func:`_rank_one_beside`: ε-LDP past N = 32, min_mass past N = 50, up to :data:`RANK_ONE_MAX_N`) a second process
 computes the rank-one dual (:mod:`mechdesign.objectives.frequency_rank_one_dual`: the head block replaced by one
 rank-one term over every symbol) for the whole time limit, and the better bound is reported
 (:class:`_RankOneInBackground`; ε-LDP, N = 50, 30 s: about 175.9516 where the head of 16 gives 175.9513; N = 200,
@@ -89,13 +89,15 @@ INNER_STEPS = 8
 """Frank–Wolfe steps (each followed by the Newton polish) per round at most, to close the restricted program's own
 gap before pricing."""
 POLISH_STEPS = 30
-DUAL_START = 0.1
+DUAL_START = 0.05
 """When N is past :data:`SDP_MAX_N`, column generation hands over to the structured dual
 (:mod:`mechdesign.objectives.frequency_additive_dual`) at this share of the time limit (or earlier, when pricing
 finds no new ray): past N ≈ 24 branch and bound cannot finish the families (the reduced values of very many sets
 tie at the optimum), so its bound stalls, while the structured dual's pricing is exact; and the rounds after it,
-over the rays it ties, lower the design faster than branch and bound's (N = 50 min_mass, 30 s: relative gap
-2.0e-6 with 0.1, 2.3e-6 with 0.3)."""
+over the rays it ties, lower the design faster than branch and bound's. N = 50 min_mass, 30 s: relative gap
+6.2e-7 to 8.7e-7 with 0.05 (four runs) (the dual starts after one round and reaches the same bound, 87.356669, 2.6 s earlier,
+which the design's last round needs), 1.16e-6 with 0.1, 2.3e-6 with 0.3; ε-LDP at N = 24, 44, 50, 64 and 100 is the
+same with 0.05 and 0.1 to the noise of the measurement."""
 DUAL_MAX_N = 100
 """Largest N given the structured dual (its Newton system costs about (3N + h²/2)² N² operations)."""
 HEAD_SIZE = 10
@@ -332,6 +334,12 @@ RANK_ONE_MAX_N = 200
 """Largest N given the rank-one dual (its Newton system holds (3N + 1) × N² numbers, 190 MB at N = 200, and one
 step takes seconds there; N = 200, 55 s alone: bounds 726.745 (ε-LDP) and 361.528 (min_mass) where branch and bound
 gives 527.57 and 71.09)."""
+RANK_ONE_MIN_MASS_FROM = 50
+"""Under min_mass the rank-one dual runs past this N. Up to it the structured dual's bound is the better one and
+the design needs its core (N = 50, 30 s: 87.356669, the optimum to 7e-7); past it the structured dual's barrier can
+end at a nearly singular S with no cut left to add (N = 64, 30 s: 28.68 for a design of 113.19; N = 100, 60 s:
+33.53 for 179.60), where the rank-one dual gives 113.0088 and 179.3984 (relative gaps 1.6e-3 and 1.1e-3 against
+0.75 and 0.81)."""
 RANK_ONE_WAIT = 0.5
 """Least wait for the second process's result (it stops :data:`RANK_ONE_STARTUP` before the time limit)."""
 
@@ -398,10 +406,10 @@ class _RankOneInBackground:
 
 def _rank_one_beside(fams, n: int) -> bool:
     """Whether the rank-one dual runs in a second process beside the design: under ε-LDP for
-    :data:`FIT_MAX_N` < N ≤ :data:`RANK_ONE_MAX_N`, under min_mass for :data:`DUAL_MAX_N` < N ≤ RANK_ONE_MAX_N (at
-    N = 50 and 100 the structured dual's bound is the better one there, and the second process takes the design a core)."""
+    :data:`FIT_MAX_N` < N ≤ :data:`RANK_ONE_MAX_N`, under min_mass for :data:`RANK_ONE_MIN_MASS_FROM` < N ≤
+    RANK_ONE_MAX_N."""
     ldp = not any(f.kind == "zero" for f in fams)
-    return (FIT_MAX_N if ldp else DUAL_MAX_N) < n <= RANK_ONE_MAX_N
+    return (FIT_MAX_N if ldp else RANK_ONE_MIN_MASS_FROM) < n <= RANK_ONE_MAX_N
 
 
 def _ldp_fit(fams, n: int, time_limit: float) -> bool:
