@@ -336,10 +336,10 @@ step takes seconds there; N = 200, 55 s alone: bounds 726.745 (ε-LDP) and 361.5
 gives 527.57 and 71.09)."""
 RANK_ONE_MIN_MASS_FROM = 50
 """Under min_mass the rank-one dual runs past this N. Up to it the structured dual's bound is the better one and
-the design needs its core (N = 50, 30 s: 87.356669, the optimum to 7e-7); past it the structured dual's barrier can
-end at a nearly singular S with no cut left to add (N = 64, 30 s: 28.68 for a design of 113.19; N = 100, 60 s:
-33.53 for 179.60), where the rank-one dual gives 113.0088 and 179.3984 (relative gaps 1.6e-3 and 1.1e-3 against
-0.75 and 0.81)."""
+the design needs its core (N = 50, 30 s: 87.356669, the optimum to 7e-7). Past it the better bound is kept: at
+N = 64 and 80 the structured dual's (113.008821 and 142.4638 in 30 and 45 s, once a nearly singular start is moved,
+:func:`mechdesign.objectives.frequency_additive_dual.recentred`), at N = 100 the rank-one dual's (179.397 in 60 s,
+where the structured dual's Newton system allows three rounds and 165.19)."""
 RANK_ONE_WAIT = 0.5
 """Least wait for the second process's result (it stops :data:`RANK_ONE_STARTUP` before the time limit)."""
 

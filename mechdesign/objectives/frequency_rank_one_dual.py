@@ -61,6 +61,7 @@ from mechdesign.objectives.frequency_additive_dual import (
     barrier_path,
     lagrangian_bound,
     nearly_active,
+    recentred,
     strictly_feasible,
 )
 
@@ -310,11 +311,13 @@ def _swaps(F: _Family, y: np.ndarray, top: int) -> list[np.ndarray]:
 def _fixed_direction(fams, P, v, C, x, deadline, mu=MU_START):
     """Cutting planes on the fixed-direction program from the cuts C and the point x, the barrier starting at ``mu``:
     (best certified bound, its x, the last x, the cuts, rounds)."""
+    n = len(P)
+    x0 = np.r_[np.full(n, 2.0), np.zeros(2 * n), min(x[3 * n], 0.5)]  # S = I − w v vᵀ, positive definite
     best, best_x, rounds, loose = -math.inf, None, 0, True
     while time.perf_counter() < deadline:
         rounds += 1
         A = _cut_rows(C, v)
-        x = _strictly_feasible(x, C, P, lambda z, A=A: A @ z)
+        x = _strictly_feasible(recentred(x, x0, lambda z: _s_matrix(z, P, v)), C, P, lambda z, A=A: A @ z)
         x = _maximise_fixed(P, v, A, x, mu, deadline, LOOSE_TOL if loose else 1e-11)
         mu = MU_START
         bound, x_used = certified_bound(x, P, fams, v)

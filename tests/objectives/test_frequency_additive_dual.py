@@ -21,12 +21,14 @@ from helpers.specs import spec
 
 from mechdesign import load_spec
 from mechdesign.engines import a_optimal as ao
+from mechdesign.objectives import frequency_additive_dual as fad
 from mechdesign.objectives.frequency_additive_dual import (
     additive_dual_bound,
     certified_bound,
     fitted_design,
     is_tied,
     price_additive,
+    recentred,
     tied_rays,
 )
 from mechdesign.objectives.pricing_frequency import frequency_families
@@ -270,3 +272,38 @@ def test_the_least_squares_fit_on_a_working_set_is_the_fit_over_the_whole_pool(n
     assert np.abs(R.T @ theta - 1).max() <= 1e-9 and np.all(theta >= 0)
     J = sum(t * np.outer(r, r) / (r @ P) for r, t in zip(R, theta))
     assert float(np.trace(np.linalg.inv(J)) - P @ P) == pytest.approx(opt, rel=1e-7)
+
+
+def test_a_nearly_singular_start_moves_a_tenth_of_the_way_back_and_a_regular_one_stays():
+    """S is linear in x, so moving x a share t toward x0 gives S = (1 − t)S(x) + t S(x0): with S(x) singular and
+    positive semidefinite and S(x0) = I, the smallest eigenvalue becomes t exactly (derived here, entry by entry)."""
+    n = 7
+    rng = np.random.default_rng(11)
+    P = rng.dirichlet(np.ones(n))
+    x0 = np.r_[np.full(n, 2.0), np.zeros(2 * n)]  # S(x0) = I
+    d = rng.normal(size=3 * n)
+
+    def S_of(x):
+        return _s_entrywise(x[:n], x[n : 2 * n], x[2 * n :], P)
+
+    low = np.linalg.eigvalsh(S_of(d) - np.eye(n)).min()  # S(d) − S(x0) = S(d − x0)
+    assert low < 0
+    x = x0 + (d - x0) / -low  # S(x) = I + S(d − x0)/|low|: smallest eigenvalue 0
+    assert abs(np.linalg.eigvalsh(S_of(x)).min()) < 1e-12
+    moved = recentred(x, x0, S_of)
+    assert np.allclose(moved, x + fad.RECENTRE * (x0 - x), rtol=0, atol=1e-15)
+    assert np.linalg.eigvalsh(S_of(moved)).min() == pytest.approx(fad.RECENTRE, rel=1e-9)
+    regular = x0 + 0.5 * (x - x0)  # smallest eigenvalue 1/2
+    assert recentred(regular, x0, S_of) is regular
+
+
+@pytest.mark.parametrize("n,c,seed", [(8, 1 / 16, 5), (8, 0.0, 6)])
+def test_recentring_every_round_changes_the_path_not_the_bound(n, c, seed, monkeypatch):
+    """The restricted dual is concave: moving each round's start back toward S = I (as a nearly singular start
+    is) leaves the bound the same, and below the independent optimum."""
+    P, spec, fams, R, opt = _case(n, c, seed)
+    plain = _dual(spec, fams, P, ())
+    monkeypatch.setattr(fad, "SINGULAR", 2.0)  # every start counts as nearly singular
+    moved = _dual(spec, fams, P, ())
+    assert moved.bound <= opt + 1e-7 * opt
+    assert moved.bound == pytest.approx(plain.bound, rel=1e-8)
