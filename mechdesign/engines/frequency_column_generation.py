@@ -94,10 +94,10 @@ DUAL_START = 0.05
 (:mod:`mechdesign.objectives.frequency_additive_dual`) at this share of the time limit (or earlier, when pricing
 finds no new ray): past N ≈ 24 branch and bound cannot finish the families (the reduced values of very many sets
 tie at the optimum), so its bound stalls, while the structured dual's pricing is exact; and the rounds after it,
-over the rays it ties, lower the design faster than branch and bound's. N = 50 min_mass, 30 s: relative gap
-6.2e-7 to 8.7e-7 with 0.05 (four runs) (the dual starts after one round and reaches the same bound, 87.356669, 2.6 s earlier,
-which the design's last round needs), 1.16e-6 with 0.1, 2.3e-6 with 0.3; ε-LDP at N = 24, 44, 50, 64 and 100 is the
-same with 0.05 and 0.1 to the noise of the measurement."""
+over the rays it ties, lower the design faster than branch and bound's. N = 50 min_mass, 30 s: relative gaps of
+6.2e-7 to 8.7e-7 in five runs with 0.05, where the dual starts after one round and reaches the same bound,
+87.356669, 2.6 s earlier, which the design's last round needs; 7.8e-7 to 1.16e-6 with 0.1, 2.3e-6 with 0.3. ε-LDP at
+N = 24, 44, 50, 64 and 100 is the same with 0.05 and 0.1 to the noise of the measurement."""
 DUAL_MAX_N = 100
 """Largest N given the structured dual (its Newton system costs about (3N + h²/2)² N² operations)."""
 HEAD_SIZE = 10
