@@ -79,6 +79,7 @@ __all__ = [
     "is_tied",
     "lagrangian_bound",
     "nearly_active",
+    "recentred",
     "strictly_feasible",
     "price_additive",
     "tied_rays",
