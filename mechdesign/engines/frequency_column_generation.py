@@ -89,15 +89,15 @@ INNER_STEPS = 8
 """Frank–Wolfe steps (each followed by the Newton polish) per round at most, to close the restricted program's own
 gap before pricing."""
 POLISH_STEPS = 30
-DUAL_START = 0.05
+DUAL_START = 0.02
 """When N is past :data:`SDP_MAX_N`, column generation hands over to the structured dual
 (:mod:`mechdesign.objectives.frequency_additive_dual`) at this share of the time limit (or earlier, when pricing
-finds no new ray): past N ≈ 24 branch and bound cannot finish the families (the reduced values of very many sets
-tie at the optimum), so its bound stalls, while the structured dual's pricing is exact; and the rounds after it,
-over the rays it ties, lower the design faster than branch and bound's. N = 50 min_mass, 30 s: relative gaps of
-6.2e-7 to 8.7e-7 in five runs with 0.05, where the dual starts after one round and reaches the same bound,
-87.356669, 2.6 s earlier, which the design's last round needs; 7.8e-7 to 1.16e-6 with 0.1, 2.3e-6 with 0.3. ε-LDP at
-N = 24, 44, 50, 64 and 100 is the same with 0.05 and 0.1 to the noise of the measurement."""
+finds no new ray), in practice right after the first restricted solve: past N ≈ 24 branch and bound cannot finish
+the families (the reduced values of very many sets tie at the optimum), so its bound stalls, while the structured
+dual's pricing is exact; and the rounds after it, over the rays it ties, lower the design faster than branch and
+bound's. The round that hands over does not price by branch and bound first (at N = 50 min_mass that pricing took
+5.5 s of a 30 s limit and left the dual's bound unchanged, 87.356669). N = 24 is the same (relative gaps of about
+1e-11)."""
 DUAL_MAX_N = 100
 """Largest N given the structured dual (its Newton system costs about (3N + h²/2)² N² operations)."""
 HEAD_SIZE = 10
@@ -243,7 +243,11 @@ def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray, deadline: float = ma
         sol = _restricted(R, [P])
         if sol is not None:
             return _polish(R, sol[0], P, steps=POLISH_STEPS)
-    theta = barrier(R, warm, P, deadline=deadline)
+    import os as _os
+
+    mu = float(_os.environ.get("WARM_MU", "1e-4")) if _os.environ.get("WARMED") else 1e-4
+    _os.environ["WARMED"] = "1"
+    theta = barrier(R, warm, P, deadline=deadline, mu_start=mu)
     if theta is not None and np.abs(R.T @ theta - 1).max() <= 1e-9:
         return theta
     if time.perf_counter() > deadline:
@@ -569,11 +573,14 @@ def _rounds(spec, P, time_limit, tol, node_limit, max_rounds, t0, fams, ldp_fit,
     pool = tail = tied = None  # after the structured dual: its tied rays, the symbols off its head, its tie test
     pool_values = []  # the design's value at each round over the pool
     climbing = False
+    solved = None  # (R, θ) of the last restricted solve: an unchanged working set is not solved again
     while True:
         it += 1
-        theta = _master(R, theta, P, deadline=t0 + time_limit)
-        if theta is None:
-            break
+        if solved is None or solved[0] is not R or solved[1] is not theta:
+            theta = _master(R, theta, P, deadline=t0 + time_limit)
+            if theta is None:
+                break
+            solved = (R, theta)
         for inner in range(INNER_STEPS + 1):
             value = float(_values(R, theta, [P])[0])
             if best.value is None or value < best.value:
@@ -627,7 +634,12 @@ def _rounds(spec, P, time_limit, tol, node_limit, max_rounds, t0, fams, ldp_fit,
                 ][: POOL_RAYS_PER_ROUND_PER_N * n]
             if not fresh:
                 pool = None  # neither finds a ray: back to pricing every ray by branch and bound
-        if pool is None:
+        # the round that hands over to the structured dual does not price by branch and bound first: the dual's
+        # bound supersedes that round's, and the rays after it come from the dual's ties
+        hand_over = dual_left and time.perf_counter() - t0 > dual_start
+        if hand_over:
+            fresh = []
+        if pool is None and not hand_over:
             # far from the optimum while the last round still found rays of large reduced value (not while the
             # bound is loose: the bound of a round with a node limit stays loose, and would keep the limit for ever)
             far = found_last is None or n * found_last > 1e3 * tol * abs(best.value)
@@ -680,6 +692,7 @@ def _rounds(spec, P, time_limit, tol, node_limit, max_rounds, t0, fams, ldp_fit,
                     if fitted is not None and fitted[2] < best.value:
                         best.rays, best.theta, best.value = fitted
                         R, theta = fitted[0], fitted[1]
+                        solved = (R, theta)  # _fitted solved the restricted program over its support
                         fresh = []
             if best.value - best_bound <= tol * max(abs(best.value), 1e-12):
                 break

@@ -62,6 +62,7 @@ within a few ulps of their exact values; the same allowance covers them.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -74,8 +75,10 @@ __all__ = [
     "additive_dual_bound",
     "barrier_path",
     "certified_bound",
+    "daleckii_krein",
     "fitted_design",
     "fitted_design_working_set",
+    "gram",
     "is_tied",
     "lagrangian_bound",
     "nearly_active",
@@ -384,19 +387,89 @@ def _cut_rows(C: np.ndarray, P: np.ndarray, hd: _Head) -> np.ndarray:
     return np.hstack([0.5 * C * C, nr[:, None] * C, np.zeros_like(C), 2 * C[:, hd.gi] * C[:, hd.gj]])
 
 
-def _basis(V: np.ndarray, P: np.ndarray, hd: _Head) -> np.ndarray:
-    """Rows k: Vᵀ (∂S/∂x_k) V, flattened."""
-    n = len(P)
-    w = V.T @ np.ones(n)
-    p = V.T @ P
-    Bd = 0.5 * np.einsum("ia,ib->iab", V, V)
-    Bu = 0.5 * (np.einsum("ia,b->iab", V, w) + np.einsum("a,ib->iab", w, V))
-    Bl = 0.5 * (np.einsum("ia,b->iab", V, p) + np.einsum("a,ib->iab", p, V))
-    parts = [Bd, Bu, Bl]
-    if hd.pairs:
-        Vi, Vj = V[hd.gi], V[hd.gj]
-        parts.append(np.einsum("ka,kb->kab", Vi, Vj) + np.einsum("ka,kb->kab", Vj, Vi))
-    return np.concatenate(parts).reshape(3 * n + hd.pairs, -1)
+@functools.cache
+def _dsyrk():
+    from scipy.linalg.blas import dsyrk
+
+    return dsyrk
+
+
+def gram(X: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """scale·X Xᵀ, symmetric (BLAS syrk: half the products of X @ X.T)."""
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        return np.zeros((X.shape[0], X.shape[0]))
+    C = _dsyrk()(scale, np.asfortranarray(X.T), trans=1)
+    return np.triu(C) + np.triu(C, 1).T
+
+
+def daleckii_krein(V: np.ndarray, fp: np.ndarray, F: np.ndarray, blocks) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and Hessian of Σ_i f(ev_i(S(x))) for S affine in x, in the eigenbasis of S = V diag(ev) Vᵀ
+    (Daleckii–Krein: with B_k = Vᵀ (∂S/∂x_k) V, the gradient is Σ_i f'(ev_i) (B_k)_ii and the Hessian
+    Σ_ij F_ij (B_k)_ij (B_l)_ij, F = f'^{[1]} the first divided differences of f', symmetric and negative here).
+
+    ``blocks`` lists the coordinates in order; with v_k the rows of V and sym(a, b) = ½(a bᵀ + b aᵀ), a block is
+
+    - ``("pairs", I, J, c)``: B_k = c_k sym(v_{I_k}, v_{J_k}) (the diagonal D of S = ½ diag(D) + …: I = J = all,
+      c = ½; a head pair z_ij of S = … + z_ij (e_i e_jᵀ + e_j e_iᵀ): c = 2);
+    - ``("sym", a, c)``: N coordinates with B_k = c·sym(v_k, a) (u and λ of S = ½(u 1ᵀ + 1 uᵀ + λ Pᵀ + P λᵀ) + …:
+      a = Vᵀ1 and a = VᵀP, c = 1);
+    - ``("rows", M)``: the symmetric B_k themselves, (m, N, N).
+
+    With F symmetric, ⟨sym(a, b), sym(c, d)⟩_F = ½[(a∘c)ᵀF(b∘d) + (a∘d)ᵀF(b∘c)], so a "sym" block closes in O(N³)
+    against another (c d ½[(V diag(F(a∘b)) Vᵀ) + (V∘b) F (V∘a)ᵀ]), a "pairs" one (with Y = (V∘a)F:
+    c c_l ½ V (v_I∘Y_J + v_J∘Y_I)ᵀ) or a row M (c V((F∘M)a)), where the sum over the N² entries costs O(N⁴) per
+    pair of coordinates; "pairs" and "rows" among themselves are summed over the upper triangle (off-diagonal
+    terms twice)."""
+    n = V.shape[0]
+    iu = np.triu_indices(n)
+    tri = F[iu] * np.where(iu[0] == iu[1], 1.0, 2.0)
+    sizes = [n if b[0] == "sym" else len(b[1]) for b in blocks]
+    starts = np.r_[0, np.cumsum(sizes)]
+    sl = [slice(starts[i], starts[i + 1]) for i in range(len(blocks))]
+    g = np.empty(starts[-1])
+    flat, plain = [], []
+    for i, b in enumerate(blocks):
+        if b[0] == "sym":
+            g[sl[i]] = b[2] * (V @ (b[1] * fp))
+            continue
+        if b[0] == "pairs":
+            Vi, Vj = V[b[1]], V[b[2]]
+            c = np.broadcast_to(np.asarray(b[3], float), (len(b[1]),))
+            g[sl[i]] = c * ((Vi * Vj) @ fp)
+            M = (0.5 * c)[:, None, None] * (Vi[:, :, None] * Vj[:, None, :] + Vj[:, :, None] * Vi[:, None, :])
+        else:
+            M = b[1]
+            g[sl[i]] = np.einsum("kii,i->k", M, fp)
+        flat.append(M.reshape(len(M), -1)[:, iu[0] * n + iu[1]])
+        plain.append(i)
+    H = np.empty((starts[-1], starts[-1]))
+    if plain:
+        idx = np.r_[tuple(np.arange(starts[i], starts[i + 1]) for i in plain)]
+        X = np.vstack(flat)
+        if (tri < 0).all():
+            H[np.ix_(idx, idx)] = gram(X * np.sqrt(-tri), -1.0)
+        else:
+            H[np.ix_(idx, idx)] = (X * tri) @ X.T
+    for i, bi in enumerate(blocks):
+        if bi[0] != "sym":
+            continue
+        a, c = bi[1], bi[2]
+        Y = (V * a) @ F
+        for j, bj in enumerate(blocks):
+            if bj[0] == "sym":
+                if j < i:
+                    continue
+                b, d = bj[1], bj[2]
+                blk = 0.5 * c * d * ((V * (F @ (a * b))) @ V.T + (V * b) @ F @ (V * a).T)
+            elif bj[0] == "pairs":
+                cl = np.broadcast_to(np.asarray(bj[3], float), (len(bj[1]),))
+                E = V[bj[1]] * Y[bj[2]] + V[bj[2]] * Y[bj[1]]
+                blk = c * V @ (0.5 * cl[:, None] * E).T
+            else:
+                blk = c * (V @ ((F[None] * bj[1]) @ a).T)
+            H[sl[i], sl[j]] = blk
+            H[sl[j], sl[i]] = blk.T
+    return g, H
 
 
 def _barrier_pieces(x, P, mu, A, hd):
@@ -410,34 +483,33 @@ def _barrier_pieces(x, P, mu, A, hd):
     return phi, ev, V, rs, s
 
 
-def _newton_system(P, mu, A, pieces, hd):
-    """Gradient and Hessian of φ = 2 tr S^{1/2} − Σλ + μ Σ log(slack) + μ log det S in x: in the eigenbasis
-    of S (S = V diag(ev) Vᵀ) the basis matrices ∂S/∂x_k are B_k = Vᵀ (∂S/∂x_k) V, the gradient is Σ_i f'(ev_i)
-    (B_k)_ii and the Hessian Σ_ij f'^{[1]}(ev_i, ev_j) (B_k)_ij (B_l)_ij (Daleckii–Krein), f = 2√· + μ log."""
+def _newton_system(P, mu, A, pieces, hd, cut_cols=None):
+    """Gradient and Hessian of φ = 2 tr S^{1/2} − Σλ + μ Σ log(slack) + μ log det S in x (:func:`daleckii_krein`
+    with f = 2√· + μ log); ``cut_cols`` the cuts' columns off λ (A without them), when the caller has them."""
     n = len(P)
     _, ev, V, rs, s = pieces
-    B = _basis(V, P, hd)
-    diag = np.arange(n) * (n + 1)
-    g = B[:, diag] @ (1 / rs + mu / ev)
+    every = np.arange(n)
+    blocks = [("pairs", every, every, 0.5), ("sym", V.T @ np.ones(n), 1.0), ("sym", V.T @ P, 1.0)]
+    if hd.pairs:
+        blocks.append(("pairs", hd.gi, hd.gj, 2.0))
+    F = -1.0 / (rs[:, None] * rs[None, :] * (rs[:, None] + rs[None, :])) - mu / (ev[:, None] * ev[None, :])
+    g, H = daleckii_krein(V, 1 / rs + mu / ev, F, blocks)
     g[2 * n : 3 * n] -= 1.0
     # the cuts do not involve λ: their part of the gradient and Hessian lives on the other coordinates
     cols = np.r_[0 : 2 * n, 3 * n : A.shape[1]]
-    As = A[:, cols] / s[:, None]
+    As = (A[:, cols] if cut_cols is None else cut_cols) / s[:, None]
     g[cols] -= mu * As.sum(axis=0)
-    dd = -1.0 / (rs[:, None] * rs[None, :] * (rs[:, None] + rs[None, :])) - mu / (ev[:, None] * ev[None, :])
-    # B_k and dd are symmetric: the sum over the upper triangle, off-diagonal terms twice
-    iu = np.triu_indices(n)
-    Bh = B[:, iu[0] * n + iu[1]]
-    H = (Bh * (dd[iu] * np.where(iu[0] == iu[1], 1.0, 2.0))) @ Bh.T
-    H[np.ix_(cols, cols)] -= mu * (As.T @ As)
+    H[np.ix_(cols, cols)] -= gram(As.T, mu)
     return g, H
 
 
 def _maximise(P, A, x, mu, deadline, hd, rel_tol=1e-11, max_steps=400):
     """The barrier path from x (strictly feasible) down to m·μ ≤ rel_tol·|φ|."""
+    n = len(P)
+    cut_cols = A[:, np.r_[0 : 2 * n, 3 * n : A.shape[1]]]
     return barrier_path(
         lambda z, mu_: _barrier_pieces(z, P, mu_, A, hd),
-        lambda z, mu_, pieces: _newton_system(P, mu_, A, pieces, hd),
+        lambda z, mu_, pieces: _newton_system(P, mu_, A, pieces, hd, cut_cols),
         A,
         x,
         mu,

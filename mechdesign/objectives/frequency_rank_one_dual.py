@@ -55,10 +55,10 @@ from mechdesign.objectives.frequency_additive_dual import (
     NEIGHBOURS,
     U,
     _family_terms,
-    _basis,
-    _Head,
     _ray,
     barrier_path,
+    daleckii_krein,
+    gram,
     lagrangian_bound,
     nearly_active,
     recentred,
@@ -230,34 +230,26 @@ def _pieces(x, P, v, mu, A):
     return 2 * rs.sum() - x[2 * n : 3 * n].sum() + mu * logs, ev, V, rs, s
 
 
-def _hessian_terms(V, rs, ev, mu, B):
-    """Gradient (trace part) and Hessian of 2 tr S^{1/2} + μ log det S along the basis rows B_k = Vᵀ(∂S/∂x_k)V
-    (Daleckii–Krein)."""
+def _hessian_terms(V, rs, ev, mu, P, last):
+    """Gradient (trace part) and Hessian of 2 tr S^{1/2} + μ log det S in (D, u, λ, then the block ``last``)
+    (:func:`mechdesign.objectives.frequency_additive_dual.daleckii_krein`)."""
     n = len(rs)
-    g = B[:, np.arange(n) * (n + 1)] @ (1 / rs + mu / ev)
-    dd = -1.0 / (rs[:, None] * rs[None, :] * (rs[:, None] + rs[None, :])) - mu / (ev[:, None] * ev[None, :])
-    iu = np.triu_indices(n)
-    Bh = B[:, iu[0] * n + iu[1]]
-    return g, (Bh * (dd[iu] * np.where(iu[0] == iu[1], 1.0, 2.0))) @ Bh.T
-
-
-def _common_basis(V, P):
-    """Vᵀ(∂S/∂x_k)V for the coordinates D, u, λ (the structured dual's, without a head), as (3N, N, N)."""
-    n = len(P)
-    return _basis(V, P, _Head(None, n)).reshape(3 * n, n, n)
+    F = -1.0 / (rs[:, None] * rs[None, :] * (rs[:, None] + rs[None, :])) - mu / (ev[:, None] * ev[None, :])
+    every = np.arange(n)
+    blocks = [("pairs", every, every, 0.5), ("sym", V.T @ np.ones(n), 1.0), ("sym", V.T @ P, 1.0), last]
+    return daleckii_krein(V, 1 / rs + mu / ev, F, blocks)
 
 
 def _newton_fixed(x, P, v, mu, A, pieces):
     n = len(P)
     _, ev, V, rs, s = pieces
     al = V.T @ v
-    B = np.concatenate([_common_basis(V, P), -np.outer(al, al)[None]]).reshape(3 * n + 1, -1)
-    g, H = _hessian_terms(V, rs, ev, mu, B)
+    g, H = _hessian_terms(V, rs, ev, mu, P, ("rows", -np.outer(al, al)[None]))
     g[2 * n : 3 * n] -= 1.0
     cols = np.r_[0 : 2 * n, 3 * n]  # the cuts do not involve λ
     As = A[:, cols] / s[:, None]
     g[cols] -= mu * As.sum(axis=0)
-    H[np.ix_(cols, cols)] -= mu * (As.T @ As)
+    H[np.ix_(cols, cols)] -= gram(As.T, mu)
     w = x[3 * n]
     g[3 * n] += mu / w
     H[3 * n, 3 * n] -= mu / w**2
@@ -351,15 +343,14 @@ def _newton_free(z, P, mu, C, pieces):
     _, ev, V, rs, s = pieces
     a = z[3 * n :]
     al = V.T @ a
-    Ba = -(np.einsum("ia,b->iab", V, al) + np.einsum("a,ib->iab", al, V))
-    B = np.concatenate([_common_basis(V, P), Ba]).reshape(4 * n, -1)
-    g, H = _hessian_terms(V, rs, ev, mu, B)
+    # ∂S/∂a_k = −(e_k aᵀ + a e_kᵀ): in the eigenbasis −2·½(v_k αᵀ + α v_kᵀ), α = Vᵀa
+    g, H = _hessian_terms(V, rs, ev, mu, P, ("sym", al, -2.0))
     g[2 * n : 3 * n] -= 1.0
     nr = C.sum(axis=1)
     G = np.hstack([0.5 * C * C, nr[:, None] * C, np.zeros_like(C), -2 * (C @ a)[:, None] * C]) / s[:, None]
     g -= mu * G.sum(axis=0)
     H[3 * n :, 3 * n :] -= 2 * (V * (1 / rs + mu / ev)) @ V.T  # −a aᵀ is not linear in a
-    H -= mu * (G.T @ G)
+    H -= gram(G.T, mu)
     return g, H
 
 
