@@ -312,15 +312,16 @@ def _other_heads(fam, sp: _Split, hd: _Head) -> list[np.ndarray]:
     return [_ray(fam, _chosen(sp, hd, b, int(t[b]), order)) for b in top if val[b] > 0]
 
 
-def price_additive(fams, x: np.ndarray, P: np.ndarray, head=None, rigorous: bool = False):
+def price_additive(fams, x: np.ndarray, P: np.ndarray, head=None, rigorous: bool = False, maxima=None):
     """max ρ over each family at x = (D, u, λ, z) (Dinkelbach): a list of (value, ray) per family, value the maximum
     computed in floating point, or with ``rigorous`` an upper bound on it that covers every rounding (module doc).
-    ``head``: the head block's symbols (none: the additive dual, x = (D, u, λ))."""
+    ``head``: the head block's symbols (none: the additive dual, x = (D, u, λ)); ``maxima``: the list of
+    :func:`_family_maxima` at this x, when the caller has it."""
     n = len(P)
     hd = head if isinstance(head, _Head) else _Head(head, n)
     x = _padded(x, hd)
     out = []
-    for fam, sp, h, y in _family_maxima(fams, x, P, hd):
+    for fam, sp, h, y in _family_maxima(fams, x, P, hd) if maxima is None else maxima:
         k, norm = fam.size, fam.norm
         value = h / norm
         if rigorous:
@@ -338,12 +339,18 @@ def price_additive(fams, x: np.ndarray, P: np.ndarray, head=None, rigorous: bool
     return out
 
 
-def certified_bound(x: np.ndarray, P: np.ndarray, fams, head=None) -> tuple[float, np.ndarray]:
+def certified_bound(x: np.ndarray, P: np.ndarray, fams, head=None, maxima=None) -> tuple[float, np.ndarray]:
     """The bound of the module docstring at (D, u, λ, z) = x, every rounding covered: (bound, x used; D raised
-    when S needed it to be positive definite). ``head`` as in :func:`price_additive`."""
+    when S needed it to be positive definite). ``head`` as in :func:`price_additive`; ``maxima`` the list of
+    :func:`_family_maxima` at x, used when D is not raised (else the raised x is priced again)."""
     n = len(P)
     hd = head if isinstance(head, _Head) else _Head(head, n)
     x = np.array(_padded(x, hd), float)
+    given = x.copy()
+
+    def price(z):
+        reuse = maxima if maxima is not None and np.array_equal(z, given) else None
+        return max(v for v, _ in price_additive(fams, z, P, hd, rigorous=True, maxima=reuse))
 
     def matrices(z):
         D, u, lam, zz = _split(z, n)
@@ -352,7 +359,7 @@ def certified_bound(x: np.ndarray, P: np.ndarray, fams, head=None) -> tuple[floa
             T[np.ix_(hd.items, hd.items)] += np.abs(hd.z_matrix(zz))
         return _s_matrix(z, P, hd), T
 
-    return lagrangian_bound(x, P, matrices, lambda z: max(v for v, _ in price_additive(fams, z, P, hd, rigorous=True)))
+    return lagrangian_bound(x, P, matrices, price)
 
 
 def lagrangian_bound(x: np.ndarray, P: np.ndarray, matrices, price, entry_error: float = 4.0):
@@ -614,11 +621,13 @@ def additive_dual_bound(fams, P: np.ndarray, cuts: np.ndarray, deadline: float, 
         # rounds stop near the central path (cuts from a central point: fewer rounds); the last one goes to the end
         x = _maximise(P, A, x, mu, deadline, hd, rel_tol=LOOSE_TOL if loose else 1e-11)
         mu = MU_START
-        bound, x_used = certified_bound(x, P, fams, hd)
+        # one pricing per round: its maxima give both the certified bound and the new cuts
+        maxima = list(_family_maxima(fams, x, P, hd))
+        bound, x_used = certified_bound(x, P, fams, hd, maxima=maxima)
         if bound > best:
             best, best_x = bound, x_used
         fresh = []
-        for fam, sp, h, y in _family_maxima(fams, x, P, hd):
+        for fam, sp, h, y in maxima:
             if h / fam.norm > 1e-13:
                 fresh += [_ray(fam, y), *_neighbours(fam, sp, h, y, NEIGHBOURS), *_other_heads(fam, sp, hd)]
         if not fresh:

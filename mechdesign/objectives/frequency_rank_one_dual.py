@@ -186,22 +186,32 @@ class _Family:
         return (h + max(0.0, v + allow) / s_min * (1 + 8 * U)) / norm * (1 + 4 * U) + 4 * U * abs(h / norm)
 
 
-def price_rank_one(fams, x: np.ndarray, P: np.ndarray, v: np.ndarray, rigorous: bool = False):
-    """Per family: (an upper bound on its largest ρ at x = (D, u, λ, w) and direction v, the ray of largest exact ρ
-    met), the bound covering every rounding with ``rigorous``."""
+def _priced(fams, x: np.ndarray, P: np.ndarray, v: np.ndarray) -> list:
+    """Per family at x = (D, u, λ, w) and direction v: (its _Family, h, t, y) of :meth:`_Family.price`."""
     out = []
     for fam in fams:
         F = _Family(fam, x, P, v)
-        h, t, y = F.price()
-        out.append((F.certified(h, t) if rigorous else h / fam.norm, _ray(fam, y)))
+        out.append((F, *F.price()))
     return out
 
 
-def certified_bound(x: np.ndarray, P: np.ndarray, fams, v: np.ndarray) -> tuple[float, np.ndarray]:
+def price_rank_one(fams, x: np.ndarray, P: np.ndarray, v: np.ndarray, rigorous: bool = False, priced=None):
+    """Per family: (an upper bound on its largest ρ at x = (D, u, λ, w) and direction v, the ray of largest exact ρ
+    met), the bound covering every rounding with ``rigorous``; ``priced`` the list of :func:`_priced` at this x,
+    when the caller has it."""
+    return [
+        (F.certified(h, t) if rigorous else h / F.fam.norm, _ray(F.fam, y))
+        for F, h, t, y in (_priced(fams, x, P, v) if priced is None else priced)
+    ]
+
+
+def certified_bound(x: np.ndarray, P: np.ndarray, fams, v: np.ndarray, priced=None) -> tuple[float, np.ndarray]:
     """The bound of the module docstring at x = (D, u, λ, w) and direction v, every rounding covered: (bound, x used;
-    D raised when S needed it to be positive definite)."""
+    D raised when S needed it to be positive definite); ``priced`` the list of :func:`_priced` at x, used when D is
+    not raised."""
     n = len(P)
     x = np.array(x, float)
+    given = x.copy()
     if not x[3 * n] >= 0:
         return -math.inf, x
 
@@ -211,7 +221,8 @@ def certified_bound(x: np.ndarray, P: np.ndarray, fams, v: np.ndarray) -> tuple[
         return _s_matrix(z, P, v), T + w * np.outer(np.abs(v), np.abs(v))
 
     def price(z):
-        return max(value for value, _ in price_rank_one(fams, z, P, v, rigorous=True))
+        reuse = priced if priced is not None and np.array_equal(z, given) else None
+        return max(value for value, _ in price_rank_one(fams, z, P, v, rigorous=True, priced=reuse))
 
     return lagrangian_bound(x, P, matrices, price, entry_error=8.0)  # S's entries sum six terms: 8u per unit of T
 
@@ -312,15 +323,15 @@ def _fixed_direction(fams, P, v, C, x, deadline, mu=MU_START):
         x = _strictly_feasible(recentred(x, x0, lambda z: _s_matrix(z, P, v)), C, P, lambda z, A=A: A @ z)
         x = _maximise_fixed(P, v, A, x, mu, deadline, LOOSE_TOL if loose else 1e-11)
         mu = MU_START
-        bound, x_used = certified_bound(x, P, fams, v)
+        # one pricing per round: it gives both the certified bound and the new cuts
+        priced = _priced(fams, x, P, v)
+        bound, x_used = certified_bound(x, P, fams, v, priced=priced)
         if bound > best:
             best, best_x = bound, x_used
         fresh = []
-        for fam in fams:
-            F = _Family(fam, x, P, v)
-            _, _, y = F.price()
-            if F.exact(y) / fam.norm > 1e-13:
-                fresh += [_ray(fam, y), *_swaps(F, y, NEIGHBOURS)]
+        for F, _, _, y in priced:
+            if F.exact(y) / F.fam.norm > 1e-13:
+                fresh += [_ray(F.fam, y), *_swaps(F, y, NEIGHBOURS)]
         if not fresh:
             if not loose:
                 break
