@@ -128,48 +128,10 @@ class _Family:
         k = self.k
         return np.argpartition(-c, k - 1)[:k] if 0 < k < len(c) else np.arange(min(k, len(c)))
 
-    def at(self, t: float) -> tuple[float, np.ndarray]:
-        """max over the family of (numerator with −q² replaced by t² − 2tq)/denominator (Dinkelbach): (h(t), the
-        maximising set's positions)."""
-        c0, c = self._linear(t)
-        y = self._top(c)
-        h = (c0 + c[y].sum()) / (self.s0 + self.p[y].sum())
-        for _ in range(200):
-            y2 = self._top(c - h * self.p)
-            if c0 - h * self.s0 + float((c - h * self.p)[y2].sum()) <= 0:
-                break
-            h2 = (c0 + c[y2].sum()) / (self.s0 + self.p[y2].sum())
-            if h2 <= h:
-                break
-            h, y = h2, y2
-        return float(h), y
-
     def exact(self, y: np.ndarray) -> float:
         """ρ·(1·r) of the set at positions y."""
         q = self.beta + float(self.gam[y].sum())
         return (self.A0 + float(self.a[y].sum()) - self.w * q * q) / (self.s0 + float(self.p[y].sum()))
-
-    def price(self) -> tuple[float, float, np.ndarray]:
-        """(least h(t) found, its t, the set of largest exact ρ met)."""
-        g = np.sort(self.gam)
-        lo, hi = self.beta + float(g[: self.k].sum()), self.beta + float(g[len(g) - self.k :].sum())
-        phi = (math.sqrt(5) - 1) / 2
-        t1, t2 = hi - phi * (hi - lo), lo + phi * (hi - lo)
-        (f1, y1), (f2, y2) = self.at(t1), self.at(t2)
-        met = [y1, y2]
-        for _ in range(GOLDEN_STEPS):
-            if f1 < f2:
-                hi, t2, f2, y2 = t2, t1, f1, y1
-                t1 = hi - phi * (hi - lo)
-                f1, y1 = self.at(t1)
-                met.append(y1)
-            else:
-                lo, t1, f1, y1 = t1, t2, f2, y2
-                t2 = lo + phi * (hi - lo)
-                f2, y2 = self.at(t2)
-                met.append(y2)
-        t, h = (t1, f1) if f1 < f2 else (t2, f2)
-        return h, t, max(met, key=self.exact)
 
     def certified(self, h: float, t: float) -> float:
         """An upper bound on the family's largest ρ covering every rounding (as price_additive of the structured
@@ -186,13 +148,99 @@ class _Family:
         return (h + max(0.0, v + allow) / s_min * (1 + 8 * U)) / norm * (1 + 4 * U) + 4 * U * abs(h / norm)
 
 
+class _Stacked:
+    """Every family's terms of :class:`_Family` side by side, padded to the longest list of free items, so that
+    the golden section over t and Dinkelbach's steps run for all families at once (one family at a time, the
+    pricing spent most of its time in numpy's per-call overhead: N = 50 ε-LDP, 49 families, 0.09 s a round against
+    0.022 s)."""
+
+    def __init__(self, Fs: list[_Family]):
+        L = max(len(F.a) for F in Fs)
+        self.Fs = Fs
+        self.k = np.array([F.k for F in Fs])
+        self.A0 = np.array([F.A0 for F in Fs])
+        self.s0 = np.array([F.s0 for F in Fs])
+        self.beta = np.array([F.beta for F in Fs])
+        self.w = np.array([F.w for F in Fs])
+        self.valid = np.zeros((len(Fs), L), bool)
+        self.a, self.p, self.gam = (np.zeros((len(Fs), L)) for _ in range(3))
+        for i, F in enumerate(Fs):
+            m = len(F.a)
+            self.valid[i, :m] = True
+            self.a[i, :m], self.p[i, :m], self.gam[i, :m] = F.a, F.p, F.gam
+        self.rows = np.arange(len(Fs))[:, None]
+
+    def _sums(self, key: np.ndarray, c: np.ndarray):
+        """The top k of ``key`` per family (its chosen set, a mask) and the sums of c and p over it."""
+        order = np.argsort(-np.where(self.valid, key, -np.inf), axis=1, kind="stable")
+        rank = np.empty_like(order)
+        rank[self.rows, order] = np.arange(order.shape[1])[None, :]
+        mask = rank < self.k[:, None]
+        return mask, (c * mask).sum(axis=1), (self.p * mask).sum(axis=1)
+
+    def at(self, t: np.ndarray):
+        """Per family at its own t: h(t) = max over the family of (numerator with −q² replaced by t² − 2tq) /
+        denominator, by Dinkelbach's method (each step the top k of c − h·p), and its maximising set (a mask)."""
+        c0 = self.A0 + self.w * t * t - 2 * self.w * t * self.beta
+        c = self.a - 2 * (self.w * t)[:, None] * self.gam
+        y, cs, ps = self._sums(c, c)
+        h = (c0 + cs) / (self.s0 + ps)
+        live = np.ones(len(h), bool)
+        for _ in range(200):
+            key = c - h[:, None] * self.p
+            y2, cs2, ps2 = self._sums(key, c)
+            h2 = (c0 + cs2) / (self.s0 + ps2)
+            up = live & (c0 - h * self.s0 + (key * y2).sum(axis=1) > 0) & (h2 > h)
+            if not up.any():
+                break
+            h, y = np.where(up, h2, h), np.where(up[:, None], y2, y)
+            live = up
+        return h, y
+
+    def exact(self, y: np.ndarray) -> np.ndarray:
+        q = self.beta + (self.gam * y).sum(axis=1)
+        return (self.A0 + (self.a * y).sum(axis=1) - self.w * q * q) / (self.s0 + (self.p * y).sum(axis=1))
+
+    def price(self):
+        """Per family (h, t, y): the least h(t) found by golden section over [min q, max q] (h is convex in t), its t,
+        and the positions of the set of largest exact ρ met."""
+        g = np.sort(np.where(self.valid, self.gam, np.inf), axis=1)
+        gd = np.sort(np.where(self.valid, self.gam, -np.inf), axis=1)[:, ::-1]
+        take = np.arange(g.shape[1])[None, :] < self.k[:, None]
+        lo = self.beta + np.where(take, g, 0.0).sum(axis=1)
+        hi = self.beta + np.where(take, gd, 0.0).sum(axis=1)
+        phi = (math.sqrt(5) - 1) / 2
+        t1, t2 = hi - phi * (hi - lo), lo + phi * (hi - lo)
+        (f1, y1), (f2, y2) = self.at(t1), self.at(t2)
+        best_y, best_e = y1, self.exact(y1)
+        e2 = self.exact(y2)
+        best_y, best_e = np.where((e2 > best_e)[:, None], y2, best_y), np.maximum(best_e, e2)
+        for _ in range(GOLDEN_STEPS):
+            left = f1 < f2
+            hi = np.where(left, t2, hi)
+            lo = np.where(left, lo, t1)
+            t_new = np.where(left, hi - phi * (hi - lo), lo + phi * (hi - lo))
+            f_new, y_new = self.at(t_new)
+            t1, f1, y1, t2, f2, y2 = (
+                np.where(left, t_new, t2),
+                np.where(left, f_new, f2),
+                np.where(left[:, None], y_new, y2),
+                np.where(left, t1, t_new),
+                np.where(left, f1, f_new),
+                np.where(left[:, None], y1, y_new),
+            )
+            e = self.exact(y_new)
+            best_y, best_e = np.where((e > best_e)[:, None], y_new, best_y), np.maximum(best_e, e)
+        first = f1 < f2
+        t, h = np.where(first, t1, t2), np.where(first, f1, f2)
+        return [(float(h[i]), float(t[i]), np.flatnonzero(best_y[i])) for i in range(len(self.Fs))]
+
+
 def _priced(fams, x: np.ndarray, P: np.ndarray, v: np.ndarray) -> list:
-    """Per family at x = (D, u, λ, w) and direction v: (its _Family, h, t, y) of :meth:`_Family.price`."""
-    out = []
-    for fam in fams:
-        F = _Family(fam, x, P, v)
-        out.append((F, *F.price()))
-    return out
+    """Per family at x = (D, u, λ, w) and direction v: (its _Family, h, t, y) of :meth:`_Stacked.price`, all
+    families priced at once."""
+    Fs = [_Family(fam, x, P, v) for fam in fams]
+    return [(F, *res) for F, res in zip(Fs, _Stacked(Fs).price())]
 
 
 def price_rank_one(fams, x: np.ndarray, P: np.ndarray, v: np.ndarray, rigorous: bool = False, priced=None):
