@@ -62,7 +62,6 @@ within a few ulps of their exact values; the same allowance covers them.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass
@@ -394,19 +393,13 @@ def _cut_rows(C: np.ndarray, P: np.ndarray, hd: _Head) -> np.ndarray:
     return np.hstack([0.5 * C * C, nr[:, None] * C, np.zeros_like(C), 2 * C[:, hd.gi] * C[:, hd.gj]])
 
 
-@functools.cache
-def _dsyrk():
-    from scipy.linalg.blas import dsyrk
-
-    return dsyrk
-
-
 def gram(X: np.ndarray, scale: float = 1.0) -> np.ndarray:
-    """scale·X Xᵀ, symmetric (BLAS syrk: half the products of X @ X.T)."""
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        return np.zeros((X.shape[0], X.shape[0]))
-    C = _dsyrk()(scale, np.asfortranarray(X.T), trans=1)
-    return np.triu(C) + np.triu(C, 1).T
+    """scale·X Xᵀ. Written as Y @ Y.T with Y = √|scale|·X, so that numpy's BLAS takes its symmetric rank-k product
+    (half the multiplications of a general product); numpy's BLAS, not scipy's, so that a caller's thread limit
+    applies to it."""
+    Y = X * math.sqrt(abs(scale))
+    G = Y @ Y.T
+    return G if scale >= 0 else -G
 
 
 def daleckii_krein(V: np.ndarray, fp: np.ndarray, F: np.ndarray, blocks) -> tuple[np.ndarray, np.ndarray]:

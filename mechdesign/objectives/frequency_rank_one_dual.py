@@ -500,18 +500,19 @@ def child_main(path: str) -> int:
     """Entry point of a second process (``python -m mechdesign.objectives.frequency_rank_one_dual PATH``): reads
     (families, P, cuts, deadline) pickled at PATH by the engine, runs :func:`rank_one_dual_bound` until the deadline
     (wall clock, time.time()) and writes its RankOneDual's fields, pickled as a dict, to stdout. It ignores SIGINT (the engine stops it)
-    and uses one BLAS thread."""
+    and uses one BLAS thread, numpy's and scipy's alike (:func:`mechdesign.lp.threads.single_threaded_blas`: a BLAS
+    loaded after a plain thread limit would run a pool of threads beside the engine's process)."""
     import dataclasses
     import pickle
     import signal
     import sys
 
-    from threadpoolctl import threadpool_limits
+    from mechdesign.lp.threads import single_threaded_blas
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with open(path, "rb") as f:
         fams, P, cuts, deadline = pickle.load(f)
-    with threadpool_limits(1):
+    with single_threaded_blas():
         result = rank_one_dual_bound(fams, P, cuts, time.perf_counter() + (deadline - time.time()))
     # a dict (this module runs as __main__ here, so its classes would not unpickle under their own name)
     sys.stdout.buffer.write(pickle.dumps(dataclasses.asdict(result)))
