@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pytest
 
+from helpers.finite_differences import central_gradient_and_hessian
 from helpers.frequency_rays import all_rays, independent_design
 from helpers.specs import spec
 
@@ -340,18 +341,7 @@ def test_the_closed_form_newton_system_is_the_second_derivative_of_the_barrier(s
     pieces = fad._barrier_pieces(x, P, mu, A, hd)
     assert pieces is not None and pieces[0] == pytest.approx(phi(x), rel=1e-12)
     g, H = fad._newton_system(P, mu, A, pieces, hd)
-    step = 1e-4
-    E = np.eye(m) * step
-    g_fd = np.array([(phi(x + E[k]) - phi(x - E[k])) / (2 * step) for k in range(m)])
-    H_fd = np.array(
-        [
-            [
-                (phi(x + E[k] + E[l]) - phi(x + E[k] - E[l]) - phi(x - E[k] + E[l]) + phi(x - E[k] - E[l])) / 4e-8
-                for l in range(m)
-            ]
-            for k in range(m)
-        ]
-    )
+    g_fd, H_fd = central_gradient_and_hessian(phi, x)
     scale = np.abs(H_fd).max()
     assert np.abs(g - g_fd).max() <= 1e-6 * np.abs(g_fd).max()
     assert np.abs(H - H_fd).max() <= 1e-4 * scale

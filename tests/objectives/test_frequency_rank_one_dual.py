@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from helpers.finite_differences import central_gradient_and_hessian
 from helpers.frequency_rays import all_rays, independent_design
 from helpers.specs import spec
 
@@ -161,17 +162,6 @@ def test_the_fixed_direction_newton_system_is_the_second_derivative_of_its_barri
     pieces = r1._pieces(x, P, v, mu, A)
     assert pieces is not None and pieces[0] == pytest.approx(phi(x), rel=1e-12)
     g, H = r1._newton_fixed(x, P, v, mu, A, pieces)
-    step = 1e-4
-    E = np.eye(m) * step
-    g_fd = np.array([(phi(x + E[k]) - phi(x - E[k])) / (2 * step) for k in range(m)])
-    H_fd = np.array(
-        [
-            [
-                (phi(x + E[k] + E[l]) - phi(x + E[k] - E[l]) - phi(x - E[k] + E[l]) + phi(x - E[k] - E[l])) / 4e-8
-                for l in range(m)
-            ]
-            for k in range(m)
-        ]
-    )
+    g_fd, H_fd = central_gradient_and_hessian(phi, x)
     assert np.abs(g - g_fd).max() <= 1e-6 * np.abs(g_fd).max()
     assert np.abs(H - H_fd).max() <= 1e-4 * np.abs(H_fd).max()
