@@ -150,8 +150,11 @@ def certify_key(kind: str, variant: str, n: int, overwrite: bool) -> str:
 
 
 def solver_versions() -> str:
-    """The versions that decide the solver's float kernels (HiGHS, numpy, scipy): the problems/ and family cases
-    emit the reference fractions only with the solver output they were made from."""
+    """The versions that decide the solver's float kernels (HiGHS, numpy, scipy) and the machine's vector
+    instructions (numpy's loops and OpenBLAS pick their kernels by them, and their sums round differently): the
+    problems/ and family cases emit the reference fractions only with the solver output they were made from. With
+    the same versions, a machine with AVX-512 and one with AVX2 alone emitted different fractions for
+    problems/combined_min_mass_and_metric.yaml."""
     import highspy
     import scipy
 
@@ -161,7 +164,21 @@ def solver_versions() -> str:
         hv = version("highspy")
     except Exception:  # noqa: BLE001 - a highspy without metadata
         hv = getattr(highspy, "__version__", "unknown")
-    return f"highspy {hv}, numpy {np.__version__}, scipy {scipy.__version__}"
+    return f"highspy {hv}, numpy {np.__version__}, scipy {scipy.__version__}, {cpu_kernels()}"
+
+
+def cpu_kernels() -> str:
+    """The vector instructions numpy dispatches to on this machine and OpenBLAS's kernel (threadpoolctl)."""
+    core = getattr(np, "_core", None) or np.core
+    features = getattr(core._multiarray_umath, "__cpu_features__", {})
+    simd = "+".join(f for f in ("AVX512F", "AVX2", "FMA3", "ASIMD") if features.get(f)) or "baseline"
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = sorted({str(i.get("architecture")) for i in threadpool_info() if i.get("internal_api") == "openblas"})
+    except Exception:  # noqa: BLE001 - no threadpoolctl: the SIMD set alone
+        blas = []
+    return f"cpu {simd}" + (f", OpenBLAS {'/'.join(blas)}" if blas else "")
 
 
 def main() -> None:

@@ -6,8 +6,9 @@ function of fast-path conditions into named steps: to the grid, exact check, rep
 file of problems/, specs of benchmarks/scaling_families.py at N = 200 … 1000, and the dense kernels of
 benchmarks/certify_scaling.py at N = 200, 500, 1000 (with variants that reach the snapping, the one-pass mix, the
 mix it declines and a kernel that passes as rounded), with and without the caller giving its float kernel away.
-The problems/ and family cases go through the solver, whose float kernels change with HiGHS, numpy and scipy: they
-run only with the versions the reference was made with (``_made_with``); the dense certify cases run with any.
+The problems/ and family cases go through the solver, whose float kernels change with HiGHS, numpy and scipy and with
+the machine's vector instructions (numpy's loops and OpenBLAS choose kernels by them): they run only with the versions
+and the instructions the reference was made with (``_made_with``); the dense certify cases run with any.
 """
 
 from __future__ import annotations
