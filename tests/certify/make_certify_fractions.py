@@ -153,8 +153,8 @@ def solver_versions() -> str:
     """The versions that decide the solver's float kernels (HiGHS, numpy, scipy) and the machine's vector
     instructions (numpy's loops and OpenBLAS pick their kernels by them, and their sums round differently): the
     problems/ and family cases emit the reference fractions only with the solver output they were made from. With
-    the same versions, a machine with AVX-512 and one with AVX2 alone emitted different fractions for
-    problems/combined_min_mass_and_metric.yaml."""
+    the same versions, the machine of the first reference and an AVX2 machine (OpenBLAS's Haswell kernels) emitted
+    different fractions for problems/combined_min_mass_and_metric.yaml."""
     import highspy
     import scipy
 
