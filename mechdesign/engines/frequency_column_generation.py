@@ -243,11 +243,7 @@ def _master(R: np.ndarray, warm: np.ndarray, P: np.ndarray, deadline: float = ma
         sol = _restricted(R, [P])
         if sol is not None:
             return _polish(R, sol[0], P, steps=POLISH_STEPS)
-    import os as _os
-
-    mu = float(_os.environ.get("WARM_MU", "1e-4")) if _os.environ.get("WARMED") else 1e-4
-    _os.environ["WARMED"] = "1"
-    theta = barrier(R, warm, P, deadline=deadline, mu_start=mu)
+    theta = barrier(R, warm, P, deadline=deadline)
     if theta is not None and np.abs(R.T @ theta - 1).max() <= 1e-9:
         return theta
     if time.perf_counter() > deadline:
@@ -728,7 +724,7 @@ def _rounds(spec, P, time_limit, tol, node_limit, max_rounds, t0, fams, ldp_fit,
     best.iterations = it
     best.seconds = time.perf_counter() - t0
     best.rays_considered = len(seen)
-    best.message = notes + dual_note
+    best.message = (notes + dual_note).removeprefix("; ")  # no pricing round before the dual: no nodes to name
     return best
 
 
