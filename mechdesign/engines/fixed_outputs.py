@@ -49,7 +49,7 @@ columns must be found some other way. Facts used:
    every vertex and the best is exact (up to cdd's floating point). cdd's double description in floats can drop
    vertices without raising (min_mass c = 0.0759, N = 4, M = 3, ε = 2.578125: 155 of 691), so a listing is used
    only when every listed point satisfies the rows and it attains the LP maximum of 40 random linear objectives
-   (:func:`_listing_is_complete`; otherwise the rows scaled to unit norm are listed again, and then the methods
+   (:func:`mechdesign.privacy.extremes.listing_is_complete`; otherwise the rows scaled to unit norm are listed again, and then the methods
    below take over). Column-order constraints
    would be valid for the maximum (they keep a permuted copy of every kernel) but they add
    vertices: measured, they made cdd slower (N = 4, M = 4: 0.2 s → 31 s), so none are used.
@@ -99,7 +99,7 @@ import numpy as np
 
 from mechdesign.engines.output_generation import solve_kernel_lp_compiled
 from mechdesign.objectives.compile import add_pml_kernel, add_pml_kernel_with_layout
-from mechdesign.privacy.extremes import cone_inequalities
+from mechdesign.privacy.extremes import cone_inequalities, listing_is_complete
 from mechdesign.lp.incumbent import design_problem
 from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
@@ -217,60 +217,12 @@ def enumeration_applies(spec: Spec, m: int) -> bool:
 
 
 class ListingError(RuntimeError):
-    """cdd's floating-point listing of the vertices of 𝒦_M failed or did not pass :func:`_listing_is_complete`."""
-
-
-LISTING_PROBES = 40
-"""Random linear objectives whose LP maximum over 𝒦_M the listed vertices must attain (:func:`_listing_is_complete`)."""
-
-
-def _listing_is_complete(rows: np.ndarray, V: np.ndarray, probes: int = LISTING_PROBES, tol: float = 1e-7) -> bool:
-    """A check of cdd's floating-point vertex list V of the polytope {x : b + A x ≥ 0} (``rows`` = [b, A]): every
-    listed point satisfies the rows (to ``tol``), and for ``probes`` random directions c (seeded) the best listed
-    c·v reaches the LP maximum of c·x over the polytope (HiGHS, to ``tol`` relative: its feasibility tolerance is
-    1e-7). In exact arithmetic both hold
-    for the complete list; cdd's double description in floats can drop vertices without raising (measured: min_mass
-    c = 0.0759, N = 4, M = 3, ε = 2.578125, 155 of the 691 vertices, the best Bayes vulnerability 0.874991 against
-    0.875), and then some direction's maximum is at a vertex it dropped. The probes are evidence, not a proof: a
-    list that passes them and still misses a vertex is not known."""
-    import highspy
-
-    from mechdesign.lp.highs import configured_highs
-    from mechdesign.lp.interrupt import run_interruptible
-
-    b, A = rows[:, 0], rows[:, 1:]
-    if len(V) == 0:
-        return False
-    scale = 1.0 + np.abs(b)[:, None] + np.abs(A).sum(axis=1, keepdims=True)
-    if ((b[:, None] + A @ V.T) / scale).min() < -tol:
-        return False
-    # one model, re-solved from the last basis as the objective changes
-    h = configured_highs("warm_simplex")
-    d = A.shape[1]
-    h.addCols(d, np.zeros(d), np.full(d, -highspy.kHighsInf), np.full(d, highspy.kHighsInf), 0, [], [], [])
-    rows_i, cols_j = np.nonzero(A)  # row-wise order: A x ≥ −b as HiGHS's compressed rows
-    starts = np.searchsorted(rows_i, np.arange(len(A))).astype(np.int32)
-    h.addRows(
-        len(A), -b, np.full(len(A), highspy.kHighsInf), len(rows_i), starts, cols_j.astype(np.int32), A[rows_i, cols_j]
-    )
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-    rng = np.random.default_rng(0)
-    idx = np.arange(d, dtype=np.int32)
-    for _ in range(probes):
-        c = rng.standard_normal(d)
-        h.changeColsCost(d, idx, c)
-        run_interruptible(h)
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return False
-        top = float(h.getInfo().objective_function_value)
-        if float((V @ c).max()) < top - tol * (1.0 + abs(top)):
-            return False
-    return True
+    """cdd's floating-point listing of the vertices of 𝒦_M failed or did not pass :func:`mechdesign.privacy.extremes.listing_is_complete`."""
 
 
 def enumerate_vertices(spec: Spec, m: int) -> np.ndarray:
     """The vertices of 𝒦_M as an array of shape (V, N, M), by cdd (floating point), checked by
-    :func:`_listing_is_complete`; when a listing fails the check (or cdd raises), the rows scaled to unit
+    :func:`mechdesign.privacy.extremes.listing_is_complete`; when a listing fails the check (or cdd raises), the rows scaled to unit
     ∞-norm are listed again (cdd's tolerances are absolute), and when that fails too, :class:`ListingError`."""
     from mechdesign.privacy.extremes import _require_cdd
 
@@ -298,7 +250,7 @@ def enumerate_vertices(spec: Spec, m: int) -> np.ndarray:
         except RuntimeError:  # cdd's "Numerical inconsistency"
             continue
         V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12], float).reshape(-1, d)
-        if _listing_is_complete(rows, V):
+        if listing_is_complete(rows, V):
             break
     else:
         raise ListingError(

@@ -25,7 +25,7 @@ from mechdesign.engines.base import EngineBase
 from mechdesign.lp.solve import Status
 from mechdesign.objectives.frequency_estimation import EXACT_MAX_N, estimation_priors, symmetric_case
 from mechdesign.objectives.plan import PlanOutcome
-from mechdesign.spec.errors import InputError
+from mechdesign.spec.errors import InputError, SolveFailure
 from mechdesign.spec.models import MAX_M, MAX_NM, Spec
 
 __all__ = ["FrequencySymmetricClasses", "FrequencyAOptimalRays", "frequency_rays", "solve_frequency"]
@@ -51,7 +51,7 @@ def frequency_rays(spec: Spec) -> np.ndarray:
     """Every extreme ray of the spec's single-column cone (max entry 1): the prior set's own list, or for a
     ``privacy`` list the rays of the intersection of every constraint's cone (cdd, N ≤ 8)."""
     from mechdesign.engines.sublinear import ray_epsilon
-    from mechdesign.privacy.extremes import CDD_MAX_N, cone_inequalities, extreme_rays, unique_rows
+    from mechdesign.privacy.extremes import CDD_MAX_N, cone_inequalities, extreme_rays, listing_is_complete, unique_rows
     from mechdesign.spec.models import MetricGuarantee
 
     n = spec.n
@@ -81,12 +81,28 @@ def frequency_rays(spec: Spec) -> np.ndarray:
             blocks.append(cone_inequalities(g.prior_set, n, g.epsilon.value + 3e-16 * max(1.0, g.epsilon.value)))
     blocks.append(np.eye(n))
     G = unique_rows(np.vstack(blocks), 14)
-    mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
-    gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-    R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12]).reshape(-1, n)
-    R = np.clip(R, 0.0, None)
-    R = R[R.max(axis=1) > 0]
-    return unique_rows(R / R.max(axis=1, keepdims=True))
+    # the rays, scaled to Σk = 1, are the vertices of the section {G k ≥ 0, Σk = 1}: cdd's floating-point listing
+    # is checked against LP maxima over it (a dropped ray would leave the design's bound below the optimum)
+    section = np.vstack(
+        [np.hstack([np.zeros((len(G), 1)), G]), np.r_[-1.0, np.ones(n)][None, :], np.r_[1.0, -np.ones(n)][None, :]]
+    )
+    for listed in (G, G / np.abs(G).max(axis=1, keepdims=True)):
+        mat = cdd.matrix_from_array(
+            np.hstack([np.zeros((len(listed), 1)), listed]).tolist(), rep_type=cdd.RepType.INEQUALITY
+        )
+        try:
+            gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        except RuntimeError:  # cdd's "Numerical inconsistency"
+            continue
+        R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12]).reshape(-1, n)
+        R = np.clip(R, 0.0, None)
+        R = R[R.sum(axis=1) > 0]
+        if listing_is_complete(section, R / R.sum(axis=1, keepdims=True)):
+            return unique_rows(R / R.max(axis=1, keepdims=True))
+    raise SolveFailure(
+        "privacy: the extreme rays of the privacy list's intersection cone could not be listed reliably in floating "
+        "point (cdd's double description failed its check); a shorter privacy list or other numbers may avoid it"
+    )
 
 
 def solve_frequency(spec: Spec) -> PlanOutcome:

@@ -56,6 +56,8 @@ __all__ = [
     "CDD_MAX_N",
     "count_structured_rays",
     "unique_rows",
+    "listing_is_complete",
+    "LISTING_PROBES",
 ]
 
 STRUCTURED_MAX_N = 16
@@ -158,6 +160,55 @@ def cone_inequalities(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray
 
 NEAR_ROW_DIGITS = 6
 """Rows of the cone's inequalities that agree to this many decimals but not to 14 make it near-degenerate."""
+
+
+LISTING_PROBES = 40
+"""Random linear objectives whose LP maximum over a polytope its listed vertices must attain (:func:`listing_is_complete`)."""
+
+
+def listing_is_complete(rows: np.ndarray, V: np.ndarray, probes: int = LISTING_PROBES, tol: float = 1e-7) -> bool:
+    """A check of cdd's floating-point vertex list V of the polytope {x : b + A x ≥ 0} (``rows`` = [b, A]): every
+    listed point satisfies the rows (to ``tol``), and for ``probes`` random directions c (seeded) the best listed
+    c·v reaches the LP maximum of c·x over the polytope (HiGHS, to ``tol`` relative: its feasibility tolerance is
+    1e-7). In exact arithmetic both hold
+    for the complete list; cdd's double description in floats can drop vertices without raising (measured: min_mass
+    c = 0.0759, N = 4, M = 3, ε = 2.578125, 155 of the 691 vertices, the best Bayes vulnerability 0.874991 against
+    0.875, for the M-output kernels of mechdesign.engines.fixed_outputs), and then some direction's maximum is at a
+    vertex it dropped. The probes are evidence, not a proof: a
+    list that passes them and still misses a vertex is not known."""
+    import highspy
+
+    from mechdesign.lp.highs import configured_highs
+    from mechdesign.lp.interrupt import run_interruptible
+
+    b, A = rows[:, 0], rows[:, 1:]
+    if len(V) == 0:
+        return False
+    scale = 1.0 + np.abs(b)[:, None] + np.abs(A).sum(axis=1, keepdims=True)
+    if ((b[:, None] + A @ V.T) / scale).min() < -tol:
+        return False
+    # one model, re-solved from the last basis as the objective changes
+    h = configured_highs("warm_simplex")
+    d = A.shape[1]
+    h.addCols(d, np.zeros(d), np.full(d, -highspy.kHighsInf), np.full(d, highspy.kHighsInf), 0, [], [], [])
+    rows_i, cols_j = np.nonzero(A)  # row-wise order: A x ≥ −b as HiGHS's compressed rows
+    starts = np.searchsorted(rows_i, np.arange(len(A))).astype(np.int32)
+    h.addRows(
+        len(A), -b, np.full(len(A), highspy.kHighsInf), len(rows_i), starts, cols_j.astype(np.int32), A[rows_i, cols_j]
+    )
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    rng = np.random.default_rng(0)
+    idx = np.arange(d, dtype=np.int32)
+    for _ in range(probes):
+        c = rng.standard_normal(d)
+        h.changeColsCost(d, idx, c)
+        run_interruptible(h)
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return False
+        top = float(h.getInfo().objective_function_value)
+        if float((V @ c).max()) < top - tol * (1.0 + abs(top)):
+            return False
+    return True
 
 
 def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:

@@ -121,3 +121,21 @@ def test_l1_ball_with_masses_of_one_billionth_is_designed_not_refused():
     # mutual information is maximised: its dual bound is an upper bound
     assert result.certificate.dual_bound is not None
     assert result.certificate.dual_bound >= result.objective - 1e-12 * max(1.0, result.objective)
+
+
+def test_listing_check_accepts_the_cube_and_refuses_it_with_a_vertex_dropped_or_a_point_outside():
+    """listing_is_complete on the cube [0, 1]^4 (rows x_i ≥ 0 and 1 − x_i ≥ 0), whose 16 vertices are the 0/1
+    vectors, written here: the full list passes; without (1, 1, 1, 1), the maximiser of any direction with positive
+    entries, some random direction's LP maximum is missed; with a point outside (x_1 = 1.01) it is refused."""
+    import itertools
+
+    from mechdesign.privacy.extremes import listing_is_complete
+
+    d = 4
+    rows = np.vstack([np.hstack([np.zeros((d, 1)), np.eye(d)]), np.hstack([np.ones((d, 1)), -np.eye(d)])])
+    V = np.array(list(itertools.product([0.0, 1.0], repeat=d)))
+    assert listing_is_complete(rows, V)
+    assert not listing_is_complete(rows, V[:-1])  # (1, 1, 1, 1) is the last of the product
+    outside = V.copy()
+    outside[-1, 0] = 1.01
+    assert not listing_is_complete(rows, outside)
