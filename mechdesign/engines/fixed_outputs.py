@@ -48,9 +48,10 @@ columns must be found some other way. Facts used:
    redundant rows of the cone's H-representation (cdd's canonicalisation). U is evaluated at
    every vertex and the best is exact (up to cdd's floating point). cdd's double description in floats can drop
    vertices without raising (min_mass c = 0.0759, N = 4, M = 3, ε = 2.578125: 155 of 691), so a listing is used
-   only when every listed point satisfies the rows and it attains the LP maximum of 40 random linear objectives
-   (:func:`mechdesign.privacy.extremes.listing_is_complete`; otherwise the rows scaled to unit norm are listed again, and then the methods
-   below take over). Column-order constraints
+   only when every listed point satisfies the rows and its best point is a maximum of each of 40 random linear
+   objectives (optimality conditions at that point, else HiGHS's LP maximum;
+   :func:`mechdesign.privacy.extremes.listing_is_complete`); otherwise the rows scaled to unit norm are listed
+   again, and then the methods below take over. Column-order constraints
    would be valid for the maximum (they keep a permuted copy of every kernel) but they add
    vertices: measured, they made cdd slower (N = 4, M = 4: 0.2 s → 31 s), so none are used.
    Threshold :data:`ENUM_MAX_DIM` = 8 on d and :data:`ENUM_MAX_ROWS` = 100 on the cone's rows
@@ -99,7 +100,7 @@ import numpy as np
 
 from mechdesign.engines.output_generation import solve_kernel_lp_compiled
 from mechdesign.objectives.compile import add_pml_kernel, add_pml_kernel_with_layout
-from mechdesign.privacy.extremes import cone_inequalities, listing_is_complete
+from mechdesign.privacy.extremes import checked_vertices, cone_inequalities
 from mechdesign.lp.incumbent import design_problem
 from mechdesign.lp.program import LPBuilder
 from mechdesign.lp.solve import Status, solve_lp
@@ -221,9 +222,10 @@ class ListingError(RuntimeError):
 
 
 def enumerate_vertices(spec: Spec, m: int) -> np.ndarray:
-    """The vertices of 𝒦_M as an array of shape (V, N, M), by cdd (floating point), checked by
-    :func:`mechdesign.privacy.extremes.listing_is_complete`; when a listing fails the check (or cdd raises), the rows scaled to unit
-    ∞-norm are listed again (cdd's tolerances are absolute), and when that fails too, :class:`ListingError`."""
+    """The vertices of 𝒦_M as an array of shape (V, N, M), by cdd (floating point), checked
+    (:func:`mechdesign.privacy.extremes.checked_vertices`: cdd on the rows and on the rows scaled to unit ∞-norm,
+    a listing kept only when it passes :func:`~mechdesign.privacy.extremes.listing_is_complete`); when no listing
+    passes, :class:`ListingError`."""
     from mechdesign.privacy.extremes import _require_cdd
 
     cdd = _require_cdd()
@@ -243,16 +245,8 @@ def enumerate_vertices(spec: Spec, m: int) -> np.ndarray:
     last[:, 0] = G.sum(axis=1)
     for y in range(m - 1):
         last[:, 1 + y * n : 1 + (y + 1) * n] = -G
-    for listed in (rows, rows / np.maximum(np.abs(rows).max(axis=1, keepdims=True), 1e-300)):
-        mat = cdd.matrix_from_array(listed.tolist(), rep_type=cdd.RepType.INEQUALITY)
-        try:
-            gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-        except RuntimeError:  # cdd's "Numerical inconsistency"
-            continue
-        V = np.array([row[1:] for row in gen.array if abs(row[0] - 1) < 1e-12], float).reshape(-1, d)
-        if listing_is_complete(rows, V):
-            break
-    else:
+    V = checked_vertices(rows)
+    if V is None:
         raise ListingError(
             f"cdd's floating-point listing of the {n}-by-{m} kernels' vertices failed its check (N(M-1) = {d})"
         )

@@ -51,7 +51,7 @@ def frequency_rays(spec: Spec) -> np.ndarray:
     """Every extreme ray of the spec's single-column cone (max entry 1): the prior set's own list, or for a
     ``privacy`` list the rays of the intersection of every constraint's cone (cdd, N ≤ 8)."""
     from mechdesign.engines.sublinear import ray_epsilon
-    from mechdesign.privacy.extremes import CDD_MAX_N, cone_inequalities, extreme_rays, listing_is_complete, unique_rows
+    from mechdesign.privacy.extremes import CDD_MAX_N, checked_cone_rays, cone_inequalities, extreme_rays, unique_rows
     from mechdesign.spec.models import MetricGuarantee
 
     n = spec.n
@@ -71,8 +71,6 @@ def frequency_rays(spec: Spec) -> np.ndarray:
             f"privacy: frequency_estimation under several privacy constraints enumerates the rays of their "
             f"intersection cone with cdd, limited to N <= {CDD_MAX_N}, found N = {n}"
         )
-    import cdd
-
     blocks = [cone_inequalities(spec.prior_set, n, ray_epsilon(spec))] if not spec.primary_is_implied else []
     for g in spec.extra_guarantees:
         if isinstance(g, MetricGuarantee):
@@ -81,24 +79,11 @@ def frequency_rays(spec: Spec) -> np.ndarray:
             blocks.append(cone_inequalities(g.prior_set, n, g.epsilon.value + 3e-16 * max(1.0, g.epsilon.value)))
     blocks.append(np.eye(n))
     G = unique_rows(np.vstack(blocks), 14)
-    # the rays, scaled to Σk = 1, are the vertices of the section {G k ≥ 0, Σk = 1}: cdd's floating-point listing
-    # is checked against LP maxima over it (a dropped ray would leave the design's bound below the optimum)
-    section = np.vstack(
-        [np.hstack([np.zeros((len(G), 1)), G]), np.r_[-1.0, np.ones(n)][None, :], np.r_[1.0, -np.ones(n)][None, :]]
-    )
-    for listed in (G, G / np.abs(G).max(axis=1, keepdims=True)):
-        mat = cdd.matrix_from_array(
-            np.hstack([np.zeros((len(listed), 1)), listed]).tolist(), rep_type=cdd.RepType.INEQUALITY
-        )
-        try:
-            gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-        except RuntimeError:  # cdd's "Numerical inconsistency"
-            continue
-        R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12]).reshape(-1, n)
-        R = np.clip(R, 0.0, None)
-        R = R[R.sum(axis=1) > 0]
-        if listing_is_complete(section, R / R.sum(axis=1, keepdims=True)):
-            return unique_rows(R / R.max(axis=1, keepdims=True))
+    # cdd's floating-point listing, checked against LP maxima over the section Σk = 1 (a dropped ray would leave
+    # the design's bound below the optimum)
+    R = checked_cone_rays(G)
+    if R is not None:
+        return unique_rows(R / R.max(axis=1, keepdims=True))
     raise SolveFailure(
         "privacy: the extreme rays of the privacy list's intersection cone could not be listed reliably in floating "
         "point (cdd's double description failed its check); a shorter privacy list or other numbers may avoid it"

@@ -58,6 +58,8 @@ __all__ = [
     "unique_rows",
     "listing_is_complete",
     "LISTING_PROBES",
+    "checked_cone_rays",
+    "checked_vertices",
 ]
 
 STRUCTURED_MAX_N = 16
@@ -169,50 +171,137 @@ LISTING_PROBES = 40
 def listing_is_complete(rows: np.ndarray, V: np.ndarray, probes: int = LISTING_PROBES, tol: float = 1e-7) -> bool:
     """A check of cdd's floating-point vertex list V of the polytope {x : b + A x ≥ 0} (``rows`` = [b, A]): every
     listed point satisfies the rows (to ``tol``), and for ``probes`` random directions c (seeded) the best listed
-    c·v reaches the LP maximum of c·x over the polytope (HiGHS, to ``tol`` relative: its feasibility tolerance is
-    1e-7). In exact arithmetic both hold
-    for the complete list; cdd's double description in floats can drop vertices without raising (measured: min_mass
-    c = 0.0759, N = 4, M = 3, ε = 2.578125, 155 of the 691 vertices, the best Bayes vulnerability 0.874991 against
-    0.875, for the M-output kernels of mechdesign.engines.fixed_outputs), and then some direction's maximum is at a
-    vertex it dropped. The probes are evidence, not a proof: a
-    list that passes them and still misses a vertex is not known."""
-    import highspy
+    point v is a maximum of c·x over the polytope. In exact arithmetic both hold for the complete list; cdd's double
+    description in floats can drop vertices without raising (measured: min_mass c = 0.0759, N = 4, M = 3,
+    ε = 2.578125, 155 of the 691 vertices, the best Bayes vulnerability 0.874991 against 0.875, for the M-output
+    kernels of mechdesign.engines.fixed_outputs), and then some direction's maximum is at a vertex it dropped.
 
-    from mechdesign.lp.highs import configured_highs
-    from mechdesign.lp.interrupt import run_interruptible
+    Each probe first tries the optimality conditions at v (Karush–Kuhn–Tucker): c = −A_Tᵀ y with y ≥ 0 over the
+    rows T tight at v (slack ≤ :data:`TIGHT` of the row's size), a nonnegative least-squares problem of N(M − 1)
+    unknowns. When they hold, for every feasible x, c·x = −yᵀA_T x ≤ yᵀb_T = c·v + yᵀ(b_T + A_T v): v is a maximum
+    up to the rows' slack. When they do not (a degenerate or slightly inexact v), the probe compares c·v with the
+    LP maximum (HiGHS, to ``tol`` relative: its feasibility tolerance is 1e-7; one model, re-solved from the last
+    basis as the cost changes). The probes are evidence, not a proof: a list that passes them and still misses a
+    vertex is not known."""
+    from scipy.optimize import nnls
 
     b, A = rows[:, 0], rows[:, 1:]
     if len(V) == 0:
         return False
-    scale = 1.0 + np.abs(b)[:, None] + np.abs(A).sum(axis=1, keepdims=True)
-    if ((b[:, None] + A @ V.T) / scale).min() < -tol:
+    size = 1.0 + np.abs(b) + np.abs(A).sum(axis=1)
+    slack = (b[:, None] + A @ V.T) / size[:, None]
+    if slack.min() < -tol:
         return False
-    # one model, re-solved from the last basis as the objective changes
-    h = configured_highs("warm_simplex")
-    d = A.shape[1]
-    h.addCols(d, np.zeros(d), np.full(d, -highspy.kHighsInf), np.full(d, highspy.kHighsInf), 0, [], [], [])
-    rows_i, cols_j = np.nonzero(A)  # row-wise order: A x ≥ −b as HiGHS's compressed rows
-    starts = np.searchsorted(rows_i, np.arange(len(A))).astype(np.int32)
-    h.addRows(
-        len(A), -b, np.full(len(A), highspy.kHighsInf), len(rows_i), starts, cols_j.astype(np.int32), A[rows_i, cols_j]
-    )
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    lp = None
     rng = np.random.default_rng(0)
-    idx = np.arange(d, dtype=np.int32)
     for _ in range(probes):
-        c = rng.standard_normal(d)
-        h.changeColsCost(d, idx, c)
-        run_interruptible(h)
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return False
-        top = float(h.getInfo().objective_function_value)
-        if float((V @ c).max()) < top - tol * (1.0 + abs(top)):
+        c = rng.standard_normal(A.shape[1])
+        top = int(np.argmax(V @ c))
+        tight = slack[:, top] <= TIGHT
+        if tight.any():
+            _, residual = nnls(-A[tight].T, c)
+            if residual <= TIGHT * float(np.linalg.norm(c)):
+                continue
+        if lp is None:
+            lp = _ProbeLP(b, A)
+        best = lp.maximum(c)
+        if best is None or float(V[top] @ c) < best - tol * (1.0 + abs(best)):
             return False
     return True
 
 
+TIGHT = 1e-9
+"""A row is tight at a listed point when its slack is at most this share of the row's size (1 + |b_i| + Σ|A_ij|);
+the optimality conditions of :func:`listing_is_complete` hold when their residual is at most this share of ‖c‖."""
+
+
+class _ProbeLP:
+    """max c·x over {x : b + A x ≥ 0} for changing c: one HiGHS model, each solve from the last basis."""
+
+    def __init__(self, b: np.ndarray, A: np.ndarray):
+        import highspy
+
+        from mechdesign.lp.highs import configured_highs
+
+        self.h = h = configured_highs("warm_simplex")
+        d = A.shape[1]
+        h.addCols(d, np.zeros(d), np.full(d, -highspy.kHighsInf), np.full(d, highspy.kHighsInf), 0, [], [], [])
+        rows_i, cols_j = np.nonzero(A)  # row-wise order: A x ≥ −b as HiGHS's compressed rows
+        starts = np.searchsorted(rows_i, np.arange(len(A))).astype(np.int32)
+        h.addRows(
+            len(A),
+            -b,
+            np.full(len(A), highspy.kHighsInf),
+            len(rows_i),
+            starts,
+            cols_j.astype(np.int32),
+            A[rows_i, cols_j],
+        )
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        self.idx = np.arange(d, dtype=np.int32)
+
+    def maximum(self, c: np.ndarray) -> float | None:
+        """The LP maximum of c·x, or None when HiGHS does not end optimal."""
+        import highspy
+
+        from mechdesign.lp.interrupt import run_interruptible
+
+        self.h.changeColsCost(len(c), self.idx, c)
+        run_interruptible(self.h)
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        return float(self.h.getInfo().objective_function_value)
+
+
+def _cdd_listings(rows: np.ndarray):
+    """cdd's generators of {x : b + A x ≥ 0} (``rows`` = [b, A]) as arrays [t, x] (t = 1: a vertex, t = 0: a ray),
+    from the rows as given and then from the rows scaled to unit ∞-norm (cdd's tolerances are absolute, so a listing
+    that fails on one can pass on the other); a listing for which cdd raises ("Numerical inconsistency") is
+    skipped."""
+    cdd = _require_cdd()
+    scaled = rows / np.maximum(np.abs(rows).max(axis=1, keepdims=True), 1e-300)
+    for listed in (rows, scaled):
+        mat = cdd.matrix_from_array(listed.tolist(), rep_type=cdd.RepType.INEQUALITY)
+        try:
+            gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
+        except RuntimeError:
+            continue
+        yield np.array(gen.array, float).reshape(-1, rows.shape[1])
+
+
+def checked_vertices(rows: np.ndarray) -> np.ndarray | None:
+    """The vertices of the polytope {x : b + A x ≥ 0} (``rows`` = [b, A]) by cdd's floating-point double
+    description, from the first listing of :func:`_cdd_listings` that passes :func:`listing_is_complete`; None when
+    none does."""
+    for gen in _cdd_listings(rows):
+        V = gen[np.abs(gen[:, 0] - 1) < 1e-12, 1:]
+        if listing_is_complete(rows, V):
+            return V
+    return None
+
+
+def checked_cone_rays(G: np.ndarray) -> np.ndarray | None:
+    """The extreme rays, scaled to Σk = 1, of a pointed cone {k : G k ≥ 0} in the nonnegative orthant (G holds rows
+    implying k ≥ 0) by cdd's floating-point double description, from the first listing of :func:`_cdd_listings`
+    whose rays pass :func:`listing_is_complete` as the vertices of the section {G k ≥ 0, Σk = 1}; None when none
+    does. A dropped ray would make every bound computed over the listed rays (a pricing over them) too high."""
+    n = G.shape[1]
+    section = np.vstack(
+        [np.hstack([np.zeros((len(G), 1)), G]), np.r_[-1.0, np.ones(n)][None, :], np.r_[1.0, -np.ones(n)][None, :]]
+    )
+    for gen in _cdd_listings(np.hstack([np.zeros((len(G), 1)), G])):
+        R = np.clip(gen[np.abs(gen[:, 0]) < 1e-12, 1:], 0.0, None)
+        R = R[R.sum(axis=1) > 0]
+        R = R / R.sum(axis=1, keepdims=True)
+        if listing_is_complete(section, R):
+            return R
+    return None
+
+
 def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
-    """The extreme rays of C(ε,𝒫) by cdd's double description (floating point), max entry 1."""
+    """The extreme rays of C(ε,𝒫), max entry 1: cdd's floating-point double description when its list passes
+    :func:`checked_cone_rays` and holds the constant column, else (and for tiny ε or near-equal rows) every tight
+    subset of the rows."""
     if n > CDD_MAX_N:
         raise InputError(f"general vertex enumeration is limited to N <= {CDD_MAX_N}, found N = {n}")
     G = cone_inequalities(prior_set, n, epsilon)
@@ -231,14 +320,10 @@ def cdd_rays(prior_set: PriorSet, n: int, epsilon: float) -> np.ndarray:
         # description can drop rays there without raising; every tight subset is tried instead
         R = _brute_force(distinct, np.zeros(len(distinct)), np.ones((1, n)), np.ones(1))
         return _normalise(np.clip(R, 0.0, None)) if len(R) else np.zeros((0, n))
-    cdd = _require_cdd()
-    mat = cdd.matrix_from_array(np.hstack([np.zeros((len(G), 1)), G]).tolist(), rep_type=cdd.RepType.INEQUALITY)
-    try:
-        gen = cdd.copy_generators(cdd.polyhedron_from_matrix(mat))
-        R = np.array([row[1:] for row in gen.array if abs(row[0]) < 1e-12]).reshape(-1, n)
-        if not _rays_hold_the_constant_column(G, R):
-            raise RuntimeError("cdd's rays leave the cone or do not generate it")
-    except RuntimeError:  # cdd's "Numerical inconsistency": the rays are the vertices of C ∩ {Σk = 1}
+    R = checked_cone_rays(G)
+    if R is None or not _rays_hold_the_constant_column(G, R):
+        # cdd's "Numerical inconsistency", or a listing that failed its checks: the rays are the vertices of
+        # C ∩ {Σk = 1}, found by trying every tight subset
         G = unique_rows(G, 14)
         R = _brute_force(G, np.zeros(len(G)), np.ones((1, n)), np.ones(1))
     if len(R) == 0:

@@ -139,3 +139,28 @@ def test_listing_check_accepts_the_cube_and_refuses_it_with_a_vertex_dropped_or_
     outside = V.copy()
     outside[-1, 0] = 1.01
     assert not listing_is_complete(rows, outside)
+
+
+def test_listing_check_certifies_exact_vertices_without_an_lp_and_falls_back_to_one_for_inexact_ones(monkeypatch):
+    """The cube [0, 1]^4 again. Exact vertices: at the best listed vertex of a direction c the rows tight there
+    carry c with nonnegative multipliers (c_i > 0: the row 1 − x_i ≥ 0, c_i < 0: x_i ≥ 0), so no LP is needed
+    (the LP is made unavailable here). Vertices pulled 1e-8 toward the centre (every slack 1e-8 > 1e-9, no row
+    tight): the conditions cannot be checked, the LP maximum is, and 1e-8 is within its tolerance (1e-7) so the
+    list passes; the same list without (1, 1, 1, 1) is refused."""
+    import itertools
+
+    import mechdesign.privacy.extremes as extremes
+
+    d = 4
+    rows = np.vstack([np.hstack([np.zeros((d, 1)), np.eye(d)]), np.hstack([np.ones((d, 1)), -np.eye(d)])])
+    V = np.array(list(itertools.product([0.0, 1.0], repeat=d)))
+    inexact = 0.5 + (V - 0.5) * (1 - 2e-8)
+    assert extremes.listing_is_complete(rows, inexact)
+    assert not extremes.listing_is_complete(rows, inexact[:-1])
+
+    class NoLP:
+        def __init__(self, *args):
+            raise AssertionError("an LP was solved for exact vertices")
+
+    monkeypatch.setattr(extremes, "_ProbeLP", NoLP)
+    assert extremes.listing_is_complete(rows, V)
