@@ -32,6 +32,13 @@ def _dist(rng, n, zeros=0):
     return [f"{x}/10000" for x in p]
 
 
+def _commit() -> str:
+    import subprocess
+
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() or "(not a git checkout)"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=50)
@@ -42,7 +49,8 @@ def main(argv=None) -> int:
     lines = [
         f"# f-divergence designs at N = {n} (tangent/secant LPs)",
         "",
-        "Command: `python benchmarks/fdiv_n50.py --n %d`; gap = (upper bound − certified objective) / objective." % n,
+        "Command: `python benchmarks/fdiv_n50.py --n %d` at commit %s; gap = (upper bound − certified objective) / "
+        "objective." % (n, _commit()),
         "",
         "| f | prior set | ε | seconds | rounds | objective | upper bound | gap | status |",
         "|---|---|---|---|---|---|---|---|---|",
