@@ -45,7 +45,7 @@ to 5 % (tv) to 17 % (f_α, α = 2.5) of the column's allowance.
 Works for every prior set that compile.py supports, at any N the kernel LP reaches.
 
 Measured (2 cores, shared): N = 50, 54 random cases (six f, three prior sets, ε ∈ {0.25, 1, 3}) all
-reach gap ≤ 1e-7 relative to the value, the slowest in 3.7 s (benchmarks/fdiv_n50.py); N = 100 KL cases
+reach gap ≤ 1e-7 relative to the value, the slowest in 1.6 s (benchmarks/fdiv_n50.py, 3.7 s in an older record); N = 100 KL cases
 in 16–30 s. Tried first and dropped:
 column generation over rays with an exact (polynomial) pricing by a likelihood-ratio sweep — exact, but
 the master LP tails off (gap 1e-1 after 30 s at N = 50), and the exact pricing did not improve the
