@@ -38,15 +38,15 @@ every kernel's U is at most (S)'s value plus
 
     A = max_{u_i < 1} w_i·ΣP1 + max_{u_i ≥ 1} (w_i/u_i)·ΣP0,   w_i = E_i + 3.01u(|σ̃_i| u_{i+1} + |c̃_i|)
 
-(and the tail piece's share), which is added to each bound from (S). A test evaluates G exactly (mpmath) on columns at the grid's ratios, where
-the exact secant touches f and only the rounding is left: the float lines fall below G on hundreds of them, by up
-to 5 % (tv) to 17 % (f_α, α = 2.5) of the column's allowance.
+(and the tail piece's share), which is added to each bound from (S). A test evaluates G exactly (mpmath) on
+columns at the grid's ratios, where the exact secant touches f and only the rounding is left: the float lines fall
+below G on hundreds of them, by up to 5 % (tv) to 17 % (f_α, α = 2.5) of the column's allowance.
 
 Works for every prior set that compile.py supports, at any N the kernel LP reaches.
 
 Measured (2 cores, shared): N = 50, 54 random cases (six f, three prior sets, ε ∈ {0.25, 1, 3}) all
-reach gap ≤ 1e-7 relative to the value, the slowest in 1.6 s (benchmarks/fdiv_n50.py, 3.7 s in an older record); N = 100 KL cases
-in 16–30 s. Tried first and dropped:
+reach gap ≤ 1e-7 relative to the value, the slowest in 1.6 s (benchmarks/fdiv_n50.py; 3.7 s in an older
+record); N = 100 KL cases in 16–30 s. Tried first and dropped:
 column generation over rays with an exact (polynomial) pricing by a likelihood-ratio sweep — exact, but
 the master LP tails off (gap 1e-1 after 30 s at N = 50), and the exact pricing did not improve the
 secant bound here while tripling the time.
@@ -89,6 +89,8 @@ __all__ = [
 
 START_RATIOS = 64
 """Grid points of the first round (geometric over the ratio range, plus u = 1)."""
+U = 2.0**-53
+"""The unit roundoff of doubles (the secants' rounding allowance, :func:`secant_allowance`)."""
 MAX_ROUNDS = 60
 
 
@@ -152,9 +154,6 @@ def secant_gains(f, grid: np.ndarray, tail: bool, P0: np.ndarray, P1: np.ndarray
     return np.outer(P0, slope) + np.outer(P1, icpt)
 
 
-U = 2.0**-53
-
-
 def f_term_size(f, u: np.ndarray) -> np.ndarray:
     """The size of f's terms at u (≥ |f(u)|): 16u times it bounds |f̂(u) − f(u)| (module docstring)."""
     u = np.asarray(u, float)
@@ -197,11 +196,11 @@ def secant_pieces(f, grid: np.ndarray, tail: bool) -> tuple[np.ndarray, np.ndarr
 
 def secant_allowance(f, grid: np.ndarray, tail: bool, P0: np.ndarray, P1: np.ndarray) -> float:
     """A ≥ 0 with U(K) ≤ (S)'s value + A for every kernel K (module docstring, **Rounding**): the rounding of
-    (S)'s gains, added to each bound taken from (S). A column in interval i (a/b ≤ u_{i+1}) is allowed
-    b·w_i, w_i = E_i + 3.01u(|σ̃_i| u_{i+1} + |c̃_i|), which is at most a·w_i/u_i when u_i ≥ 1 (b ≤ a/u_i); so a kernel
-    is allowed max over u_i < 1 of w_i·ΣP1 plus max over u_i ≥ 1 of (w_i/u_i)·ΣP0 (the lines far out, whose gains are
-    large, count per unit of a, of which those columns hold little), and the tail piece (E + 3.01u|c̃|)/u_T + 3.01u|f'(∞)|
-    per unit of a."""
+    (S)'s gains, added to each bound taken from (S). A column in interval i (a/b ≤ u_{i+1}) is allowed b·w_i,
+    w_i = E_i + 3.01u(|σ̃_i| u_{i+1} + |c̃_i|), which is at most a·w_i/u_i when u_i ≥ 1 (b ≤ a/u_i); so a kernel is
+    allowed max over u_i < 1 of w_i·ΣP1 plus max over u_i ≥ 1 of (w_i/u_i)·ΣP0 (the lines far out, whose gains are
+    large, count per unit of a, of which those columns hold little), and the tail piece
+    (E + 3.01u|c̃|)/u_T + 3.01u|f'(∞)| per unit of a."""
     slope, icpt, E = secant_pieces(f, grid, tail)
     a, b = float(np.sum(P0)), float(np.sum(P1))
     T = len(grid) - 1

@@ -79,8 +79,8 @@ def frequency_rays(spec: Spec) -> np.ndarray:
             blocks.append(cone_inequalities(g.prior_set, n, g.epsilon.value + 3e-16 * max(1.0, g.epsilon.value)))
     blocks.append(np.eye(n))
     G = unique_rows(np.vstack(blocks), 14)
-    # cdd's floating-point listing, checked against LP maxima over the section Σk = 1 (a dropped ray would leave
-    # the design's bound below the optimum)
+    # cdd's floating-point listing, checked on the section Σk = 1 (optimality conditions or LP maxima of random
+    # directions): a dropped ray would leave the design's bound below the optimum
     R = checked_cone_rays(G)
     if R is not None:
         return unique_rows(R / R.max(axis=1, keepdims=True))
