@@ -23,8 +23,10 @@ over, at :data:`DUAL_START` of the time limit (or when pricing finds no new ray)
 (:mod:`mechdesign.objectives.frequency_additive_dual`: additive multipliers plus a free block on the
 :data:`HEAD_SIZE` most likely symbols, whose pricing is exact), from the rays met as cuts. The rays that dual
 ties then feed the working set: for N ≤ :data:`FIT_MAX_N` a design fitted to the dual's information on them (a
-linear program), under ε-LDP past it, with time enough (:func:`_ldp_fit`), a least-squares fit on a working set
-after a dual with the larger head :data:`LDP_HEAD_SIZE` (N = 50, 30 s: relative gap 5–8e-6 against 1.9e-5), and
+linear program), under ε-LDP past it, with time enough (:func:`_ldp_fit`), after a dual with the larger head
+:data:`LDP_HEAD_SIZE`, a least-squares fit on a working set (N < :data:`POOL_DUAL_FROM`) or the restricted program
+over the rays weighted most by the pool's dual (:mod:`mechdesign.objectives.frequency_pool_dual`: the dual with S
+free over the tied rays; N = 50, 30 s: relative gap 5e-7 to 1.5e-6 against 4e-5 with the least-squares fit), and
 in each later round the pool's tied rays (random tail sets) of best reduced value. Beside all this
 (:func:`_rank_one_beside`: ε-LDP past N = 32, min_mass past N = 50, up to :data:`RANK_ONE_MAX_N`) a second process
 computes the rank-one dual (:mod:`mechdesign.objectives.frequency_rank_one_dual`: the head block replaced by one
@@ -103,7 +105,7 @@ DUAL_MAX_N = 100
 HEAD_SIZE = 10
 """Symbols (the most likely) given a free block in the structured dual: 2^HEAD_SIZE head subsets per family in its
 pricing. N = 24 (Dirichlet(1), seed 0, ε = 1) needs 5 for the optimum; at N = 50 the ε-LDP bound rises with it (5:
-175.94993, 10: 175.95098, 14: 175.95131, 16: 175.951439, 19: 175.951544, against designs down to 175.951854),
+175.94993, 10: 175.95098, 14: 175.95131, 16: 175.951439, 19: 175.951544, against designs down to 175.951808),
 the min_mass one no longer past 10; past :data:`FIT_MAX_N` ε-LDP takes :data:`LDP_HEAD_SIZE` when time allows."""
 DUAL_END = 0.85
 """The structured dual stops by this share of the time limit (the rest: column generation over its tied rays)."""
@@ -113,22 +115,26 @@ LDP_HEAD_SIZE = 16
 head of 16 reaches 175.95139 in 10 s on 2 cores (converged: about a minute), 19 takes minutes."""
 LDP_FIT_SECONDS = 30.0
 """Least time limit at N = 50, times (N/50)⁴ at smaller N (the structured dual's Newton system and pricing), for
-:data:`LDP_HEAD_SIZE` and the least-squares fit (N = 44 in 20 s: relative gap 1.8e-6 against 3.9e-6 with a head of
-10; N = 34 in 7 s: 6e-9, where a head of 10 closes to 1.5e-11 in 4 s; N = 50, ε = 2, 30 s: 8.4e-4 against 0.12;
-but N = 40, ε = 2, seed 3, 15 s: 4.6e-3 against 7.9e-4, the head of 16 having had 16 rounds)."""
+:data:`LDP_HEAD_SIZE` and the design from its tied rays (measured with the least-squares fit: N = 44 in 20 s:
+relative gap 1.8e-6 against 3.9e-6 with a head of 10; N = 34 in 7 s: 6e-9, where a head of 10 closes to 1.5e-11
+in 4 s; N = 50, ε = 2, 30 s: 8.4e-4 against 0.12; but N = 40, ε = 2, seed 3, 15 s: 4.6e-3 against 7.9e-4, the
+head of 16 having had 16 rounds)."""
 LDP_FIT_MAX_N = 50
-"""Largest N for :data:`LDP_HEAD_SIZE` and the least-squares fit. At N = 64 (90 s) the head of 16 stalls: started
-from the incumbent's rays as cuts, its barrier's Hessian reaches a condition number of 1e19, and the dual stops after
-7 rounds at a bound of 64.8, where a head of 10 gives 227.34 (N = 100, 60 s: one round, 151.7 against 360.002)."""
-LDP_DUAL_END = 0.45
+"""Largest N for :data:`LDP_HEAD_SIZE` and the design from its tied rays. At N = 64 (90 s) the head of 16 stalls:
+started from the incumbent's rays as cuts, its barrier's Hessian reaches a condition number of 1e19, and the dual
+stops after 7 rounds at a bound of 64.8, where a head of 10 gives 227.34 (N = 100, 60 s: one round, 151.7 against
+360.002)."""
+LDP_DUAL_END = 0.42
 """When :func:`_ldp_fit` holds, the share of the time limit by which the structured dual stops, leaving time for
-the least-squares fit and the rounds after it (N = 50, 30 s: relative gaps of 5.2e-6 to 6.6e-6; with 0.85 the fit
-has no time)."""
+the design from its tied rays and the rounds after it (N = 50, 30 s, the pool's dual: relative gap at most 1e-6 in
+3 of 3 runs with 0.42, 6 of 9 with 0.45, 5 of 7 with 0.38, 1 of 3 with 0.3; with 0.85 nothing has time)."""
 POOL_PER = 40
 """Tail sets drawn per tied head subset for the pool of tied rays."""
 POOL_MAX = 20_000
-"""Largest pool of tied rays (the least-squares fit is given the same pool; N = 50 ε-LDP: about 3 tail sets per tied
-head subset)."""
+"""Largest pool of tied rays (the least-squares fit and the pool's dual are given the same pool; N = 50 ε-LDP: about
+3 tail sets per tied head subset. More is not better for the pool's dual: N = 50 with 40,000, 38,625 rays and 11 s
+gave 175.95349 where 16,200 rays and 7 s gave 175.951856, the rays of largest weight being spread over more tied
+ones)."""
 POOL_RAYS_PER_ROUND_PER_N = 6
 """Tied rays (best reduced value) added per round after the structured dual, per symbol."""
 POOL_SLOW = 0.3
@@ -143,13 +149,29 @@ relative, and its Newton system's cost grows with the cube of the count). Earlie
 1e-9 of the largest: pruning them there stalled the pool's rounds (N = 50 min_mass: 3.6e-6 against 2.0e-6)."""
 FIT_MAX_N = 32
 """Largest N whose design is fitted to the structured dual by a linear program (over N(N+1)/2 + N rows); for larger
-N, under ε-LDP, the fit is a least-squares one on a working set
-(:func:`mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`)."""
+N, under ε-LDP, the design comes from a least-squares fit on a working set
+(:func:`mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`) or, from :data:`POOL_DUAL_FROM`,
+from the pool's dual (:func:`_fitted`)."""
 FIT_RESERVE = 0.25
 """Share of the time left after the structured dual that the least-squares fit leaves to the rounds after it."""
 FIT_ROW_ERROR = 1e-3
 """Largest error in the row sums of the least-squares fit that the restricted program is started from (it meets them
 to about 1e-5, the linear program's to 1e-6; the barrier method's infeasible start restores them exactly)."""
+POOL_DUAL_FROM = 38
+"""Least N whose design after the structured dual comes from the pool's dual rather than the least-squares fit.
+Measured (ε-LDP, ε = 1, Dirichlet(1), relative gap at the time limit, least-squares fit → pool's dual): N = 34,
+7 s: 3.3e-7 → 7.7e-5; N = 37, 10 s: 8.3e-7 → 5.7e-6; N = 40, 15 s: 2.3e-5 → 2.6e-6; N = 44, 20 s: 2.3e-5 →
+4.9e-7; N = 46 (seed 1), 25 s: 9.8e-5 → 9.9e-7; N = 50, 30 s: 4.2e-5 → 6.0e-7. Below it the head of 16 leaves
+few tail symbols and the structured dual is nearly exact (N = 34: 4e-7 below the design), so the fit to its
+information is nearly exact too, while the pool's optimum is degenerate (thousands of tied rays share it) and the
+rays of largest weight at its central point no longer hold a good design."""
+POOL_RESERVE = 0.35
+"""Share of the time left after the structured dual that the pool's dual leaves to the restricted program over the
+rays it weights most and the rounds after it (N = 50: that program takes about 1–3 s of the 15 s left)."""
+SUPPORT_PER_PAIR = 1.2
+"""Rays (largest weights from the pool's dual) over which the restricted program is solved, per entry of J's upper
+triangle (an optimum needs at most N(N + 1)/2 rays and uses about that many; N = 50: 1,530 rays, 175.951834 where
+the pool's optimum is 175.9518341)."""
 FIT_PER = 10
 """Tail sets drawn per tied head subset for the fit (N = 24, Dirichlet(1) seed 0: 10 give the optimum to 1e-11 in
 2.5–4 s; 5 leave 3.7e-7 under ε-LDP)."""
@@ -429,11 +451,12 @@ def _rank_one_beside(fams, n: int) -> bool:
 
 
 def _ldp_fit(fams, n: int, time_limit: float) -> bool:
-    """Whether the design after the structured dual starts from the least-squares fit, with the larger head
-    :data:`LDP_HEAD_SIZE`: for :data:`FIT_MAX_N` < N ≤ :data:`LDP_FIT_MAX_N`, when no ray of the cone has
-    a zero entry (ε-LDP) and the time limit is at least :data:`LDP_FIT_SECONDS`·(N/50)⁴. Measured at
-    N = 50 (Dirichlet(1) seed 0, ε = 1, 30 s): ε-LDP reaches a relative gap of 5–8e-6 this way against 1.9e-5 with
-    the pool's rounds from column generation's working set; under min_mass (c = 1/(2N)) the fit is worse than those
+    """Whether the design after the structured dual starts from the design read off its tied rays (:func:`_fitted`:
+    the least-squares fit or the pool's dual), with the larger head :data:`LDP_HEAD_SIZE`: for :data:`FIT_MAX_N` <
+    N ≤ :data:`LDP_FIT_MAX_N`, when no ray of the cone has a zero entry (ε-LDP) and the time limit is at least
+    :data:`LDP_FIT_SECONDS`·(N/50)⁴. Measured at N = 50 (Dirichlet(1) seed 0, ε = 1, 30 s): ε-LDP reached a relative
+    gap of 5–8e-6 this way with the least-squares fit (5e-7 to 1.5e-6 with the pool's dual) against 1.9e-5 with the
+    pool's rounds from column generation's working set; under min_mass (c = 1/(2N)) the fit is worse than those
     rounds (87.356904 in 20 s against 87.356716 in 30 s) and a head past 10 does not raise the bound."""
     enough = time_limit >= LDP_FIT_SECONDS * (n / 50) ** 4
     return FIT_MAX_N < n <= LDP_FIT_MAX_N and enough and not any(f.kind == "zero" for f in fams)
@@ -452,24 +475,42 @@ def _structured_dual(spec, fams, P, rays, deadline: float, head_size: int):
     return dual.bound, note, dual.params, head
 
 
-def _fitted(fams, P, x, head, deadline: float, pool: np.ndarray):
-    """The design fitted to the structured dual's information on the tied rays, then solved over its support
-    (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`, a linear program, up to
-    :data:`FIT_MAX_N`; past it :func:`~mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`,
-    least squares, over ``pool``, the tied rays the rounds after it use): (rays, θ, value) or None."""
-    from mechdesign.objectives.frequency_additive_dual import fitted_design, fitted_design_working_set, tied_rays
+def _fitted(fams, P, x, head, deadline: float, pool: np.ndarray, design_rays: np.ndarray):
+    """The design from the structured dual's tied rays ``pool`` (the rays the rounds after it use), solved over its
+    support by the restricted program: (rays, θ, value) or None.
 
-    if len(P) <= FIT_MAX_N:
+    - N ≤ :data:`FIT_MAX_N`: fitted to the structured dual's information by a linear program
+      (:func:`mechdesign.objectives.frequency_additive_dual.fitted_design`);
+    - up to :data:`POOL_DUAL_FROM`: fitted in least squares on a working set of the pool
+      (:func:`~mechdesign.objectives.frequency_additive_dual.fitted_design_working_set`);
+    - from it: the :data:`SUPPORT_PER_PAIR`·N(N+1)/2 rays of the pool and of the design so far (``design_rays``:
+      with them the pool holds a feasible design, else its program can be infeasible and its dual unbounded; at
+      N = 34 the tied rays alone left the dual's value rising past 1,700, the optimum being 116.85) with the largest
+      weights from the pool's dual (:func:`mechdesign.objectives.frequency_pool_dual.pool_dual_weights`)."""
+    from mechdesign.objectives.frequency_additive_dual import fitted_design, fitted_design_working_set, tied_rays
+    from mechdesign.objectives.frequency_pool_dual import pool_dual_weights
+
+    n = len(P)
+    if n <= FIT_MAX_N:
         # the linear program takes its own, smaller draw (FIT_PER tail sets per tied head subset)
         drawn = tied_rays(fams, P, x, head, per=FIT_PER, limit=FIT_POOL_MAX)
         fit = fitted_design(drawn, P, x, head, time_limit=deadline - time.perf_counter())
-    else:
+        row_error = 1e-6
+    elif n < POOL_DUAL_FROM:
         # the restricted program over the fit's support and a round after it need the rest of the time
         fit = fitted_design_working_set(pool, P, x, head, deadline - FIT_RESERVE * (deadline - time.perf_counter()))
+        row_error = FIT_ROW_ERROR
+    else:
+        pool = np.unique(np.vstack([pool, design_rays]), axis=0)
+        weights = pool_dual_weights(pool, P, x, head, deadline - POOL_RESERVE * (deadline - time.perf_counter()))
+        fit, row_error = None, math.inf  # the restricted program's infeasible start restores the rows
+        if weights is not None and np.all(np.isfinite(weights)):
+            top = np.argsort(-weights, kind="stable")[: math.ceil(SUPPORT_PER_PAIR * n * (n + 1) / 2)]
+            fit = pool[top], weights[top]
     if fit is None:
         return None
     R, theta = fit
-    if np.abs(R.T @ theta - 1).max() > (1e-6 if len(P) <= FIT_MAX_N else FIT_ROW_ERROR):
+    if np.abs(R.T @ theta - 1).max() > row_error:
         return None
     theta = _master(R, theta / float((R.T @ theta).max()), P, deadline=deadline)
     if theta is None:
@@ -709,7 +750,7 @@ def _rounds(spec, P, time_limit, tol, node_limit, max_rounds, t0, fams, ldp_fit,
                 tail[head] = False
                 tied = partial(is_tied, x=x, P=P, head=head)
                 if n <= FIT_MAX_N or ldp_fit:
-                    fitted = _fitted(fams, P, x, head, t0 + time_limit, pool)
+                    fitted = _fitted(fams, P, x, head, t0 + time_limit, pool, best.rays)
                     if fitted is not None and fitted[2] < best.value:
                         best.rays, best.theta, best.value = fitted
                         R, theta = fitted[0], fitted[1]

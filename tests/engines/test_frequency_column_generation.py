@@ -143,7 +143,7 @@ def test_the_structured_dual_and_its_fitted_design_close_the_gap_at_n_24(prior_s
 
 @pytest.mark.slow  # about 15 s
 def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkeypatch):
-    """N = 34 under ε-LDP with a time limit of 7 s (at least 30 s·(34/50)⁴): the engine runs the structured dual with
+    """N = 34 under ε-LDP (below POOL_DUAL_FROM) with a time limit of 7 s (at least 30 s·(34/50)⁴): the engine runs the structured dual with
     the head of 16 and tries the least-squares fit over the rays it ties (once). Whether the fit ends within the
     engine's deadline depends on the machine, so the fit is also run here on the same input without a deadline: its
     support is rays of the pool (two levels, 1 and e^-ε) with positive weights (the engine then checks its row sums
@@ -172,6 +172,38 @@ def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkey
     rays, theta = fit
     assert np.all(theta > 0)
     assert {row.tobytes() for row in rays} <= {row.tobytes() for row in pool}
+    assert r.certificate.feasible
+    assert r.certificate.dual_bound is not None and r.certificate.dual_bound <= r.objective
+    assert r.objective >= 1 - float(P @ P)
+
+
+@pytest.mark.slow  # about 20 s
+def test_from_n_38_ldp_designs_start_from_the_rays_the_pool_dual_weights_most(monkeypatch):
+    """N = 40 under ε-LDP with a time limit of 13 s (at least 30 s·(40/50)⁴): the engine runs the pool's dual once,
+    over the structured dual's tied rays and the design's own (two levels, 1 and e^-ε), and its weights are positive
+    and finite on every ray of the pool (whether its iterations end before the engine's deadline depends on the
+    machine; any iterate gives such weights). Whatever the machine's speed, the emitted kernel is certified private
+    exactly by design(), and the bound is below its U."""
+    import mechdesign.objectives.frequency_pool_dual as pool_dual
+
+    calls = []
+    original = pool_dual.pool_dual_weights
+
+    def spy(pool, P, x, head, deadline, **kwargs):
+        theta = original(pool, P, x, head, deadline, **kwargs)
+        calls.append((pool, theta))
+        return theta
+
+    monkeypatch.setattr(pool_dual, "pool_dual_weights", spy)
+    n = 40
+    P = np.random.default_rng(0).dirichlet(np.ones(n))
+    r = design(spec(n, P, "simplex", time_limit=13))
+    assert r.solve.engine == "frequency-column-generation"
+    assert len(calls) == 1
+    pool, theta = calls[0]
+    assert np.allclose(np.unique(np.round(pool, 12)), [math.exp(-1.0), 1.0])
+    assert theta is not None and theta.shape == (len(pool),)
+    assert np.all(np.isfinite(theta)) and np.all(theta > 0)
     assert r.certificate.feasible
     assert r.certificate.dual_bound is not None and r.certificate.dual_bound <= r.objective
     assert r.objective >= 1 - float(P @ P)
