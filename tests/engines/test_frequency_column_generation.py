@@ -143,12 +143,12 @@ def test_the_structured_dual_and_its_fitted_design_close_the_gap_at_n_24(prior_s
 
 @pytest.mark.slow  # about 15 s
 def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkeypatch):
-    """N = 34 under ε-LDP (below POOL_DUAL_FROM) with a time limit of 7 s (at least 30 s·(34/50)⁴): the engine runs the structured dual with
-    the head of 16 and tries the least-squares fit over the rays it ties (once). Whether the fit ends within the
-    engine's deadline depends on the machine, so the fit is also run here on the same input without a deadline: its
-    support is rays of the pool (two levels, 1 and e^-ε) with positive weights (the engine then checks its row sums
-    and solves the restricted program over it, or drops it). Whatever the machine's speed, the emitted kernel is certified private exactly by
-    design(), and the bound is below its U."""
+    """N = 34 under ε-LDP (below POOL_DUAL_FROM) with a time limit of 7 s (at least 25 s·(34/50)⁴): the engine runs
+    the structured dual with the head of 16 and tries the least-squares fit over the rays it ties (once). Whether the
+    fit ends within the engine's deadline depends on the machine, so the fit is also run here on the same input
+    without a deadline: its support is rays of the pool (two levels, 1 and e^-ε) with positive weights (the engine
+    then checks its row sums and solves the restricted program over it, or drops it). Whatever the machine's speed,
+    the emitted kernel is certified private exactly by design(), and the bound is below its U."""
     import mechdesign.objectives.frequency_additive_dual as additive_dual
 
     calls = []
@@ -179,7 +179,7 @@ def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkey
 
 @pytest.mark.slow  # about 20 s
 def test_from_n_38_ldp_designs_start_from_the_rays_the_pool_dual_weights_most(monkeypatch):
-    """N = 40 under ε-LDP with a time limit of 13 s (at least 30 s·(40/50)⁴): the engine runs the pool's dual once,
+    """N = 40 under ε-LDP with a time limit of 13 s (at least 25 s·(40/50)⁴): the engine runs the pool's dual once,
     over the structured dual's tied rays and the design's own (two levels, 1 and e^-ε), and its weights are positive
     and finite on every ray of the pool (whether its iterations end before the engine's deadline depends on the
     machine; any iterate gives such weights). Whatever the machine's speed, the emitted kernel is certified private
@@ -207,6 +207,25 @@ def test_from_n_38_ldp_designs_start_from_the_rays_the_pool_dual_weights_most(mo
     assert r.certificate.feasible
     assert r.certificate.dual_bound is not None and r.certificate.dual_bound <= r.objective
     assert r.objective >= 1 - float(P @ P)
+
+
+def test_a_round_time_limit_that_reaches_the_engine_a_little_short_still_takes_the_ldp_path():
+    """design() hands the engine the time left of the spec's time limit, a few milliseconds short of it: at N = 50
+    under ε-LDP a limit of 30 s (the issue's target) must still take the larger head and the design from its tied
+    rays; a limit far below it (10 s) must not, nor min_mass, nor N past LDP_FIT_MAX_N."""
+    from mechdesign.engines.frequency_column_generation import _ldp_fit
+    from mechdesign.objectives.pricing_frequency import frequency_families
+    from mechdesign.privacy.ray_families import families
+
+    def fams(n, prior_set):
+        s = load_spec(spec(n, np.random.default_rng(0).dirichlet(np.ones(n)), prior_set))
+        return frequency_families(families(s), n)
+
+    ldp50 = fams(50, "simplex")
+    assert _ldp_fit(ldp50, 50, 30.0 - 5e-3)
+    assert not _ldp_fit(ldp50, 50, 10.0)
+    assert not _ldp_fit(fams(50, {"kind": "min_mass", "c": 0.01}), 50, 60.0)
+    assert not _ldp_fit(fams(64, "simplex"), 64, 600.0)
 
 
 def test_the_rank_one_dual_runs_in_a_second_process_and_its_bound_holds():
