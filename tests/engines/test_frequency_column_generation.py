@@ -141,6 +141,21 @@ def test_the_structured_dual_and_its_fitted_design_close_the_gap_at_n_24(prior_s
     assert value - dual.bound <= 1e-9 * value
 
 
+def _spy(monkeypatch, module, name):
+    """Replace ``module.name`` by a wrapper recording (positional arguments, result) of every call: (the list, the
+    original function)."""
+    calls = []
+    original = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        calls.append((args, result))
+        return result
+
+    monkeypatch.setattr(module, name, spy)
+    return calls, original
+
+
 @pytest.mark.slow  # about 15 s
 def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkeypatch):
     """N = 34 under ε-LDP (below POOL_DUAL_FROM) with a time limit of 7 s (at least 25 s·(34/50)⁴): the engine runs
@@ -151,20 +166,13 @@ def test_past_the_linear_fit_ldp_designs_start_from_the_least_squares_fit(monkey
     the emitted kernel is certified private exactly by design(), and the bound is below its U."""
     import mechdesign.objectives.frequency_additive_dual as additive_dual
 
-    calls = []
-    original = additive_dual.fitted_design_working_set
-
-    def spy(pool, P, x, head, deadline, **kwargs):
-        calls.append((pool, P, x, head))
-        return original(pool, P, x, head, deadline, **kwargs)
-
-    monkeypatch.setattr(additive_dual, "fitted_design_working_set", spy)
+    calls, original = _spy(monkeypatch, additive_dual, "fitted_design_working_set")
     n = 34
     P = np.random.default_rng(0).dirichlet(np.ones(n))
     r = design(spec(n, P, "simplex", time_limit=7))
     assert r.solve.engine == "frequency-column-generation"
     assert len(calls) == 1
-    pool, P_fit, x, head = calls[0]
+    pool, P_fit, x, head = calls[0][0][:4]
     levels = np.unique(np.round(pool, 12))
     assert np.allclose(levels, [math.exp(-1.0), 1.0])
     fit = original(pool, P_fit, x, head, math.inf)
@@ -186,21 +194,13 @@ def test_from_n_38_ldp_designs_start_from_the_rays_the_pool_dual_weights_most(mo
     exactly by design(), and the bound is below its U."""
     import mechdesign.objectives.frequency_pool_dual as pool_dual
 
-    calls = []
-    original = pool_dual.pool_dual_weights
-
-    def spy(pool, P, x, head, deadline, **kwargs):
-        theta = original(pool, P, x, head, deadline, **kwargs)
-        calls.append((pool, theta))
-        return theta
-
-    monkeypatch.setattr(pool_dual, "pool_dual_weights", spy)
+    calls, _ = _spy(monkeypatch, pool_dual, "pool_dual_weights")
     n = 40
     P = np.random.default_rng(0).dirichlet(np.ones(n))
     r = design(spec(n, P, "simplex", time_limit=13))
     assert r.solve.engine == "frequency-column-generation"
     assert len(calls) == 1
-    pool, theta = calls[0]
+    (pool, *_), theta = calls[0]
     assert np.allclose(np.unique(np.round(pool, 12)), [math.exp(-1.0), 1.0])
     assert theta is not None and theta.shape == (len(pool),)
     assert np.all(np.isfinite(theta)) and np.all(theta > 0)
